@@ -1,0 +1,135 @@
+/*
+ * strata/strata.h — the C API a training host uses to embed the Strata runtime (libstrata).
+ * Stable like the plugin ABI: versioned structs start with struct_size, fields only appended.
+ *
+ * Threading: a strata_runtime is used by one thread at a time (the training loop's). Distinct
+ * runtimes in one process are not supported (the comm transport is process-wide).
+ * Errors: every call that can fail returns a strata_status and, when `err` is non-NULL, writes a
+ * one-line message naming the file, JSON path, parameter or rank concerned.
+ */
+#ifndef STRATA_STRATA_H
+#define STRATA_STRATA_H
+
+#include <strata/plugin_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STRATA_API_VERSION_MAJOR 1
+#define STRATA_API_VERSION_MINOR 0
+
+#if defined(_WIN32)
+#define STRATA_API
+#else
+#define STRATA_API __attribute__((visibility("default")))
+#endif
+
+typedef struct strata_runtime strata_runtime; /* opaque */
+
+typedef struct strata_create_options {
+  size_t struct_size;
+  /* Exactly one of manifest_path / manifest_json. */
+  const char* manifest_path;
+  const char* manifest_json;
+  /* With manifest_json: the folder plugin names are first looked up in (NULL: current dir). */
+  const char* base_dir;
+  /* Optional JSON object merged over the manifest (RFC 7386 merge patch), e.g. a batch size
+   * given on the host's command line. NULL for none. */
+  const char* overrides_json;
+} strata_create_options;
+
+/* Reads and validates the manifest, loads the four strata, creates the comm transport.
+ * Collective over all ranks. On success *out is owned by the caller until strata_destroy. */
+STRATA_API strata_status strata_create(const strata_create_options* options, strata_runtime** out,
+                                       strata_error* err);
+/* Destroys plugins in reverse order and unloads them. NULL is a no-op. Collective. */
+STRATA_API void strata_destroy(strata_runtime* rt);
+
+typedef struct strata_world_info {
+  size_t struct_size;
+  int32_t rank;
+  int32_t size;
+  int32_t local_rank;
+  int32_t local_size;
+} strata_world_info;
+
+typedef struct strata_training_info {
+  size_t struct_size;
+  uint64_t train_batch_size;               /* global batch per optimizer step */
+  uint64_t micro_batch_size;               /* per rank, per micro-step */
+  uint64_t gradient_accumulation_steps;
+  double gradient_clipping;                /* 0 = off */
+  int32_t model_dtype;                     /* dtype parameters must be registered in */
+} strata_training_info;
+
+/* Any time after create. Cheap, no communication. */
+STRATA_API strata_status strata_world(const strata_runtime* rt, strata_world_info* out);
+STRATA_API strata_status strata_training(const strata_runtime* rt, strata_training_info* out);
+
+/* Registers one parameter; returns its dense index in *index (may be NULL). Before finalize.
+ * data/grad stay host-owned and must outlive the runtime. */
+STRATA_API strata_status strata_register_param(strata_runtime* rt, const strata_param_desc* param,
+                                               uint32_t* index, strata_error* err);
+/* Collective: checks that every rank registered the same parameters (names, counts, dtypes,
+ * order; the first difference and the ranks are named), broadcasts rank 0's values, sets up the
+ * strata, and logs the memory report. */
+STRATA_API strata_status strata_finalize(strata_runtime* rt, strata_error* err);
+
+/* Optional: the host finished accumulating param `index`'s gradient for this micro-batch, which
+ * lets reduction overlap the rest of backward. Call in the same order on every rank. */
+STRATA_API strata_status strata_grad_ready(strata_runtime* rt, uint32_t index, strata_error* err);
+
+typedef enum strata_step_outcome {
+  STRATA_STEP_ACCUMULATED = 0, /* not an accumulation boundary: gradients kept, nothing applied */
+  STRATA_STEP_APPLIED = 1,
+  STRATA_STEP_SKIPPED = 2      /* non-finite gradients on some rank: every rank skipped */
+} strata_step_outcome;
+
+typedef struct strata_step_result {
+  size_t struct_size;
+  int32_t outcome;          /* strata_step_outcome */
+  double loss_scale;        /* scale to multiply the next micro-batch's loss by */
+  double grad_norm;         /* global unscaled norm before clipping (boundary steps only) */
+  uint64_t global_steps;    /* optimizer steps taken so far, skipped ones included */
+  uint64_t skipped_steps;
+} strata_step_result;
+
+/* Call after every micro-batch's backward. Gradients are accumulated (+=) by the host into the
+ * registered grad buffers; the runtime zeroes them after each boundary. Collective. */
+STRATA_API strata_status strata_step(strata_runtime* rt, strata_step_result* out,
+                                     strata_error* err);
+
+/* Current loss scale (1.0 when not scaling). */
+STRATA_API strata_status strata_loss_scale(const strata_runtime* rt, double* scale);
+
+/* Collectives on user host buffers, for metrics. Blocking; collective. */
+STRATA_API strata_status strata_allreduce(strata_runtime* rt, const void* send, void* recv,
+                                          uint64_t count, int32_t dtype, int32_t op,
+                                          strata_error* err);
+STRATA_API strata_status strata_allgather(strata_runtime* rt, const void* send, void* recv,
+                                          uint64_t count_per_rank, int32_t dtype,
+                                          strata_error* err);
+STRATA_API strata_status strata_broadcast(strata_runtime* rt, void* buf, uint64_t count,
+                                          int32_t dtype, int32_t root, strata_error* err);
+STRATA_API strata_status strata_barrier(strata_runtime* rt, strata_error* err);
+
+/* Bytes this rank holds, by strata_mem_category: params and grads registered by the host plus
+ * everything plugins allocated through the host-services table. */
+typedef struct strata_memory_report {
+  size_t struct_size;
+  uint64_t current[STRATA_MEM_CATEGORY_COUNT];
+  uint64_t peak[STRATA_MEM_CATEGORY_COUNT];
+} strata_memory_report;
+
+STRATA_API strata_status strata_memory(const strata_runtime* rt, strata_memory_report* out);
+
+/* Human-readable name of a status code or dtype (static storage). */
+STRATA_API const char* strata_status_name(int32_t status);
+STRATA_API const char* strata_dtype_name(int32_t dtype);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STRATA_STRATA_H */

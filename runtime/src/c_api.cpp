@@ -1,0 +1,194 @@
+// The host C API (strata.h): argument checks, exception-to-status translation, nothing else.
+#include "engine.hpp"
+#include "error.hpp"
+#include "log.hpp"
+
+#include <strata/strata.h>
+
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+struct strata_runtime {
+  std::unique_ptr<strata::rt::Engine> engine;
+};
+
+namespace {
+
+void write_error(strata_error* err, strata_status code, const char* message) {
+  if (err == nullptr || err->struct_size < sizeof(strata_error)) return;
+  err->code = code;
+  std::strncpy(err->message, message, sizeof(err->message) - 1);
+  err->message[sizeof(err->message) - 1] = '\0';
+}
+
+// Runs `body`; no exception leaves the C API.
+template <class Body>
+strata_status translate(strata_error* err, Body&& body) noexcept {
+  try {
+    body();
+    return STRATA_OK;
+  } catch (const strata::rt::Error& e) {
+    write_error(err, e.code(), e.what());
+    return e.code();
+  } catch (const std::bad_alloc&) {
+    write_error(err, STRATA_ERR_OUT_OF_MEMORY, "out of memory");
+    return STRATA_ERR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    write_error(err, STRATA_ERR_INTERNAL, e.what());
+    return STRATA_ERR_INTERNAL;
+  }
+}
+
+strata::rt::Engine& engine_of(strata_runtime* rt, const char* call) {
+  if (rt == nullptr || !rt->engine) {
+    throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": runtime is NULL");
+  }
+  return *rt->engine;
+}
+
+template <class Out>
+bool fits(const Out* out) {
+  return out != nullptr && out->struct_size >= sizeof(size_t);
+}
+
+// Copies only the part of `full` that fits in the caller's struct_size (older callers).
+template <class Out>
+void copy_sized(const Out& full, Out* out) {
+  const size_t caller = out->struct_size;
+  std::memcpy(out, &full, std::min(caller, sizeof(Out)));
+  out->struct_size = caller;
+}
+
+}  // namespace
+
+extern "C" {
+
+strata_status strata_create(const strata_create_options* options, strata_runtime** out,
+                            strata_error* err) {
+  return translate(err, [&] {
+    if (options == nullptr || out == nullptr ||
+        options->struct_size < sizeof(strata_create_options)) {
+      throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT,
+                              "strata_create: options and out are required (options.struct_size "
+                              "= sizeof(strata_create_options))");
+    }
+    *out = nullptr;
+    auto rt = std::make_unique<strata_runtime>();
+    rt->engine = std::make_unique<strata::rt::Engine>(*options);
+    *out = rt.release();
+  });
+}
+
+void strata_destroy(strata_runtime* rt) {
+  try {
+    delete rt;
+  } catch (...) {
+    // Teardown must not throw across the C boundary; plugins report their own problems.
+  }
+}
+
+strata_status strata_world(const strata_runtime* rt, strata_world_info* out) {
+  if (rt == nullptr || !rt->engine || !fits(out)) return STRATA_ERR_INVALID_ARGUMENT;
+  copy_sized(rt->engine->world(), out);
+  return STRATA_OK;
+}
+
+strata_status strata_training(const strata_runtime* rt, strata_training_info* out) {
+  if (rt == nullptr || !rt->engine || !fits(out)) return STRATA_ERR_INVALID_ARGUMENT;
+  copy_sized(rt->engine->training(), out);
+  return STRATA_OK;
+}
+
+strata_status strata_register_param(strata_runtime* rt, const strata_param_desc* param,
+                                    uint32_t* index, strata_error* err) {
+  return translate(err, [&] {
+    if (param == nullptr) {
+      throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT, "register_param: param is NULL");
+    }
+    const uint32_t i = engine_of(rt, "register_param").register_param(*param);
+    if (index != nullptr) *index = i;
+  });
+}
+
+strata_status strata_finalize(strata_runtime* rt, strata_error* err) {
+  return translate(err, [&] { engine_of(rt, "finalize").finalize(); });
+}
+
+strata_status strata_grad_ready(strata_runtime* rt, uint32_t index, strata_error* err) {
+  return translate(err, [&] { engine_of(rt, "grad_ready").grad_ready(index); });
+}
+
+strata_status strata_step(strata_runtime* rt, strata_step_result* out, strata_error* err) {
+  return translate(err, [&] {
+    const strata_step_result result = engine_of(rt, "step").step();
+    if (fits(out)) copy_sized(result, out);
+  });
+}
+
+strata_status strata_loss_scale(const strata_runtime* rt, double* scale) {
+  if (rt == nullptr || !rt->engine || scale == nullptr) return STRATA_ERR_INVALID_ARGUMENT;
+  return translate(nullptr, [&] { *scale = rt->engine->loss_scale(); });
+}
+
+strata_status strata_allreduce(strata_runtime* rt, const void* send, void* recv, uint64_t count,
+                               int32_t dtype, int32_t op, strata_error* err) {
+  return translate(err, [&] {
+    engine_of(rt, "allreduce").collectives().allreduce(send, recv, count, dtype, op);
+  });
+}
+
+strata_status strata_allgather(strata_runtime* rt, const void* send, void* recv,
+                               uint64_t count_per_rank, int32_t dtype, strata_error* err) {
+  return translate(err, [&] {
+    engine_of(rt, "allgather").collectives().allgather(send, recv, count_per_rank, dtype);
+  });
+}
+
+strata_status strata_broadcast(strata_runtime* rt, void* buf, uint64_t count, int32_t dtype,
+                               int32_t root, strata_error* err) {
+  return translate(err, [&] {
+    engine_of(rt, "broadcast").collectives().broadcast(buf, count, dtype, root);
+  });
+}
+
+strata_status strata_barrier(strata_runtime* rt, strata_error* err) {
+  return translate(err, [&] { engine_of(rt, "barrier").collectives().barrier(); });
+}
+
+strata_status strata_memory(const strata_runtime* rt, strata_memory_report* out) {
+  if (rt == nullptr || !rt->engine || !fits(out)) return STRATA_ERR_INVALID_ARGUMENT;
+  copy_sized(rt->engine->memory(), out);
+  return STRATA_OK;
+}
+
+const char* strata_status_name(int32_t status) {
+  switch (status) {
+    case STRATA_OK: return "ok";
+    case STRATA_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case STRATA_ERR_UNSUPPORTED: return "unsupported";
+    case STRATA_ERR_OUT_OF_MEMORY: return "out of memory";
+    case STRATA_ERR_COMM: return "communication error";
+    case STRATA_ERR_MISMATCH: return "ranks disagree";
+    case STRATA_ERR_NUMERIC: return "numeric error";
+    case STRATA_ERR_INTERNAL: return "internal error";
+    case STRATA_ERR_ABI: return "ABI mismatch";
+    default: return "unknown status";
+  }
+}
+
+const char* strata_dtype_name(int32_t dtype) {
+  switch (dtype) {
+    case STRATA_F32: return "f32";
+    case STRATA_F16: return "f16";
+    case STRATA_BF16: return "bf16";
+    case STRATA_F64: return "f64";
+    case STRATA_I32: return "i32";
+    case STRATA_I64: return "i64";
+    case STRATA_U8: return "u8";
+    default: return "unknown-dtype";
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,278 @@
+#include "engine.hpp"
+
+#include "error.hpp"
+#include "log.hpp"
+#include "plugin_loader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace strata::rt {
+namespace {
+
+template <class Caps>
+Caps new_caps() {
+  Caps caps{};
+  caps.struct_size = sizeof(Caps);
+  return caps;
+}
+
+const char* collective_name(strata_collective c) {
+  switch (c) {
+    case STRATA_COLL_ALLREDUCE: return "allreduce";
+    case STRATA_COLL_ALLGATHER: return "allgather";
+    case STRATA_COLL_ALLGATHERV: return "allgatherv";
+    case STRATA_COLL_REDUCE_SCATTER: return "reduce_scatter";
+    case STRATA_COLL_BROADCAST: return "broadcast";
+    case STRATA_COLL_BARRIER: return "barrier";
+  }
+  return "?";
+}
+
+}  // namespace
+
+Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(options)) {
+  const strata_host_api* comm_host = host_services_.make_table("comm", nullptr, nullptr, nullptr, nullptr);
+  comm_.create(load_plugin(manifest_.comm, STRATA_PLUGIN_COMM, manifest_), manifest_.comm,
+               manifest_.source, comm_host);
+  auto caps = new_caps<strata_comm_caps>();
+  comm_.call("query", &strata_comm_ops::query, &caps);
+  world_ = {sizeof(strata_world_info), caps.rank, caps.size, caps.local_rank, caps.local_size};
+  set_log_rank(world_.rank);
+  collectives_ = std::make_unique<Collectives>(comm_, world_.size);
+
+  run_agreed("start-up", [&] {
+    batch_ = resolve_batch(manifest_, world_.size);
+    create_training_strata();
+    check_capabilities();
+  });
+  if (world_.rank == 0) {
+    logger().info(
+        "plugins: comm={} sharding={} precision={} offload={} optimizer={} stage={} "
+        "world_size={} train_batch_size={} micro_batch={} gradient_accumulation_steps={}",
+        comm_.name(), sharding_.name(), precision_.name(), offload_.name(),
+        offload_caps_.optimizer != nullptr ? offload_caps_.optimizer : "?", sharding_caps_.stage,
+        world_.size, batch_.train_batch_size, batch_.micro_batch_size,
+        batch_.gradient_accumulation_steps);
+  }
+}
+
+void Engine::create_training_strata() {
+  // Precision first: sharding publishes through its casts. Each table names the plugin's peers.
+  precision_.create(load_plugin(manifest_.precision, STRATA_PLUGIN_PRECISION, manifest_),
+                    manifest_.precision, manifest_.source,
+                    host_services_.make_table("precision", &comm_.ops(), comm_.self(), nullptr, nullptr));
+  const strata_host_api* peers = host_services_.make_table(
+      "sharding", &comm_.ops(), comm_.self(), &precision_.ops(), precision_.self());
+  sharding_.create(load_plugin(manifest_.sharding, STRATA_PLUGIN_SHARDING, manifest_),
+                   manifest_.sharding, manifest_.source, peers);
+  offload_.create(load_plugin(manifest_.offload, STRATA_PLUGIN_OFFLOAD, manifest_),
+                  manifest_.offload, manifest_.source,
+                  host_services_.make_table("offload", &comm_.ops(), comm_.self(),
+                                            &precision_.ops(), precision_.self()));
+  precision_caps_ = new_caps<strata_precision_caps>();
+  precision_.call("query", &strata_precision_ops::query, &precision_caps_);
+  sharding_caps_ = new_caps<strata_sharding_caps>();
+  sharding_.call("query", &strata_sharding_ops::query, &sharding_caps_);
+  offload_caps_ = new_caps<strata_offload_caps>();
+  offload_.call("query", &strata_offload_ops::query, &offload_caps_);
+}
+
+// An impossible combination fails here, at load time, with a sentence naming both sides.
+void Engine::check_capabilities() const {
+  auto caps = new_caps<strata_comm_caps>();
+  comm_.call("query", &strata_comm_ops::query, &caps);
+  const std::string comm_side = manifest_.source + ": /comm: plugin '" + comm_.name() + "'";
+  auto need = [&](strata_collective c, const std::string& who) {
+    if ((caps.collective_mask & STRATA_COLL_BIT(c)) == 0) {
+      throw Error(STRATA_ERR_UNSUPPORTED, comm_side + " does not offer " + collective_name(c) +
+                                              ", which " + who + " needs");
+    }
+  };
+  for (strata_collective c : {STRATA_COLL_ALLREDUCE, STRATA_COLL_ALLGATHER,
+                              STRATA_COLL_ALLGATHERV, STRATA_COLL_BROADCAST}) {
+    need(c, "the runtime");
+  }
+  if (sharding_caps_.stage >= 1) {
+    const std::string who = "sharding plugin '" + std::string(sharding_.name()) + "' at stage " +
+                            std::to_string(sharding_caps_.stage);
+    need(STRATA_COLL_REDUCE_SCATTER, who);
+    need(STRATA_COLL_ALLGATHER, who);
+  }
+  for (int32_t dtype : {precision_caps_.model_dtype, int32_t{STRATA_F32}, int32_t{STRATA_F64},
+                        int32_t{STRATA_I64}, int32_t{STRATA_U8}}) {
+    if ((caps.dtype_mask & STRATA_DTYPE_BIT(dtype)) == 0) {
+      throw Error(STRATA_ERR_UNSUPPORTED, comm_side + " cannot reduce " +
+                                              strata_dtype_name(dtype) + ", which precision plugin '" +
+                                              precision_.name() + "' and the runtime use");
+    }
+  }
+}
+
+template <class Body>
+void Engine::run_agreed(const char* phase, Body&& body) {
+  std::string failure;
+  strata_status code = STRATA_OK;
+  try {
+    body();
+  } catch (const Error& e) {
+    failure = e.what();
+    code = e.code();
+  } catch (const std::exception& e) {
+    failure = e.what();
+    code = STRATA_ERR_INTERNAL;
+  }
+  const int32_t mine = failure.empty() ? 0 : 1;
+  int32_t any = 0;
+  collectives_->allreduce(&mine, &any, 1, STRATA_I32, STRATA_MAX);
+  if (any == 0) return;
+  if (!failure.empty()) throw Error(code, failure);
+  // This rank was fine: tell the user which rank failed and why, instead of hanging.
+  const std::vector<std::string> failures = collectives_->allgather_strings(failure);
+  for (size_t rank = 0; rank < failures.size(); ++rank) {
+    if (!failures[rank].empty()) {
+      throw Error(STRATA_ERR_COMM, std::string(phase) + " failed on rank " + std::to_string(rank) +
+                                       ": " + failures[rank]);
+    }
+  }
+}
+
+strata_training_info Engine::training() const {
+  strata_training_info info{};
+  info.struct_size = sizeof(info);
+  info.train_batch_size = batch_.train_batch_size;
+  info.micro_batch_size = batch_.micro_batch_size;
+  info.gradient_accumulation_steps = batch_.gradient_accumulation_steps;
+  info.gradient_clipping = manifest_.gradient_clipping;
+  info.model_dtype = precision_caps_.model_dtype;
+  return info;
+}
+
+uint32_t Engine::register_param(const strata_param_desc& desc) {
+  if (finalized_) throw Error(STRATA_ERR_INVALID_ARGUMENT, "register_param: called after finalize");
+  return registry_.add(desc);
+}
+
+void Engine::finalize() {
+  if (finalized_) throw Error(STRATA_ERR_INVALID_ARGUMENT, "finalize: called twice");
+  registry_.verify_same_on_all_ranks(*collectives_);
+  for (const ParamRecord& p : registry_.params()) {
+    collectives_->broadcast(p.data, p.count, p.dtype, 0);
+  }
+  run_agreed("finalize", [&] { setup_after_registration(); });
+  finalized_ = true;
+  logger().info("memory: {}", ledger_.summary());
+}
+
+void Engine::setup_after_registration() {
+  if (registry_.params().empty()) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT, "finalize: no parameters were registered");
+  }
+  uint32_t index = 0;
+  for (const ParamRecord& p : registry_.params()) {
+    if (p.dtype != precision_caps_.model_dtype) {
+      throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                  "finalize: parameter " + p.signature() + " must be " +
+                      strata_dtype_name(precision_caps_.model_dtype) + ", the model dtype of " +
+                      "precision plugin '" + precision_.name() + "'");
+    }
+    // Host-owned, but part of this rank's model state: the memory report covers it.
+    ledger_.record(STRATA_MEM_PARAMS, p.bytes());
+    ledger_.record(STRATA_MEM_GRADS, p.bytes());
+    const strata_param_desc desc = p.desc();
+    sharding_.call("register_param", &strata_sharding_ops::register_param, index++, &desc);
+  }
+  sharding_.call("finalize", &strata_sharding_ops::finalize);
+  const strata_shard* shards = nullptr;
+  size_t count = 0;
+  sharding_.call("owned_shards", &strata_sharding_ops::owned_shards, &shards, &count);
+  offload_.call("init_state", &strata_offload_ops::init_state, shards, count);
+  // The host starts from zero gradients and accumulates into them.
+  sharding_.call("zero_grad", &strata_sharding_ops::zero_grad);
+}
+
+void Engine::require_finalized(const char* call) const {
+  if (!finalized_) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": call strata_finalize first");
+  }
+}
+
+void Engine::grad_ready(uint32_t index) {
+  require_finalized("grad_ready");
+  if (index >= registry_.params().size()) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                "grad_ready: no parameter with index " + std::to_string(index) + " (" +
+                    std::to_string(registry_.params().size()) + " registered)");
+  }
+  sharding_.call("grad_ready", &strata_sharding_ops::grad_ready, index, boundary() ? 1 : 0);
+}
+
+double Engine::loss_scale() const {
+  double scale = 1.0;
+  precision_.call("loss_scale", &strata_precision_ops::loss_scale, &scale);
+  return scale;
+}
+
+strata_step_result Engine::step() {
+  require_finalized("step");
+  strata_step_result result{};
+  result.struct_size = sizeof(result);
+  const bool at_boundary = boundary();
+  ++micro_steps_;
+  if (at_boundary) {
+    sharding_.call("finish_reduce", &strata_sharding_ops::finish_reduce);
+    const strata_shard* shards = nullptr;
+    size_t count = 0;
+    sharding_.call("owned_shards", &strata_sharding_ops::owned_shards, &shards, &count);
+    auto stats = new_caps<strata_grad_stats>();
+    precision_.call("grad_stats", &strata_precision_ops::grad_stats, shards, count, &stats);
+    // [non-finite flag, sum of squares]: summed over ranks when each holds only a partition.
+    double local[2] = {stats.nonfinite != 0 ? 1.0 : 0.0, stats.sum_sq};
+    double global[2] = {local[0], local[1]};
+    if (sharding_caps_.shards_replicated == 0) {
+      collectives_->allreduce(local, global, 2, STRATA_F64, STRATA_SUM);
+    }
+    const double scale = loss_scale();
+    const bool overflow = global[0] > 0.0 || !std::isfinite(global[1]);
+    ++global_steps_;
+    if (overflow) {
+      ++skipped_steps_;
+      precision_.call("update", &strata_precision_ops::update, 1);
+      if (world_.rank == 0) {
+        logger().warn("step {}: non-finite gradients; step skipped on every rank. "
+                      "Attempted loss scale: {}, next: {}", global_steps_, scale, loss_scale());
+      }
+      result.outcome = STRATA_STEP_SKIPPED;
+      result.grad_norm = std::numeric_limits<double>::infinity();
+    } else {
+      result.grad_norm = std::sqrt(global[1]) / scale;
+      apply_step(shards, count, scale, result.grad_norm);
+      result.outcome = STRATA_STEP_APPLIED;
+    }
+    sharding_.call("zero_grad", &strata_sharding_ops::zero_grad);
+  } else {
+    result.outcome = STRATA_STEP_ACCUMULATED;
+  }
+  result.loss_scale = loss_scale();
+  result.global_steps = global_steps_;
+  result.skipped_steps = skipped_steps_;
+  return result;
+}
+
+void Engine::apply_step(const strata_shard* shards, size_t count, double scale, double norm) {
+  // DeepSpeed's fused unscale and clip: one factor applied inside the optimizer's pass.
+  const double clipping = manifest_.gradient_clipping;
+  const double clip = clipping > 0.0 ? std::max(1.0, (norm + 1e-6) / clipping) : 1.0;
+  strata_step_args args{};
+  args.struct_size = sizeof(args);
+  args.step = ++applied_steps_;
+  args.grad_scale = 1.0 / (scale * clip);
+  args.lr_factor = 1.0;
+  offload_.call("step", &strata_offload_ops::step, shards, count, &args);
+  sharding_.call("publish", &strata_sharding_ops::publish);
+  precision_.call("update", &strata_precision_ops::update, 0);
+}
+
+}  // namespace strata::rt

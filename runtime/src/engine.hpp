@@ -1,0 +1,70 @@
+// The engine: creates the four strata from a manifest and runs the step pipeline (DESIGN.md,
+// "The step pipeline"). One instance per process; used by one thread at a time.
+#pragma once
+
+#include "collectives.hpp"
+#include "host_services.hpp"
+#include "manifest.hpp"
+#include "memory_ledger.hpp"
+#include "param_registry.hpp"
+#include "plugin_instance.hpp"
+
+#include <strata/strata.h>
+
+#include <memory>
+
+namespace strata::rt {
+
+class Engine {
+ public:
+  explicit Engine(const strata_create_options& options);  // collective
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  strata_world_info world() const { return world_; }
+  strata_training_info training() const;
+  uint32_t register_param(const strata_param_desc& desc);
+  void finalize();  // collective
+  void grad_ready(uint32_t index);
+  strata_step_result step();  // collective
+  double loss_scale() const;
+  const Collectives& collectives() const { return *collectives_; }
+  strata_memory_report memory() const { return ledger_.report(); }
+
+ private:
+  void create_training_strata();
+  void check_capabilities() const;
+  void setup_after_registration();
+  // Runs `body`, then agrees across ranks whether any rank failed, so that a rank that failed
+  // locally does not leave the others waiting forever in the next collective.
+  template <class Body>
+  void run_agreed(const char* phase, Body&& body);
+  bool boundary() const { return (micro_steps_ + 1) % batch_.gradient_accumulation_steps == 0; }
+  void require_finalized(const char* call) const;
+  void apply_step(const strata_shard* shards, size_t count, double scale, double norm);
+
+  Manifest manifest_;
+  BatchConfig batch_{};
+  strata_world_info world_{};
+  // Declaration order is teardown order reversed: plugins go before the comm transport, and
+  // everything they allocated is returned to the ledger before it goes.
+  MemoryLedger ledger_;
+  HostServices host_services_{ledger_};
+  PluginInstance<strata_comm_ops> comm_;
+  std::unique_ptr<Collectives> collectives_;
+  PluginInstance<strata_precision_ops> precision_;
+  PluginInstance<strata_sharding_ops> sharding_;
+  PluginInstance<strata_offload_ops> offload_;
+  strata_precision_caps precision_caps_{};
+  strata_sharding_caps sharding_caps_{};
+  strata_offload_caps offload_caps_{};
+
+  ParamRegistry registry_;
+  bool finalized_ = false;
+  uint64_t micro_steps_ = 0;
+  uint64_t global_steps_ = 0;
+  uint64_t applied_steps_ = 0;
+  uint64_t skipped_steps_ = 0;
+};
+
+}  // namespace strata::rt

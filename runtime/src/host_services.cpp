@@ -1,0 +1,48 @@
+#include "host_services.hpp"
+
+#include "log.hpp"
+
+#include <algorithm>
+
+namespace strata::rt {
+
+const strata_host_api* HostServices::make_table(std::string plugin_label,
+                                                const strata_comm_ops* comm, void* comm_self,
+                                                const strata_precision_ops* precision,
+                                                void* precision_self) {
+  auto ctx = std::make_unique<Context>();
+  ctx->owner = this;
+  ctx->label = std::move(plugin_label);
+  strata_host_api& api = ctx->api;
+  api.struct_size = sizeof(strata_host_api);
+  api.abi_major = STRATA_ABI_MAJOR;
+  api.abi_minor = STRATA_ABI_MINOR;
+  api.host_ctx = ctx.get();
+  api.log = &HostServices::log;
+  api.alloc_bytes = &HostServices::alloc_bytes;
+  api.free_bytes = &HostServices::free_bytes;
+  api.comm = comm;
+  api.comm_self = comm_self;
+  api.precision = precision;
+  api.precision_self = precision_self;
+  contexts_.push_back(std::move(ctx));
+  return &contexts_.back()->api;
+}
+
+void HostServices::log(void* ctx, int32_t level, const char* message) {
+  const auto* context = static_cast<const Context*>(ctx);
+  const int clamped = std::clamp<int32_t>(level, STRATA_LOG_TRACE, STRATA_LOG_ERROR);
+  // strata_log_level and spdlog's levels share the order trace..error.
+  logger().log(static_cast<spdlog::level::level_enum>(clamped), "{}: {}", context->label,
+               message != nullptr ? message : "");
+}
+
+void* HostServices::alloc_bytes(void* ctx, size_t bytes, size_t alignment, int32_t category) {
+  return static_cast<Context*>(ctx)->owner->ledger_.allocate(bytes, alignment, category);
+}
+
+void HostServices::free_bytes(void* ctx, void* ptr) {
+  static_cast<Context*>(ctx)->owner->ledger_.release(ptr);
+}
+
+}  // namespace strata::rt

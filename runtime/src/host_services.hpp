@@ -1,0 +1,41 @@
+// The host-services tables lent to plugins (strata_host_api): logging attributed to the plugin,
+// accounted allocation through the MemoryLedger, and the comm/precision strata's instances.
+#pragma once
+
+#include "memory_ledger.hpp"
+
+#include <strata/plugin_api.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strata::rt {
+
+class HostServices {
+ public:
+  explicit HostServices(MemoryLedger& ledger) : ledger_(ledger) {}
+  HostServices(const HostServices&) = delete;
+  HostServices& operator=(const HostServices&) = delete;
+
+  // A table for one plugin instance; its address is stable for the HostServices' lifetime, which
+  // outlives every plugin instance (the engine declares it first).
+  const strata_host_api* make_table(std::string plugin_label, const strata_comm_ops* comm,
+                                    void* comm_self, const strata_precision_ops* precision,
+                                    void* precision_self);
+
+ private:
+  struct Context {
+    HostServices* owner;
+    std::string label;
+    strata_host_api api;
+  };
+  static void log(void* ctx, int32_t level, const char* message);
+  static void* alloc_bytes(void* ctx, size_t bytes, size_t alignment, int32_t category);
+  static void free_bytes(void* ctx, void* ptr);
+
+  MemoryLedger& ledger_;
+  std::vector<std::unique_ptr<Context>> contexts_;
+};
+
+}  // namespace strata::rt

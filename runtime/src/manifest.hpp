@@ -1,0 +1,49 @@
+// Reading and validating the JSON manifest: the four strata sections and DeepSpeed training keys.
+#pragma once
+
+#include <strata/strata.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace strata::rt {
+
+// One stratum's section: {"library": ..., "sha256": ..., "config": {...}}. A missing section means
+// the default library with its config composed from the DeepSpeed keys alone.
+struct StratumSpec {
+  std::string stratum;                // "comm", "sharding", "precision", "offload"
+  std::string library;                // name looked up on the search path, or a path
+  std::optional<std::string> sha256;  // lower-case hex, 64 characters
+  nlohmann::json config;              // what the plugin's create() receives (always an object)
+  std::string json_path;              // "/comm" etc., for messages
+};
+
+struct Manifest {
+  std::string source;              // file path as given, or "<inline manifest>"
+  std::filesystem::path base_dir;  // manifest's folder (first on the plugin search path)
+  nlohmann::json json;             // whole document after overrides
+  StratumSpec comm, sharding, precision, offload;
+  // DeepSpeed batch keys as written (absent = nullopt); resolved against world size later.
+  std::optional<uint64_t> train_batch_size;
+  std::optional<uint64_t> train_micro_batch_size_per_gpu;
+  std::optional<uint64_t> gradient_accumulation_steps;
+  double gradient_clipping = 0.0;
+};
+
+// Throws strata::rt::Error (STRATA_ERR_INVALID_ARGUMENT) naming source, JSON path and expectation.
+Manifest load_manifest(const strata_create_options& options);
+
+struct BatchConfig {
+  uint64_t train_batch_size;
+  uint64_t micro_batch_size;
+  uint64_t gradient_accumulation_steps;
+};
+
+// DeepSpeed's rule: train = micro * accumulation * world; any two determine the third.
+BatchConfig resolve_batch(const Manifest& manifest, int world_size);
+
+}  // namespace strata::rt

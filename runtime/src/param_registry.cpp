@@ -1,0 +1,109 @@
+#include "param_registry.hpp"
+
+#include "error.hpp"
+
+#include <strata/strata.h>
+
+#include <algorithm>
+#include <sstream>
+
+namespace strata::rt {
+namespace {
+
+size_t dtype_bytes(int32_t dtype) {
+  switch (dtype) {
+    case STRATA_F32: case STRATA_I32: return 4;
+    case STRATA_F16: case STRATA_BF16: return 2;
+    case STRATA_F64: case STRATA_I64: return 8;
+    case STRATA_U8: return 1;
+    default: return 0;
+  }
+}
+
+// One line per parameter: the same text on two ranks means the same registration.
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+strata_param_desc ParamRecord::desc() const {
+  strata_param_desc d{};
+  d.struct_size = sizeof(d);
+  d.name = name.c_str();
+  d.dtype = dtype;
+  d.device = device;
+  d.count = count;
+  d.data = data;
+  d.grad = grad;
+  return d;
+}
+
+std::string ParamRecord::signature() const {
+  return "'" + name + "' " + strata_dtype_name(dtype) + "[" + std::to_string(count) + "]";
+}
+
+uint64_t ParamRecord::bytes() const { return count * dtype_bytes(dtype); }
+
+uint32_t ParamRegistry::add(const strata_param_desc& desc) {
+  if (desc.struct_size < sizeof(strata_param_desc)) {
+    throw Error(STRATA_ERR_ABI, "register_param: strata_param_desc.struct_size " +
+                                    std::to_string(desc.struct_size) + " is smaller than " +
+                                    std::to_string(sizeof(strata_param_desc)));
+  }
+  const std::string name = desc.name != nullptr ? desc.name : "";
+  const std::string where = "register_param '" + name + "': ";
+  if (name.empty() || name.find('\n') != std::string::npos) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                "register_param: parameter " + std::to_string(params_.size()) +
+                    " needs a non-empty one-line name");
+  }
+  auto same_name = [&](const ParamRecord& p) { return p.name == name; };
+  if (std::any_of(params_.begin(), params_.end(), same_name)) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT, where + "a parameter with this name is already registered");
+  }
+  if (dtype_bytes(desc.dtype) == 0) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT, where + "unknown dtype " + std::to_string(desc.dtype));
+  }
+  if (desc.device.type != STRATA_DEVICE_HOST) {
+    throw Error(STRATA_ERR_UNSUPPORTED, where + "only host memory is supported in this build");
+  }
+  if (desc.count == 0 || desc.data == nullptr || desc.grad == nullptr) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT, where + "needs count > 0 and non-null data and grad");
+  }
+  params_.push_back({name, desc.dtype, desc.device, desc.count, desc.data, desc.grad});
+  return static_cast<uint32_t>(params_.size() - 1);
+}
+
+void ParamRegistry::verify_same_on_all_ranks(const Collectives& collectives) const {
+  std::string mine;
+  for (const ParamRecord& p : params_) mine += p.signature() + "\n";
+  const std::vector<std::string> all = collectives.allgather_strings(mine);
+  const std::vector<std::string> reference = split_lines(all[0]);
+  // Every rank runs this same comparison on the same data, so every rank throws the same error.
+  for (size_t rank = 1; rank < all.size(); ++rank) {
+    if (all[rank] == all[0]) continue;
+    const std::vector<std::string> theirs = split_lines(all[rank]);
+    const size_t common = std::min(reference.size(), theirs.size());
+    size_t i = 0;
+    while (i < common && reference[i] == theirs[i]) ++i;
+    const std::string r = std::to_string(rank);
+    std::string what;
+    if (i < common) {
+      what = "parameter " + std::to_string(i) + " differs between ranks: rank 0 registered " +
+             reference[i] + ", rank " + r + " registered " + theirs[i];
+    } else {
+      const bool rank0_longer = reference.size() > theirs.size();
+      what = "rank 0 registered " + std::to_string(reference.size()) + " parameters, rank " + r +
+             " registered " + std::to_string(theirs.size()) + "; first unmatched: parameter " +
+             std::to_string(i) + " " + (rank0_longer ? reference[i] : theirs[i]) + " on rank " +
+             (rank0_longer ? "0" : r);
+    }
+    throw Error(STRATA_ERR_MISMATCH, "finalize: " + what);
+  }
+}
+
+}  // namespace strata::rt

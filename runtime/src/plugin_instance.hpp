@@ -1,0 +1,69 @@
+// One created plugin instance of a stratum: owns the loaded library and the plugin's `self`, and
+// turns failed calls into strata::rt::Error with the plugin named.
+#pragma once
+
+#include "error.hpp"
+#include "plugin_loader.hpp"
+
+#include <strata/plugin_api.h>
+
+#include <string>
+#include <utility>
+
+namespace strata::rt {
+
+template <class Ops>
+class PluginInstance {
+ public:
+  PluginInstance() = default;
+  PluginInstance(const PluginInstance&) = delete;
+  PluginInstance& operator=(const PluginInstance&) = delete;
+  ~PluginInstance() {
+    if (self_ != nullptr) ops_->destroy(self_);
+  }
+
+  // Creates the instance; the plugin's own rejection message is passed through, prefixed with the
+  // manifest and the stratum's JSON path so the user knows which section to edit.
+  void create(LoadedPlugin library, const StratumSpec& spec, const std::string& manifest_source,
+              const strata_host_api* host) {
+    library_ = std::move(library);
+    ops_ = &library_.template ops<Ops>();
+    label_ = spec.stratum + " plugin '" + library_.descriptor().name + "'";
+    strata_error err = new_error();
+    const std::string config = spec.config.dump();
+    const strata_status status = ops_->create(config.c_str(), host, &self_, &err);
+    if (status != STRATA_OK) {
+      self_ = nullptr;
+      throw Error(status, manifest_source + ": " + spec.json_path + ": " + label_ + " (" +
+                              library_.path().string() + ") rejected its config: " + err.message);
+    }
+  }
+
+  // Calls ops.<fn>(self, args..., &err) and throws on failure, naming the plugin and `what`.
+  template <class Fn, class... Args>
+  void call(const char* what, Fn Ops::*fn, Args&&... args) const {
+    strata_error err = new_error();
+    const strata_status status = (ops_->*fn)(self_, std::forward<Args>(args)..., &err);
+    if (status != STRATA_OK) throw Error(status, label_ + ": " + what + ": " + err.message);
+  }
+
+  const Ops& ops() const { return *ops_; }
+  void* self() const { return self_; }
+  const LoadedPlugin& library() const { return library_; }
+  const char* name() const { return library_.descriptor().name; }
+
+  static strata_error new_error() {
+    strata_error err{};
+    err.struct_size = sizeof(err);
+    return err;
+  }
+
+ private:
+  // Declared before self_ so the library is unloaded only after destroy(self) ran.
+  LoadedPlugin library_;
+  const Ops* ops_ = nullptr;
+  void* self_ = nullptr;
+  std::string label_;
+};
+
+}  // namespace strata::rt

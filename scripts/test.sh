@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs, builds and runs every test twice: a warnings-as-errors build, then the same tests under
+# AddressSanitizer and UBSan.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+"$root/scripts/install-deps.sh"
+export OPENBLAS_NUM_THREADS=1
+
+"$root/scripts/build.sh" "$root/build"
+ctest --test-dir "$root/build" --output-on-failure --timeout 600
+
+# Open MPI keeps process-lifetime allocations that LeakSanitizer would report as leaks.
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+"$root/scripts/build.sh" "$root/build-sanitize" -DSTRATA_SANITIZE=address,undefined \
+  -DCMAKE_BUILD_TYPE=Debug -DSTRATA_BUILD_BENCH=OFF
+ctest --test-dir "$root/build-sanitize" --output-on-failure --timeout 900
