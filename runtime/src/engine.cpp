@@ -128,9 +128,9 @@ void Engine::run_agreed(const char* phase, Body&& body) {
   int32_t any = 0;
   collectives_->allreduce(&mine, &any, 1, STRATA_I32, STRATA_MAX);
   if (any == 0) return;
-  if (!failure.empty()) throw Error(code, failure);
-  // This rank was fine: tell the user which rank failed and why, instead of hanging.
+  // Every rank joins this gather, the failed ones too, so a healthy rank can name who failed.
   const std::vector<std::string> failures = collectives_->allgather_strings(failure);
+  if (!failure.empty()) throw Error(code, failure);
   for (size_t rank = 0; rank < failures.size(); ++rank) {
     if (!failures[rank].empty()) {
       throw Error(STRATA_ERR_COMM, std::string(phase) + " failed on rank " + std::to_string(rank) +
