@@ -1,0 +1,45 @@
+// The collectives of strata_comm_ops on host buffers, over one MpiComm.
+//
+// Each call validates its arguments and starts the MPI work, recording in `request` what remains
+// to finish it. If request.nonblocking is false the MPI work has completed on return and
+// Request::complete only post-processes; otherwise MPI requests are left in flight.
+#pragma once
+
+#include "config.hpp"
+#include "mpi_comm.hpp"
+#include "request.hpp"
+#include "validate.hpp"
+
+#include <strata/plugin.hpp>
+
+namespace strata::allreduce_mpi {
+
+class Collectives {
+ public:
+  Collectives(const MpiComm& comm, const sdk::Host& host, const Config& config)
+      : comm_(comm), host_(host), config_(config) {}
+
+  void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
+                 Request& request) const;
+  void reduce_scatter(const strata_buffer* send, const strata_buffer* recv, int32_t op,
+                      Request& request) const;
+  void allgather(const strata_buffer* send, const strata_buffer* recv, Request& request) const;
+  void allgatherv(const strata_buffer* send, const strata_buffer* recv, const uint64_t* recv_counts,
+                  const uint64_t* displs, Request& request) const;
+  void broadcast(const strata_buffer* buffer, int32_t root, Request& request) const;
+  void barrier(Request& request) const;
+
+ private:
+  static MpiComm::Pending pending(Request& request) {
+    return request.nonblocking ? &request.mpi : nullptr;
+  }
+  // Issues an allreduce of `count` elements as pieces of at most config_.chunk_bytes.
+  void chunked_allreduce(const void* send, void* recv, uint64_t count, size_t element_size,
+                         MPI_Datatype type, MPI_Op op, MpiComm::Pending pending) const;
+
+  const MpiComm& comm_;
+  sdk::Host host_;
+  Config config_;
+};
+
+}  // namespace strata::allreduce_mpi

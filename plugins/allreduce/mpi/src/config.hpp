@@ -1,0 +1,20 @@
+// The plugin's config object (the manifest's `comm.config`), validated.
+#pragma once
+
+#include <cstdint>
+
+namespace strata::allreduce_mpi {
+
+struct Config {
+  // Allreduces larger than this are issued as back-to-back pieces of this many bytes (for f16 and
+  // bf16: bytes of the f32 accumulation buffer). Open MPI 4.1's allreduce of large messages is
+  // much slower here than that of a few pieces in a row; the default and the measurements behind
+  // it are in config.cpp.
+  uint64_t chunk_bytes;
+};
+
+// Parses and validates `config_json` (NULL or "" mean {}). Throws sdk::Error with
+// STRATA_ERR_INVALID_ARGUMENT naming the offending key.
+Config parse_config(const char* config_json);
+
+}  // namespace strata::allreduce_mpi

@@ -1,0 +1,77 @@
+// allgather, allgatherv, broadcast and barrier: collectives that move elements unchanged, so half
+// dtypes travel as 16-bit integers.
+#include "collectives.hpp"
+#include "dtypes.hpp"
+
+#include <string>
+
+namespace strata::allreduce_mpi {
+namespace {
+
+[[noreturn]] void invalid(const char* call, const std::string& message) {
+  sdk::fail(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": " + message);
+}
+
+}  // namespace
+
+void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* recv_arg,
+                            Request& request) const {
+  const char* call = "allgather";
+  const Buffer send = check_buffer(call, "send", send_arg);
+  const Buffer recv = check_buffer(call, "recv", recv_arg);
+  check_same_dtype(call, send, recv);
+  const uint64_t expected = saturating_product(send.count, comm_.size());
+  check_count(call, "recv", recv.count, expected, "send.count * size");
+  const int count = to_mpi_count(call, "send.count", send.count);
+
+  const bool in_place = check_in_place(call, send, recv, recv.at(send.count * comm_.rank()),
+                                       "send.data == recv.data + rank * send.count");
+  comm_.allgather(in_place ? MPI_IN_PLACE : send.data, count, transfer_type(send.dtype), recv.data,
+                  pending(request));
+}
+
+void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer* recv_arg,
+                             const uint64_t* recv_counts, const uint64_t* displs,
+                             Request& request) const {
+  const char* call = "allgatherv";
+  const Buffer send = check_buffer(call, "send", send_arg);
+  const Buffer recv = check_buffer(call, "recv", recv_arg);
+  check_same_dtype(call, send, recv);
+  if (recv_counts == nullptr) invalid(call, "recv_counts is NULL; expected size entries");
+  if (displs == nullptr) invalid(call, "displs is NULL; expected size entries");
+  const int rank = comm_.rank();
+  check_count(call, "send", send.count, recv_counts[rank], "recv_counts[rank]");
+
+  request.counts.resize(comm_.size());
+  request.displs.resize(comm_.size());
+  for (int r = 0; r < comm_.size(); ++r) {
+    const std::string index = "[" + std::to_string(r) + "]";
+    if (displs[r] > recv.count || recv_counts[r] > recv.count - displs[r]) {
+      invalid(call, "displs" + index + " + recv_counts" + index + " (" + std::to_string(displs[r]) +
+                        " + " + std::to_string(recv_counts[r]) + ") must not exceed recv.count (" +
+                        std::to_string(recv.count) + ")");
+    }
+    request.counts[r] = to_mpi_count(call, ("recv_counts" + index).c_str(), recv_counts[r]);
+    request.displs[r] = to_mpi_count(call, ("displs" + index).c_str(), displs[r]);
+  }
+  const bool in_place = check_in_place(call, send, recv, recv.at(displs[rank]),
+                                       "send.data == recv.data + displs[rank]");
+  comm_.allgatherv(in_place ? MPI_IN_PLACE : send.data, request.counts[rank],
+                   transfer_type(send.dtype), recv.data, request.counts.data(),
+                   request.displs.data(), pending(request));
+}
+
+void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Request& request) const {
+  const char* call = "broadcast";
+  const Buffer buffer = check_buffer(call, "buf", buffer_arg);
+  if (root < 0 || root >= comm_.size()) {
+    invalid(call, "root (" + std::to_string(root) + ") must be a rank in [0, " +
+                      std::to_string(comm_.size()) + ")");
+  }
+  const int count = to_mpi_count(call, "buf.count", buffer.count);
+  comm_.broadcast(buffer.data, count, transfer_type(buffer.dtype), root, pending(request));
+}
+
+void Collectives::barrier(Request& request) const { comm_.barrier(pending(request)); }
+
+}  // namespace strata::allreduce_mpi

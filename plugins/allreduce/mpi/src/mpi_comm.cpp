@@ -1,0 +1,106 @@
+#include "mpi_comm.hpp"
+
+#include "mpi_process.hpp"
+
+#include <strata/plugin.hpp>
+
+#include <string>
+
+namespace strata::allreduce_mpi {
+
+void MpiComm::check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[512];
+  sdk::fail(STRATA_ERR_COMM, std::string(what) + " failed: " + mpi_error_text(rc, text));
+}
+
+MpiComm::MpiComm() {
+  check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup(MPI_COMM_WORLD)");
+  check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  MPI_Comm node = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+        "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
+  MPI_Comm_rank(node, &local_rank_);
+  MPI_Comm_size(node, &local_size_);
+  MPI_Comm_free(&node);
+}
+
+MpiComm::~MpiComm() {
+  if (comm_ != MPI_COMM_NULL && MpiProcess::usable()) MPI_Comm_free(&comm_);
+}
+
+void MpiComm::allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                        Pending pending) const {
+  if (pending == nullptr) {
+    check(MPI_Allreduce(send, recv, count, type, op, comm_), "MPI_Allreduce");
+    return;
+  }
+  check(MPI_Iallreduce(send, recv, count, type, op, comm_, &pending->emplace_back()),
+        "MPI_Iallreduce");
+}
+
+void MpiComm::allgather(const void* send, int count, MPI_Datatype type, void* recv,
+                        Pending pending) const {
+  if (pending == nullptr) {
+    check(MPI_Allgather(send, count, type, recv, count, type, comm_), "MPI_Allgather");
+    return;
+  }
+  check(MPI_Iallgather(send, count, type, recv, count, type, comm_, &pending->emplace_back()),
+        "MPI_Iallgather");
+}
+
+void MpiComm::allgatherv(const void* send, int count, MPI_Datatype type, void* recv,
+                         const int* counts, const int* displs, Pending pending) const {
+  if (pending == nullptr) {
+    check(MPI_Allgatherv(send, count, type, recv, counts, displs, type, comm_), "MPI_Allgatherv");
+    return;
+  }
+  check(MPI_Iallgatherv(send, count, type, recv, counts, displs, type, comm_,
+                        &pending->emplace_back()),
+        "MPI_Iallgatherv");
+}
+
+void MpiComm::reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type,
+                                   MPI_Op op, Pending pending) const {
+  if (pending == nullptr) {
+    check(MPI_Reduce_scatter_block(send, recv, count, type, op, comm_), "MPI_Reduce_scatter_block");
+    return;
+  }
+  check(MPI_Ireduce_scatter_block(send, recv, count, type, op, comm_, &pending->emplace_back()),
+        "MPI_Ireduce_scatter_block");
+}
+
+void MpiComm::broadcast(void* buffer, int count, MPI_Datatype type, int root,
+                        Pending pending) const {
+  if (pending == nullptr) {
+    check(MPI_Bcast(buffer, count, type, root, comm_), "MPI_Bcast");
+    return;
+  }
+  check(MPI_Ibcast(buffer, count, type, root, comm_, &pending->emplace_back()), "MPI_Ibcast");
+}
+
+void MpiComm::barrier(Pending pending) const {
+  if (pending == nullptr) {
+    check(MPI_Barrier(comm_), "MPI_Barrier");
+    return;
+  }
+  check(MPI_Ibarrier(comm_, &pending->emplace_back()), "MPI_Ibarrier");
+}
+
+void MpiComm::wait_all(std::vector<MPI_Request>& requests) const {
+  if (requests.empty()) return;
+  check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall");
+}
+
+bool MpiComm::test_all(std::vector<MPI_Request>& requests) const {
+  if (requests.empty()) return true;
+  int done = 0;
+  check(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE),
+        "MPI_Testall");
+  return done != 0;
+}
+
+}  // namespace strata::allreduce_mpi

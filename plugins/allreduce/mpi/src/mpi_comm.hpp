@@ -1,0 +1,51 @@
+// A private duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN, so that MPI failures become
+// strata errors instead of aborting the job, and thin wrappers over the collectives.
+//
+// Each collective wrapper either blocks (`pending == nullptr`) or starts the MPI_I* variant and
+// appends its request to *pending. Failures throw sdk::Error(STRATA_ERR_COMM) with MPI's text.
+#pragma once
+
+#include <mpi.h>
+
+#include <vector>
+
+namespace strata::allreduce_mpi {
+
+class MpiComm {
+ public:
+  MpiComm();  // MPI must be initialised
+  ~MpiComm();
+  MpiComm(const MpiComm&) = delete;
+  MpiComm& operator=(const MpiComm&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+
+  using Pending = std::vector<MPI_Request>*;
+  void allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                 Pending pending) const;
+  void allgather(const void* send, int count, MPI_Datatype type, void* recv, Pending pending) const;
+  void allgatherv(const void* send, int count, MPI_Datatype type, void* recv, const int* counts,
+                  const int* displs, Pending pending) const;
+  void reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                            Pending pending) const;
+  void broadcast(void* buffer, int count, MPI_Datatype type, int root, Pending pending) const;
+  void barrier(Pending pending) const;
+
+  void wait_all(std::vector<MPI_Request>& requests) const;
+  bool test_all(std::vector<MPI_Request>& requests) const;
+
+ private:
+  // Throws with "<what> failed: <MPI_Error_string>" unless rc == MPI_SUCCESS.
+  static void check(int rc, const char* what);
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  int local_rank_ = 0;
+  int local_size_ = 1;
+};
+
+}  // namespace strata::allreduce_mpi

@@ -1,0 +1,182 @@
+// The plugin's C boundary: descriptor, strata_comm_ops table and the functions in it. Every body
+// runs inside sdk::guard so that no exception crosses into the host.
+#include "instance.hpp"
+
+#include <memory>
+#include <string>
+
+namespace strata::allreduce_mpi {
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) {
+  sdk::fail(STRATA_ERR_INVALID_ARGUMENT, message);
+}
+
+Instance& instance(void* self) {
+  if (self == nullptr) invalid("self is NULL; expected an instance from create()");
+  return *static_cast<Instance*>(self);
+}
+
+Request& owned_request(Instance& inst, strata_request handle, const char* call) {
+  auto* request = reinterpret_cast<Request*>(handle);
+  if (request == nullptr) invalid(std::string(call) + ": req is NULL");
+  if (request->magic != Request::kMagic || request->owner != &inst) {
+    invalid(std::string(call) + ": req is not a pending request of this instance");
+  }
+  return *request;
+}
+
+// Starts a collective. With req == NULL it runs on a stack Request and is finished at once;
+// otherwise the Request moves to the heap and is handed out until wait().
+template <class Start>
+strata_status run(void* self, strata_request* req, strata_error* err, Start&& start) {
+  if (req != nullptr) *req = nullptr;
+  return sdk::guard(err, [&] {
+    Instance& inst = instance(self);
+    if (req == nullptr) {
+      Request request;
+      start(inst.collectives, request);
+      request.complete(inst.comm);
+      return;
+    }
+    auto request = std::make_unique<Request>();
+    request->nonblocking = true;
+    request->owner = &inst;
+    start(inst.collectives, *request);
+    *req = reinterpret_cast<strata_request>(request.release());
+    ++inst.live_requests;
+  });
+}
+
+strata_status create(const char* config_json, const strata_host_api* host, void** self,
+                     strata_error* err) {
+  return sdk::guard(err, [&] {
+    if (self == nullptr) invalid("create: self is NULL; expected where to store the instance");
+    *self = nullptr;
+    const Config config = parse_config(config_json);
+    auto inst = std::make_unique<Instance>(host, config);
+    inst->host.log(STRATA_LOG_INFO,
+                   "allreduce-mpi: rank %d of %d (local %d of %d), chunk_bytes %llu",
+                   inst->comm.rank(), inst->comm.size(), inst->comm.local_rank(),
+                   inst->comm.local_size(), static_cast<unsigned long long>(config.chunk_bytes));
+    *self = inst.release();
+  });
+}
+
+void destroy(void* self) {
+  auto* inst = static_cast<Instance*>(self);
+  if (inst == nullptr) return;
+  if (inst->live_requests > 0) {
+    inst->host.log(STRATA_LOG_WARN, "allreduce-mpi: destroyed with %d request(s) never waited",
+                   inst->live_requests);
+  }
+  delete inst;
+}
+
+strata_status query(void* self, strata_comm_caps* caps, strata_error* err) {
+  return sdk::guard(err, [&] {
+    const Instance& inst = instance(self);
+    if (caps == nullptr) invalid("query: caps is NULL");
+    if (caps->struct_size < sizeof(strata_comm_caps)) {
+      sdk::fail(STRATA_ERR_ABI, "query: caps->struct_size (" + std::to_string(caps->struct_size) +
+                                    ") is smaller than strata_comm_caps (" +
+                                    std::to_string(sizeof(strata_comm_caps)) + ")");
+    }
+    caps->rank = inst.comm.rank();
+    caps->size = inst.comm.size();
+    caps->local_rank = inst.comm.local_rank();
+    caps->local_size = inst.comm.local_size();
+    caps->dtype_mask = (1u << STRATA_DTYPE_COUNT) - 1u;
+    caps->collective_mask =
+        STRATA_COLL_BIT(STRATA_COLL_ALLREDUCE) | STRATA_COLL_BIT(STRATA_COLL_ALLGATHER) |
+        STRATA_COLL_BIT(STRATA_COLL_ALLGATHERV) | STRATA_COLL_BIT(STRATA_COLL_REDUCE_SCATTER) |
+        STRATA_COLL_BIT(STRATA_COLL_BROADCAST) | STRATA_COLL_BIT(STRATA_COLL_BARRIER);
+    caps->device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_HOST);
+    caps->nonblocking = 1;
+  });
+}
+
+strata_status allreduce(void* self, const strata_buffer* send, const strata_buffer* recv,
+                        int32_t op, strata_request* req, strata_error* err) {
+  return run(self, req, err,
+             [&](const Collectives& c, Request& r) { c.allreduce(send, recv, op, r); });
+}
+
+strata_status allgather(void* self, const strata_buffer* send, const strata_buffer* recv,
+                        strata_request* req, strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) { c.allgather(send, recv, r); });
+}
+
+strata_status allgatherv(void* self, const strata_buffer* send, const strata_buffer* recv,
+                         const uint64_t* recv_counts, const uint64_t* displs, strata_request* req,
+                         strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) {
+    c.allgatherv(send, recv, recv_counts, displs, r);
+  });
+}
+
+strata_status reduce_scatter(void* self, const strata_buffer* send, const strata_buffer* recv,
+                             int32_t op, strata_request* req, strata_error* err) {
+  return run(self, req, err,
+             [&](const Collectives& c, Request& r) { c.reduce_scatter(send, recv, op, r); });
+}
+
+strata_status broadcast(void* self, const strata_buffer* buf, int32_t root, strata_request* req,
+                        strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) { c.broadcast(buf, root, r); });
+}
+
+strata_status barrier(void* self, strata_request* req, strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) { c.barrier(r); });
+}
+
+strata_status wait(void* self, strata_request req, strata_error* err) {
+  return sdk::guard(err, [&] {
+    Instance& inst = instance(self);
+    std::unique_ptr<Request> request(&owned_request(inst, req, "wait"));
+    --inst.live_requests;
+    request->complete(inst.comm);
+  });
+}
+
+strata_status test(void* self, strata_request req, int32_t* done, strata_error* err) {
+  return sdk::guard(err, [&] {
+    Instance& inst = instance(self);
+    Request& request = owned_request(inst, req, "test");
+    if (done == nullptr) invalid("test: done is NULL");
+    *done = inst.comm.test_all(request.mpi) ? 1 : 0;
+  });
+}
+
+const strata_comm_ops kOps = {
+    .struct_size = sizeof(strata_comm_ops),
+    .create = create,
+    .destroy = destroy,
+    .query = query,
+    .allreduce = allreduce,
+    .allgather = allgather,
+    .allgatherv = allgatherv,
+    .reduce_scatter = reduce_scatter,
+    .broadcast = broadcast,
+    .barrier = barrier,
+    .wait = wait,
+    .test = test,
+};
+
+const strata_plugin_descriptor kDescriptor = {
+    .struct_size = sizeof(strata_plugin_descriptor),
+    .abi_major = STRATA_ABI_MAJOR,
+    .abi_minor = STRATA_ABI_MINOR,
+    .kind = STRATA_PLUGIN_COMM,
+    .name = "allreduce-mpi",
+    .version = "0.1.0",
+    .description = "collectives over Open MPI for host buffers (large allreduces sent in pieces)",
+    .ops = &kOps,
+};
+
+}  // namespace
+}  // namespace strata::allreduce_mpi
+
+STRATA_PLUGIN_EXPORT const strata_plugin_descriptor* strata_plugin_entry_v1(void) {
+  return &strata::allreduce_mpi::kDescriptor;
+}

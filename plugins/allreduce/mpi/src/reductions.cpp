@@ -1,0 +1,94 @@
+// allreduce and reduce_scatter: the collectives that do arithmetic.
+#include "collectives.hpp"
+#include "dtypes.hpp"
+#include "half.hpp"
+
+#include <algorithm>
+#include <climits>
+
+namespace strata::allreduce_mpi {
+namespace {
+
+// What runs after MPI: AVG's division (in the accumulation dtype) and, for halves, rounding the
+// f32 result back into the caller's buffer.
+std::function<void()> reduction_epilogue(int32_t dtype, int32_t op, void* result, void* out,
+                                         size_t count, int world) {
+  const bool average = op == STRATA_AVG && world > 1;
+  const bool half = is_half(dtype);
+  if (!average && !half) return {};
+  return [=] {
+    if (average) divide_in_place(result, count, accumulate_dtype(dtype), world);
+    if (half) f32_to_half(dtype, static_cast<const float*>(result), out, count);
+  };
+}
+
+}  // namespace
+
+void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count,
+                                    size_t element_size, MPI_Datatype type, MPI_Op op,
+                                    MpiComm::Pending pending) const {
+  const uint64_t piece = std::clamp<uint64_t>(config_.chunk_bytes / element_size, 1, INT_MAX);
+  for (uint64_t offset = 0; offset < count; offset += piece) {
+    const int n = static_cast<int>(std::min(piece, count - offset));
+    const void* piece_send = send == MPI_IN_PLACE
+                                 ? MPI_IN_PLACE
+                                 : static_cast<const char*>(send) + offset * element_size;
+    comm_.allreduce(piece_send, static_cast<char*>(recv) + offset * element_size, n, type, op,
+                    pending);
+  }
+}
+
+void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* recv_arg,
+                            int32_t op, Request& request) const {
+  const char* call = "allreduce";
+  const Buffer send = check_buffer(call, "send", send_arg);
+  const Buffer recv = check_buffer(call, "recv", recv_arg);
+  check_same_dtype(call, send, recv);
+  check_count(call, "recv", recv.count, send.count, "send.count");
+  check_op(call, op);
+
+  const int32_t accumulate = accumulate_dtype(send.dtype);
+  const void* input = send.data;
+  void* result = recv.data;
+  if (is_half(send.dtype)) {
+    request.scratch = Scratch(host_, send.count);
+    half_to_f32(send.dtype, send.data, request.scratch.data(), send.count);
+    input = MPI_IN_PLACE;
+    result = request.scratch.data();
+  } else if (check_in_place(call, send, recv, recv.at(0), "send.data == recv.data")) {
+    input = MPI_IN_PLACE;
+  }
+  chunked_allreduce(input, result, send.count, sdk::dtype_size(accumulate),
+                    transfer_type(accumulate), mpi_op(op), pending(request));
+  request.finish = reduction_epilogue(send.dtype, op, result, recv.data, send.count, comm_.size());
+}
+
+void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buffer* recv_arg,
+                                 int32_t op, Request& request) const {
+  const char* call = "reduce_scatter";
+  const Buffer send = check_buffer(call, "send", send_arg);
+  const Buffer recv = check_buffer(call, "recv", recv_arg);
+  check_same_dtype(call, send, recv);
+  const uint64_t expected = saturating_product(recv.count, comm_.size());
+  check_count(call, "send", send.count, expected, "recv.count * size");
+  check_op(call, op);
+  const int count = to_mpi_count(call, "recv.count", recv.count);
+
+  const int32_t accumulate = accumulate_dtype(send.dtype);
+  const void* input = send.data;
+  void* result = recv.data;
+  if (is_half(send.dtype)) {
+    // In place in the scratch: MPI reads all blocks from it and leaves ours at its start.
+    request.scratch = Scratch(host_, send.count);
+    half_to_f32(send.dtype, send.data, request.scratch.data(), send.count);
+    input = MPI_IN_PLACE;
+    result = request.scratch.data();
+  } else if (check_in_place(call, send, recv, recv.at(0), "send.data == recv.data")) {
+    input = MPI_IN_PLACE;
+  }
+  comm_.reduce_scatter_block(input, result, count, transfer_type(accumulate), mpi_op(op),
+                             pending(request));
+  request.finish = reduction_epilogue(send.dtype, op, result, recv.data, recv.count, comm_.size());
+}
+
+}  // namespace strata::allreduce_mpi

@@ -1,0 +1,135 @@
+// Bad arguments give an error naming the argument, never a crash or a hang. Every case is bad on
+// every rank, so no rank enters a collective the others skip.
+#include "comm_env.hpp"
+
+namespace strata::test::comm {
+namespace {
+
+struct Fixture {
+  Bytes a = Bytes(64 * 4), b = Bytes(64 * 4 * 4);  // 64 f32; room for 4 ranks of them
+  strata_buffer send = view(a, STRATA_F32);
+  strata_buffer recv = view(a, STRATA_F32);
+  strata_error err = sdk::make_error();
+  strata_request req = reinterpret_cast<strata_request>(0x1);
+
+  Fixture() { recv.data = b.data(); }
+  // Runs `call` with both req forms and checks the status and message fragment each time.
+  template <class Call>
+  void expect(strata_status status, const std::string& mentions, Call&& call) {
+    for (bool nonblocking : {false, true}) {
+      SCOPED_TRACE(nonblocking ? "non-blocking" : "blocking");
+      req = reinterpret_cast<strata_request>(0x1);
+      EXPECT_EQ(call(nonblocking ? &req : nullptr), status);
+      EXPECT_NE(std::string(err.message).find(mentions), std::string::npos) << err.message;
+      if (nonblocking) {
+        EXPECT_EQ(req, nullptr) << "a failed call must not hand out a request";
+      }
+    }
+  }
+};
+
+TEST(BadArguments, Allreduce) {
+  Fixture f;
+  void* s = instance();
+  auto allreduce = [&](int32_t op) {
+    return
+        [&, op](strata_request* r) { return ops().allreduce(s, &f.send, &f.recv, op, r, &f.err); };
+  };
+  f.recv.count = 63;
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "allreduce: recv.count (63) must equal send.count (64)",
+           allreduce(STRATA_SUM));
+  f.recv.count = 64;
+  f.recv.dtype = STRATA_F16;
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "recv.dtype (f16) must equal send.dtype (f32)",
+           allreduce(STRATA_SUM));
+  f.recv.dtype = STRATA_F32;
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "op (9)", allreduce(9));
+  f.send.device = strata_device{STRATA_DEVICE_CUDA, 1};
+  f.expect(STRATA_ERR_UNSUPPORTED, "send is on cuda:1", allreduce(STRATA_SUM));
+  f.send.device = strata_device{STRATA_DEVICE_HOST, 0};
+  f.send.dtype = 42;
+  f.recv.dtype = 42;
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "send.dtype (42) is not a strata_dtype",
+           allreduce(STRATA_SUM));
+  f.send.dtype = f.recv.dtype = STRATA_F32;
+  f.send.data = nullptr;
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "send.data is NULL but send.count is 64",
+           allreduce(STRATA_SUM));
+  f.send.data = f.a.data();
+  f.recv.data = f.a.data() + 4;  // overlapping but not the same buffer
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "send and recv overlap", allreduce(STRATA_SUM));
+  f.recv.data = f.b.data();
+  f.recv.struct_size = 8;
+  f.expect(STRATA_ERR_ABI, "recv.struct_size (8)", allreduce(STRATA_SUM));
+  f.recv.struct_size = sizeof(strata_buffer);
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "recv is NULL", [&](strata_request* r) {
+    return ops().allreduce(s, &f.send, nullptr, STRATA_SUM, r, &f.err);
+  });
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "self is NULL", [&](strata_request* r) {
+    return ops().allreduce(nullptr, &f.send, &f.recv, STRATA_SUM, r, &f.err);
+  });
+  // A NULL error record is allowed: only the status comes back.
+  EXPECT_EQ(ops().allreduce(s, &f.send, &f.send, 9, nullptr, nullptr), STRATA_ERR_INVALID_ARGUMENT);
+}
+
+TEST(BadArguments, OtherCollectives) {
+  Fixture f;
+  void* s = instance();
+  f.recv.count = 64 * world() + 1;
+  f.expect(STRATA_ERR_INVALID_ARGUMENT,
+           "allgather: recv.count (" + std::to_string(64 * world() + 1) +
+               ") must equal send.count * size",
+           [&](strata_request* r) { return ops().allgather(s, &f.send, &f.recv, r, &f.err); });
+  f.recv.count = 65;
+  f.expect(STRATA_ERR_INVALID_ARGUMENT,
+           "reduce_scatter: send.count (64) must equal recv.count * size", [&](strata_request* r) {
+             return ops().reduce_scatter(s, &f.send, &f.recv, STRATA_SUM, r, &f.err);
+           });
+  f.expect(STRATA_ERR_INVALID_ARGUMENT,
+           "root (" + std::to_string(world()) + ") must be a rank in [0, ",
+           [&](strata_request* r) { return ops().broadcast(s, &f.send, world(), r, &f.err); });
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "root (-1)",
+           [&](strata_request* r) { return ops().broadcast(s, &f.send, -1, r, &f.err); });
+  f.send.device = strata_device{STRATA_DEVICE_CUDA, 0};
+  f.expect(STRATA_ERR_UNSUPPORTED, "buf is on cuda:0",
+           [&](strata_request* r) { return ops().broadcast(s, &f.send, 0, r, &f.err); });
+}
+
+TEST(BadArguments, Allgatherv) {
+  Fixture f;
+  void* s = instance();
+  std::vector<uint64_t> counts(world(), 64), displs(world());
+  for (int r = 0; r < world(); ++r) displs[r] = 64 * r;
+  f.recv.count = 64 * world();
+  auto call = [&](const uint64_t* c, const uint64_t* d) {
+    return [&, c, d](strata_request* r) {
+      return ops().allgatherv(s, &f.send, &f.recv, c, d, r, &f.err);
+    };
+  };
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "recv_counts is NULL", call(nullptr, displs.data()));
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "displs is NULL", call(counts.data(), nullptr));
+  displs.back() += 1;
+  const std::string last = "[" + std::to_string(world() - 1) + "]";
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "displs" + last + " + recv_counts" + last,
+           call(counts.data(), displs.data()));
+  displs.back() -= 1;
+  counts[rank()] = 63;
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "send.count (64) must equal recv_counts[rank] (63)",
+           call(counts.data(), displs.data()));
+}
+
+TEST(BadArguments, WaitAndTest) {
+  strata_error err = sdk::make_error();
+  int32_t done = 0;
+  EXPECT_EQ(ops().wait(instance(), nullptr, &err), STRATA_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(err.message).find("req is NULL"), std::string::npos) << err.message;
+  EXPECT_EQ(ops().test(instance(), nullptr, &done, &err), STRATA_ERR_INVALID_ARGUMENT);
+  strata_request req = nullptr;
+  ASSERT_EQ(ops().barrier(instance(), &req, &err), STRATA_OK) << err.message;
+  EXPECT_EQ(ops().test(instance(), req, nullptr, &err), STRATA_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(err.message).find("done is NULL"), std::string::npos) << err.message;
+  EXPECT_EQ(ops().wait(instance(), req, &err), STRATA_OK) << err.message;
+}
+
+}  // namespace
+}  // namespace strata::test::comm

@@ -1,0 +1,129 @@
+#include "comm_env.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+
+namespace strata::test::comm {
+namespace {
+
+struct State {
+  std::unique_ptr<PluginLibrary> library;
+  std::unique_ptr<FakeHost> host;
+  void* instance = nullptr;
+  void* chunked = nullptr;
+  int rank = 0;
+  int world = 1;
+};
+State g;
+
+void* create_instance(const char* config) {
+  strata_error err = sdk::make_error();
+  void* self = nullptr;
+  const strata_status status = ops().create(config, g.host->api(), &self, &err);
+  if (status != STRATA_OK) throw std::runtime_error(std::string("create: ") + err.message);
+  return self;
+}
+
+class CommEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    g.library = std::make_unique<PluginLibrary>(STRATA_ALLREDUCE_MPI_PLUGIN);
+    g.host = std::make_unique<FakeHost>();
+    g.instance = create_instance("{}");
+    const std::string chunked = "{\"chunk_bytes\": " + std::to_string(kSmallChunkBytes) + "}";
+    g.chunked = create_instance(chunked.c_str());
+    strata_comm_caps caps{};
+    caps.struct_size = sizeof caps;
+    strata_error err = sdk::make_error();
+    if (ops().query(g.instance, &caps, &err) != STRATA_OK) throw std::runtime_error(err.message);
+    g.rank = caps.rank;
+    g.world = caps.size;
+  }
+  // The default instance goes last: destroying it finalises MPI.
+  void TearDown() override {
+    ops().destroy(g.chunked);
+    ops().destroy(g.instance);
+  }
+};
+
+// On ranks other than 0, print only failed assertions (prefixed with the rank), not the whole
+// progress report four times over.
+class FailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit FailurePrinter(std::string rank) : rank_(std::move(rank)) {}
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (result.failed()) {
+      std::fprintf(stderr, "[rank %s] %s:%d: Failure\n%s\n", rank_.c_str(),
+                   result.file_name() ? result.file_name() : "?", result.line_number(),
+                   result.message());
+    }
+  }
+
+ private:
+  std::string rank_;
+};
+
+}  // namespace
+
+const strata_plugin_descriptor& descriptor() { return g.library->descriptor(); }
+const strata_comm_ops& ops() { return g.library->ops<strata_comm_ops>(); }
+FakeHost& host() { return *g.host; }
+void* instance() { return g.instance; }
+void* chunked_instance() { return g.chunked; }
+int rank() { return g.rank; }
+int world() { return g.world; }
+
+const char* mode_name(Mode mode) { return mode == Mode::Blocking ? "blocking" : "non-blocking"; }
+
+std::string op_label(int32_t op) {
+  static const char* const names[] = {"SUM", "AVG", "MIN", "MAX"};
+  return op >= 0 && op < 4 ? names[op] : "op" + std::to_string(op);
+}
+
+void run(Mode mode, void* self, const Start& start) {
+  strata_error err = sdk::make_error();
+  if (mode == Mode::Blocking) {
+    ASSERT_EQ(start(nullptr, &err), STRATA_OK) << err.message;
+    return;
+  }
+  strata_request req = nullptr;
+  ASSERT_EQ(start(&req, &err), STRATA_OK) << err.message;
+  ASSERT_NE(req, nullptr);
+  // Poll as a host overlapping work would; give up (and fail) only after a generous minute.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int32_t done = 0;
+  while (!done && std::chrono::steady_clock::now() < deadline) {
+    ASSERT_EQ(ops().test(self, req, &done, &err), STRATA_OK) << err.message;
+  }
+  EXPECT_EQ(done, 1) << "test() did not report completion within 60 s";
+  ASSERT_EQ(ops().wait(self, req, &err), STRATA_OK) << err.message;
+}
+
+void expect_same_on_all_ranks(const Bytes& bytes) {
+  Bytes mine = bytes;
+  Bytes all(bytes.size() * world());
+  strata_buffer send = view(mine, STRATA_U8);
+  strata_buffer recv = view(all, STRATA_U8);
+  run(Mode::Blocking, instance(), [&](strata_request* req, strata_error* err) {
+    return ops().allgather(instance(), &send, &recv, req, err);
+  });
+  for (int r = 0; r < world(); ++r) {
+    const Bytes theirs(all.begin() + r * bytes.size(), all.begin() + (r + 1) * bytes.size());
+    EXPECT_EQ(theirs, bytes) << "rank " << r << "'s result differs from rank " << rank() << "'s";
+  }
+}
+
+}  // namespace strata::test::comm
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (rank != nullptr && std::string(rank) != "0") {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new strata::test::comm::FailurePrinter(rank));
+  }
+  ::testing::AddGlobalTestEnvironment(new strata::test::comm::CommEnvironment);
+  return RUN_ALL_TESTS();
+}

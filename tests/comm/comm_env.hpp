@@ -1,0 +1,53 @@
+// Shared set-up for the multi-rank comm plugin tests: the plugin library (path from the
+// STRATA_ALLREDUCE_MPI_PLUGIN compile definition), a FakeHost, and two live instances: one with the
+// default config and one with a tiny chunk_bytes so that allreduces are split into many pieces.
+// Instances live for the whole program because MPI can be initialised only once per process.
+#pragma once
+
+#include "reference.hpp"
+
+#include <plugin_harness.hpp>
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+namespace strata::test::comm {
+
+inline constexpr uint64_t kSmallChunkBytes = 4096;
+
+const strata_plugin_descriptor& descriptor();
+const strata_comm_ops& ops();
+FakeHost& host();
+void* instance();          // default config
+void* chunked_instance();  // {"chunk_bytes": kSmallChunkBytes}
+int rank();
+int world();
+
+enum class Mode { Blocking, Nonblocking };
+const char* mode_name(Mode mode);
+inline constexpr Mode kModes[] = {Mode::Blocking, Mode::Nonblocking};
+
+// Runs one collective. Blocking passes req = NULL; non-blocking starts it, polls test() until it
+// reports done and then waits. Fails the current test with the plugin's message on an error.
+using Start = std::function<strata_status(strata_request* req, strata_error* err)>;
+void run(Mode mode, void* self, const Start& start);
+
+// Checks that `bytes` is bitwise identical on every rank (gathered with the plugin's allgather).
+void expect_same_on_all_ranks(const Bytes& bytes);
+
+inline strata_buffer view(Bytes& bytes, int32_t dtype) {
+  return sdk::host_buffer(bytes.empty() ? nullptr : bytes.data(),
+                          bytes.size() / sdk::dtype_size(dtype), dtype);
+}
+
+inline constexpr int32_t kAllDtypes[] = {STRATA_F32, STRATA_F16, STRATA_BF16, STRATA_F64,
+                                         STRATA_I32, STRATA_I64, STRATA_U8};
+inline constexpr int32_t kAllOps[] = {STRATA_SUM, STRATA_AVG, STRATA_MIN, STRATA_MAX};
+// 0, 1, one not divisible by 2, 3 or 4, and a few thousand.
+inline constexpr uint64_t kCounts[] = {0, 1, 7, 3001};
+
+std::string op_label(int32_t op);
+
+}  // namespace strata::test::comm

@@ -1,0 +1,101 @@
+// The plugin's f16/bf16 <-> f32 conversions against independent references, exhaustively over
+// every 16-bit pattern and over a sweep of f32 values including ties, overflow, subnormals,
+// infinities and NaNs.
+#include "half.hpp"
+#include "reference.hpp"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace strata::allreduce_mpi {
+namespace {
+
+using test::comm::reference_bf16;
+using test::comm::reference_f16;
+
+bool is_nan16(uint16_t bits, uint16_t exponent_mask) {
+  return (bits & exponent_mask) == exponent_mask && (bits & ~(exponent_mask | 0x8000)) != 0;
+}
+
+TEST(Half, EveryF16RoundTripsThroughF32) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const auto h = static_cast<uint16_t>(bits);
+    const float f = f16_to_f32(h);
+    EXPECT_EQ(std::bit_cast<uint32_t>(f),
+              std::bit_cast<uint32_t>(float(std::bit_cast<_Float16>(h))))
+        << std::hex << bits;
+    if (is_nan16(h, 0x7c00)) {
+      EXPECT_TRUE(is_nan16(f32_to_f16(f), 0x7c00)) << std::hex << bits;
+    } else {
+      EXPECT_EQ(f32_to_f16(f), h) << std::hex << bits;
+    }
+  }
+}
+
+TEST(Half, EveryBf16RoundTripsThroughF32) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const auto h = static_cast<uint16_t>(bits);
+    const float f = bf16_to_f32(h);
+    EXPECT_EQ(std::bit_cast<uint32_t>(f), bits << 16);
+    if (is_nan16(h, 0x7f80)) {
+      EXPECT_TRUE(is_nan16(f32_to_bf16(f), 0x7f80)) << std::hex << bits;
+    } else {
+      EXPECT_EQ(f32_to_bf16(f), h) << std::hex << bits;
+    }
+  }
+}
+
+// Every f32 whose low 13 bits take the values around the f16 rounding point (and similarly the
+// low 16 bits for bf16), across all exponents and signs: ties, just below and just above.
+TEST(Half, F32RoundsToNearestEvenLikeTheReference) {
+  const uint32_t f16_tails[] = {0, 1, 0x0fff, 0x1000, 0x1001, 0x1fff};
+  const uint32_t bf16_tails[] = {0, 1, 0x7fff, 0x8000, 0x8001, 0xffff};
+  for (uint32_t sign = 0; sign < 2; ++sign) {
+    for (uint32_t exponent = 0; exponent < 256; ++exponent) {
+      for (uint32_t top = 0; top < 1024; top += 73) {
+        const uint32_t base = (sign << 31) | (exponent << 23);
+        for (uint32_t tail : f16_tails) {
+          const float f = std::bit_cast<float>(base | (top << 13) | tail);
+          const uint16_t got = f32_to_f16(f), want = reference_f16(f);
+          if (std::isnan(f)) {
+            EXPECT_TRUE(is_nan16(got, 0x7c00));
+          } else {
+            EXPECT_EQ(got, want) << f << " bits " << std::hex << std::bit_cast<uint32_t>(f);
+          }
+        }
+        for (uint32_t tail : bf16_tails) {
+          const float f = std::bit_cast<float>(base | ((top & 0x7f) << 16) | tail);
+          const uint16_t got = f32_to_bf16(f), want = reference_bf16(f);
+          if (std::isnan(f)) {
+            EXPECT_TRUE(is_nan16(got, 0x7f80));
+          } else {
+            EXPECT_EQ(got, want) << f << " bits " << std::hex << std::bit_cast<uint32_t>(f);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Half, SpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(f32_to_f16(inf), 0x7c00);
+  EXPECT_EQ(f32_to_f16(-inf), 0xfc00);
+  EXPECT_EQ(f32_to_f16(65504.0f), 0x7bff);
+  EXPECT_EQ(f32_to_f16(65519.0f), 0x7bff);
+  EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);  // the tie above the largest finite rounds to inf
+  EXPECT_EQ(f32_to_f16(0x1p-25f), 0x0000);  // tie between 0 and the smallest subnormal: even
+  EXPECT_EQ(f32_to_f16(0x1.8p-25f), 0x0001);
+  EXPECT_EQ(f32_to_f16(-0.0f), 0x8000);
+  EXPECT_EQ(f32_to_bf16(inf), 0x7f80);
+  EXPECT_EQ(f32_to_bf16(std::numeric_limits<float>::max()), 0x7f80);
+  EXPECT_TRUE(std::isnan(f16_to_f32(f32_to_f16(std::nanf("")))));
+  EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(-std::nanf("")))));
+  EXPECT_TRUE(std::signbit(bf16_to_f32(f32_to_bf16(-std::nanf("")))));
+}
+
+}  // namespace
+}  // namespace strata::allreduce_mpi

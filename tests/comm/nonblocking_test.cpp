@@ -1,0 +1,91 @@
+// Several non-blocking collectives in flight at once, completed in another order than started.
+#include "comm_env.hpp"
+
+namespace strata::test::comm {
+namespace {
+
+TEST(Nonblocking, ManyInFlightCompletedInReverseOrder) {
+  constexpr uint64_t kCount = 3001;
+  strata_error err = sdk::make_error();
+  void* self = chunked_instance();  // many MPI requests per allreduce
+
+  Bytes reduce_in = rank_input(STRATA_F16, rank(), kCount), reduce_out(reduce_in.size());
+  strata_buffer reduce_send = view(reduce_in, STRATA_F16),
+                reduce_recv = view(reduce_out, STRATA_F16);
+  Bytes gather_in = rank_input(STRATA_I64, rank(), kCount), gather_out(gather_in.size() * world());
+  strata_buffer gather_send = view(gather_in, STRATA_I64),
+                gather_recv = view(gather_out, STRATA_I64);
+  Bytes scatter_in = rank_input(STRATA_BF16, rank(), kCount * world()), scatter_out(kCount * 2);
+  strata_buffer scatter_send = view(scatter_in, STRATA_BF16);
+  strata_buffer scatter_recv = view(scatter_out, STRATA_BF16);
+  Bytes bcast = rank_input(STRATA_U8, rank(), kCount);
+  strata_buffer bcast_buf = view(bcast, STRATA_U8);
+
+  const size_t comm_bytes_before = host().bytes(STRATA_MEM_COMM_BUFFERS);
+  strata_request reqs[5] = {};
+  ASSERT_EQ(ops().allreduce(self, &reduce_send, &reduce_recv, STRATA_AVG, &reqs[0], &err),
+            STRATA_OK)
+      << err.message;
+  ASSERT_EQ(ops().allgather(self, &gather_send, &gather_recv, &reqs[1], &err), STRATA_OK)
+      << err.message;
+  ASSERT_EQ(ops().reduce_scatter(self, &scatter_send, &scatter_recv, STRATA_MAX, &reqs[2], &err),
+            STRATA_OK)
+      << err.message;
+  ASSERT_EQ(ops().broadcast(self, &bcast_buf, world() - 1, &reqs[3], &err), STRATA_OK)
+      << err.message;
+  ASSERT_EQ(ops().barrier(self, &reqs[4], &err), STRATA_OK) << err.message;
+  // The f32 scratch buffers of the two half-precision reductions are accounted while in flight.
+  EXPECT_GE(host().bytes(STRATA_MEM_COMM_BUFFERS), comm_bytes_before + 4 * kCount * (1 + world()));
+  for (int i = 4; i >= 0; --i) {
+    EXPECT_EQ(ops().wait(self, reqs[i], &err), STRATA_OK) << "request " << i << ": " << err.message;
+  }
+  EXPECT_EQ(host().bytes(STRATA_MEM_COMM_BUFFERS), comm_bytes_before);
+
+  EXPECT_EQ(
+      first_difference(reduce_out, expected_reduction(STRATA_F16, STRATA_AVG, world(), kCount),
+                       STRATA_F16),
+      "");
+  Bytes gathered;
+  for (int r = 0; r < world(); ++r) {
+    const Bytes block = rank_input(STRATA_I64, r, kCount);
+    gathered.insert(gathered.end(), block.begin(), block.end());
+  }
+  EXPECT_EQ(first_difference(gather_out, gathered, STRATA_I64), "");
+  EXPECT_EQ(first_difference(
+                scatter_out,
+                expected_reduction(STRATA_BF16, STRATA_MAX, world(), kCount, kCount * rank()),
+                STRATA_BF16),
+            "");
+  EXPECT_EQ(first_difference(bcast, rank_input(STRATA_U8, world() - 1, kCount), STRATA_U8), "");
+}
+
+TEST(Nonblocking, TestReportsDoneAndTheRequestMustStillBeWaited) {
+  strata_error err = sdk::make_error();
+  Bytes data = rank_input(STRATA_F32, rank(), 16);
+  strata_buffer buffer = view(data, STRATA_F32);
+  strata_request req = nullptr;
+  ASSERT_EQ(ops().allreduce(instance(), &buffer, &buffer, STRATA_SUM, &req, &err), STRATA_OK);
+  int32_t done = 0;
+  while (!done) ASSERT_EQ(ops().test(instance(), req, &done, &err), STRATA_OK) << err.message;
+  // Completion alone is not enough: wait() is what finishes and frees it.
+  ASSERT_EQ(ops().test(instance(), req, &done, &err), STRATA_OK) << err.message;
+  EXPECT_EQ(done, 1);
+  ASSERT_EQ(ops().wait(instance(), req, &err), STRATA_OK) << err.message;
+  EXPECT_EQ(
+      first_difference(data, expected_reduction(STRATA_F32, STRATA_SUM, world(), 16), STRATA_F32),
+      "");
+}
+
+TEST(Nonblocking, WaitOnAnotherInstanceIsRejected) {
+  strata_error err = sdk::make_error();
+  strata_request req = nullptr;
+  ASSERT_EQ(ops().barrier(instance(), &req, &err), STRATA_OK) << err.message;
+  EXPECT_EQ(ops().wait(chunked_instance(), req, &err), STRATA_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(err.message).find("not a pending request of this instance"),
+            std::string::npos)
+      << err.message;
+  EXPECT_EQ(ops().wait(instance(), req, &err), STRATA_OK) << err.message;
+}
+
+}  // namespace
+}  // namespace strata::test::comm
