@@ -1,0 +1,13 @@
+// precision.cast: checks two buffer descriptors and converts src into dst element-wise.
+#pragma once
+
+#include <strata/plugin_api.h>
+
+namespace strata::amp {
+
+// Supported: f32 <-> f32, f64, f16, bf16. Throws sdk::Error: STRATA_ERR_INVALID_ARGUMENT for a
+// malformed descriptor or a count mismatch, STRATA_ERR_UNSUPPORTED for another dtype pair or
+// non-host memory.
+void cast(const strata_buffer& src, const strata_buffer& dst);
+
+}  // namespace strata::amp

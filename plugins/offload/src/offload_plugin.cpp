@@ -1,0 +1,84 @@
+// strata_offload: the entry point and the strata_offload_ops table. Device "none": the optimizer
+// runs where the parameters live (host memory in ABI 1.0).
+#include <span>
+#include <strata/plugin.hpp>
+
+#include "optimizer.hpp"
+#include "optimizer_config.hpp"
+
+namespace strata::offload {
+namespace {
+
+Optimizer& instance(void* self) {
+  if (self == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "self: NULL offload instance");
+  return *static_cast<Optimizer*>(self);
+}
+
+std::span<const strata_shard> shard_list(const strata_shard* shards, size_t count) {
+  if (shards == nullptr && count > 0) {
+    sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "shards: NULL with count " + std::to_string(count));
+  }
+  return {shards, count};
+}
+
+strata_status create(const char* config_json, const strata_host_api* host, void** self,
+                     strata_error* err) {
+  return sdk::guard(err, [&] {
+    if (self == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "self: NULL output pointer");
+    if (config_json == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "config: NULL JSON text");
+    const sdk::Host services(host);
+    const OptimizerConfig config = parse_offload_config(config_json);
+    *self = new Optimizer(services, config);
+    services.log(STRATA_LOG_DEBUG, "optimizer %s runs on the host (offload device none)",
+                 optimizer_name(config.kind));
+  });
+}
+
+void destroy(void* self) { delete static_cast<Optimizer*>(self); }
+
+strata_status query(void* self, strata_offload_caps* caps, strata_error* err) {
+  return sdk::guard(err, [&] {
+    const Optimizer& opt = instance(self);
+    if (caps == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "caps: NULL");
+    if (STRATA_STRUCT_HAS(caps, strata_offload_caps, device_type)) {
+      caps->device_type = STRATA_DEVICE_HOST;
+    }
+    if (STRATA_STRUCT_HAS(caps, strata_offload_caps, optimizer)) {
+      caps->optimizer = optimizer_name(opt.kind());
+    }
+  });
+}
+
+strata_status init_state(void* self, const strata_shard* shards, size_t count, strata_error* err) {
+  return sdk::guard(err, [&] { instance(self).init_state(shard_list(shards, count)); });
+}
+
+strata_status step(void* self, const strata_shard* shards, size_t count,
+                   const strata_step_args* args, strata_error* err) {
+  return sdk::guard(err, [&] {
+    if (args == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "args: NULL step arguments");
+    instance(self).step(shard_list(shards, count), *args);
+  });
+}
+
+const strata_offload_ops kOps = {
+    sizeof(strata_offload_ops), create, destroy, query, init_state, step,
+};
+
+const strata_plugin_descriptor kDescriptor = {
+    sizeof(strata_plugin_descriptor),
+    STRATA_ABI_MAJOR,
+    STRATA_ABI_MINOR,
+    STRATA_PLUGIN_OFFLOAD,
+    "offload",
+    "0.1.0",
+    "optimizer executor (SGD, Adam, AdamW) where the parameters live; offload device none",
+    &kOps,
+};
+
+}  // namespace
+}  // namespace strata::offload
+
+STRATA_PLUGIN_EXPORT const strata_plugin_descriptor* strata_plugin_entry_v1(void) {
+  return &strata::offload::kDescriptor;
+}

@@ -1,0 +1,159 @@
+#include "optimizer.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "adam_kernel.hpp"
+#include "sgd_kernel.hpp"
+
+namespace strata::offload {
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) {
+  sdk::fail(STRATA_ERR_INVALID_ARGUMENT, message);
+}
+
+void check_shard(const strata_shard& s, size_t i) {
+  const std::string where = "shards[" + std::to_string(i) + "]";
+  if (s.struct_size < offsetof(strata_shard, grad) + sizeof(s.grad)) {
+    invalid(where + ".struct_size: expected at least " +
+            std::to_string(offsetof(strata_shard, grad) + sizeof(s.grad)) + ", got " +
+            std::to_string(s.struct_size));
+  }
+  if (s.count > 0 && (s.master == nullptr || s.grad == nullptr)) {
+    invalid(where + ": master and grad must not be NULL for a non-empty shard");
+  }
+}
+
+}  // namespace
+
+Optimizer::Optimizer(const sdk::Host& host, const OptimizerConfig& config)
+    : host_(host), config_(config) {}
+
+size_t Optimizer::state_floats_per_element() const {
+  switch (config_.kind) {
+    case OptimizerKind::sgd:
+      return config_.sgd.momentum > 0.0 ? 1 : 0;
+    case OptimizerKind::adam:
+    case OptimizerKind::adamw:
+      return 2;  // exp_avg, exp_avg_sq
+  }
+  return 0;
+}
+
+void Optimizer::init_state(std::span<const strata_shard> shards) {
+  size_t elements = 0;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    check_shard(shards[i], i);
+    elements += shards[i].count;
+  }
+  const size_t per_element = state_floats_per_element();
+  // One contiguous allocation; shard i's state starts where shard i-1's ends.
+  sdk::HostArray<float> state;
+  if (per_element * elements > 0) {
+    state = sdk::HostArray<float>(host_, per_element * elements, STRATA_MEM_OPTIMIZER_STATE);
+  }
+  std::vector<ShardState> layout;
+  layout.reserve(shards.size());
+  float* next = state.data();
+  for (const strata_shard& s : shards) {
+    layout.push_back({s.param_index, s.offset, s.count, next});
+    if (next != nullptr) next += per_element * s.count;
+  }
+  state_ = std::move(state);
+  shards_ = std::move(layout);
+  initialized_ = true;
+  stepped_ = false;
+}
+
+void Optimizer::check_same_shards(std::span<const strata_shard> shards) const {
+  if (!initialized_) invalid("step: init_state must be called before the first step");
+  if (shards.size() != shards_.size()) {
+    invalid("shards: step got " + std::to_string(shards.size()) + " shards but init_state had " +
+            std::to_string(shards_.size()));
+  }
+  for (size_t i = 0; i < shards.size(); ++i) {
+    check_shard(shards[i], i);
+    const ShardState& known = shards_[i];
+    if (shards[i].param_index != known.param_index || shards[i].offset != known.offset ||
+        shards[i].count != known.count) {
+      invalid("shards[" + std::to_string(i) + "]: expected param " +
+              std::to_string(known.param_index) + " offset " + std::to_string(known.offset) +
+              " count " + std::to_string(known.count) + " as at init_state, got param " +
+              std::to_string(shards[i].param_index) + " offset " +
+              std::to_string(shards[i].offset) + " count " + std::to_string(shards[i].count));
+    }
+  }
+}
+
+void Optimizer::step(std::span<const strata_shard> shards, const strata_step_args& args) {
+  if (args.struct_size < offsetof(strata_step_args, step) + sizeof(args.step)) {
+    invalid("args.struct_size: too small to hold the step count");
+  }
+  const double grad_scale =
+      STRATA_STRUCT_HAS(&args, strata_step_args, grad_scale) ? args.grad_scale : 1.0;
+  const double lr_factor =
+      STRATA_STRUCT_HAS(&args, strata_step_args, lr_factor) ? args.lr_factor : 1.0;
+  if (args.step < 1) invalid("args.step: expected a 1-based step count, got 0");
+  if (!std::isfinite(grad_scale)) invalid("args.grad_scale: expected a finite number");
+  if (!std::isfinite(lr_factor) || lr_factor < 0) {
+    invalid("args.lr_factor: expected a non-negative finite number, got " +
+            std::to_string(lr_factor));
+  }
+  check_same_shards(shards);
+  if (config_.kind == OptimizerKind::sgd) {
+    step_sgd(shards, grad_scale, lr_factor);
+  } else {
+    step_adam(shards, args.step, grad_scale, lr_factor);
+  }
+  stepped_ = true;
+}
+
+void Optimizer::step_sgd(std::span<const strata_shard> shards, double grad_scale,
+                         double lr_factor) {
+  const SgdConfig& c = config_.sgd;
+  SgdScalars s{};
+  s.lr = static_cast<float>(c.lr * lr_factor);
+  s.grad_scale = static_cast<float>(grad_scale);
+  s.weight_decay = static_cast<float>(c.weight_decay);
+  s.buf_keep = stepped_ ? static_cast<float>(c.momentum) : 0.0f;
+  s.grad_keep = stepped_ ? static_cast<float>(1.0 - c.dampening) : 1.0f;
+  s.momentum = static_cast<float>(c.momentum);
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const strata_shard& sh = shards[i];
+    if (c.momentum > 0.0) {
+      sgd_momentum(sh.master, sh.grad, shards_[i].state, sh.count, s, c.nesterov);
+    } else {
+      sgd_plain(sh.master, sh.grad, sh.count, s);
+    }
+  }
+}
+
+void Optimizer::step_adam(std::span<const strata_shard> shards, uint64_t step, double grad_scale,
+                          double lr_factor) {
+  const AdamConfig& c = config_.adam;
+  const double lr = c.lr * lr_factor;
+  const double t = static_cast<double>(step);
+  // Scalars in double: 1 - beta^t loses most of its digits in float for beta2 = 0.999.
+  const double bc1 = c.bias_correction ? 1.0 - std::pow(c.beta1, t) : 1.0;
+  const double bc2 = c.bias_correction ? 1.0 - std::pow(c.beta2, t) : 1.0;
+  AdamScalars s{};
+  s.grad_scale = static_cast<float>(grad_scale);
+  s.l2_decay = c.decoupled_weight_decay ? 0.0f : static_cast<float>(c.weight_decay);
+  s.param_decay = c.decoupled_weight_decay ? static_cast<float>(lr * c.weight_decay) : 0.0f;
+  s.beta1 = static_cast<float>(c.beta1);
+  s.one_minus_beta1 = static_cast<float>(1.0 - c.beta1);
+  s.beta2 = static_cast<float>(c.beta2);
+  s.one_minus_beta2 = static_cast<float>(1.0 - c.beta2);
+  s.step_size = static_cast<float>(lr / bc1);
+  s.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
+  s.eps = static_cast<float>(c.eps);
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const strata_shard& sh = shards[i];
+    float* exp_avg = shards_[i].state;
+    float* exp_avg_sq = exp_avg == nullptr ? nullptr : exp_avg + sh.count;
+    adam_update(sh.master, sh.grad, exp_avg, exp_avg_sq, sh.count, s);
+  }
+}
+
+}  // namespace strata::offload

@@ -1,0 +1,230 @@
+// Parsing and validation of {"optimizer": {...}, "offload_optimizer": {...}}. Every error names
+// the JSON path of the offending key and what was expected there.
+#include "optimizer_config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <strata/plugin.hpp>
+#include <string>
+#include <vector>
+
+namespace strata::offload {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void invalid(const std::string& path, const std::string& what) {
+  sdk::fail(STRATA_ERR_INVALID_ARGUMENT, path + ": " + what);
+}
+
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Reads the keys of one JSON object by name, remembering which were asked for, so that whatever
+// is left over afterwards can be reported as unknown (typos must not be silently ignored).
+class ObjectReader {
+ public:
+  // `object` may be null (treated as {}); anything else that is not an object is an error.
+  ObjectReader(const json& object, std::string path) : object_(object), path_(std::move(path)) {
+    if (!object_.is_null() && !object_.is_object()) {
+      invalid(path_, "expected an object, got " + object_.dump());
+    }
+  }
+
+  const json* find(const std::string& key) {
+    if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);
+    if (!object_.is_object()) return nullptr;
+    auto it = object_.find(key);
+    return it == object_.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::string path(const std::string& key) const { return path_ + "." + key; }
+
+  double number(const std::string& key, double fallback, bool (*ok)(double), const char* expected) {
+    const json* v = find(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_number() || !ok(v->get<double>())) {
+      invalid(path(key), std::string("expected ") + expected + ", got " + v->dump());
+    }
+    return v->get<double>();
+  }
+  double positive(const std::string& key, double fallback) {
+    return number(
+        key, fallback, [](double x) { return std::isfinite(x) && x > 0; },
+        "a positive finite number");
+  }
+  double non_negative(const std::string& key, double fallback) {
+    return number(
+        key, fallback, [](double x) { return std::isfinite(x) && x >= 0; },
+        "a non-negative finite number");
+  }
+  bool boolean(const std::string& key, bool fallback) {
+    const json* v = find(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_boolean()) invalid(path(key), "expected true or false, got " + v->dump());
+    return v->get<bool>();
+  }
+
+  // Rejects every key that no find() asked for, naming the accepted ones.
+  void reject_unknown(const std::string& context) const {
+    if (!object_.is_object()) return;
+    for (const auto& item : object_.items()) {
+      if (std::find(known_.begin(), known_.end(), item.key()) == known_.end()) {
+        invalid(path(item.key()), "unknown key" + context + "; expected one of " + join(known_));
+      }
+    }
+  }
+
+ private:
+  const json& object_;
+  std::string path_;
+  std::vector<std::string> known_;
+};
+
+void read_betas(ObjectReader& params, AdamConfig& adam) {
+  const json* v = params.find("betas");
+  if (v == nullptr) return;
+  auto in_range = [](const json& b) {
+    return b.is_number() && b.get<double>() >= 0.0 && b.get<double>() < 1.0;
+  };
+  if (!v->is_array() || v->size() != 2 || !in_range((*v)[0]) || !in_range((*v)[1])) {
+    invalid(params.path("betas"), "expected two numbers in [0, 1), got " + v->dump());
+  }
+  adam.beta1 = (*v)[0].get<double>();
+  adam.beta2 = (*v)[1].get<double>();
+}
+
+SgdConfig read_sgd(ObjectReader& params) {
+  SgdConfig sgd;
+  const json* lr = params.find("lr");
+  if (lr == nullptr) invalid(params.path("lr"), "required for SGD (a positive finite number)");
+  sgd.lr = params.positive("lr", 0.0);
+  sgd.momentum = params.non_negative("momentum", sgd.momentum);
+  sgd.dampening = params.number(
+      "dampening", sgd.dampening, [](double x) { return std::isfinite(x); }, "a finite number");
+  sgd.weight_decay = params.non_negative("weight_decay", sgd.weight_decay);
+  sgd.nesterov = params.boolean("nesterov", sgd.nesterov);
+  if (sgd.nesterov && (sgd.momentum <= 0.0 || sgd.dampening != 0.0)) {
+    invalid(params.path("nesterov"), "requires momentum > 0 and dampening 0, got momentum " +
+                                         json(sgd.momentum).dump() + " and dampening " +
+                                         json(sgd.dampening).dump());
+  }
+  return sgd;
+}
+
+AdamConfig read_adam(ObjectReader& params, OptimizerKind kind) {
+  AdamConfig adam;
+  adam.weight_decay = kind == OptimizerKind::adamw ? 0.01 : 0.0;  // torch.optim.AdamW's default
+  adam.lr = params.positive("lr", adam.lr);
+  read_betas(params, adam);
+  adam.eps = params.positive("eps", adam.eps);
+  adam.weight_decay = params.non_negative("weight_decay", adam.weight_decay);
+  adam.bias_correction = params.boolean("bias_correction", adam.bias_correction);
+  adam.decoupled_weight_decay = params.boolean("adam_w_mode", true);
+  if (kind == OptimizerKind::adamw && !adam.decoupled_weight_decay) {
+    invalid(params.path("adam_w_mode"),
+            "AdamW always decouples weight decay; use type Adam for adam_w_mode false");
+  }
+  return adam;
+}
+
+OptimizerKind read_kind(ObjectReader& block) {
+  const json* type = block.find("type");
+  const std::string path = block.path("type");
+  if (type == nullptr) invalid(path, "missing; expected one of Adam, AdamW, SGD");
+  if (!type->is_string()) invalid(path, "expected one of Adam, AdamW, SGD, got " + type->dump());
+  const std::string name = lower(type->get<std::string>());
+  if (name == "sgd") return OptimizerKind::sgd;
+  if (name == "adam") return OptimizerKind::adam;
+  if (name == "adamw") return OptimizerKind::adamw;
+  invalid(path, "unsupported optimizer " + type->dump() +
+                    "; supported: Adam, AdamW, SGD (case-insensitive)");
+}
+
+OptimizerConfig read_optimizer(const json& root) {
+  auto it = root.find("optimizer");
+  if (it == root.end() || it->is_null()) {
+    invalid("optimizer",
+            R"(missing; expected an object like {"type": "AdamW", "params": {"lr": 0.001}})");
+  }
+  ObjectReader block(*it, "optimizer");
+  OptimizerConfig config;
+  config.kind = read_kind(block);
+  const json* params_json = block.find("params");
+  block.reject_unknown("");
+  const json empty = json::object();
+  ObjectReader params(params_json == nullptr ? empty : *params_json, "optimizer.params");
+  if (config.kind == OptimizerKind::sgd) {
+    config.sgd = read_sgd(params);
+  } else {
+    config.adam = read_adam(params, config.kind);
+  }
+  params.reject_unknown(std::string(" for ") + optimizer_name(config.kind));
+  return config;
+}
+
+// Only device "none" runs in this build: the step happens where the parameters already live.
+void read_offload(const json& root) {
+  auto it = root.find("offload_optimizer");
+  if (it == root.end() || it->is_null()) return;
+  ObjectReader block(*it, "offload_optimizer");
+  const json* device = block.find("device");
+  // DeepSpeed's other offload_optimizer keys only matter for cpu/nvme; accept them so that an
+  // existing ds_config reads the same.
+  for (const char* key : {"nvme_path", "buffer_count", "pin_memory", "pipeline_read",
+                          "pipeline_write", "fast_init", "ratio"}) {
+    block.find(key);
+  }
+  block.reject_unknown("");
+  if (device == nullptr) return;
+  const std::string name = device->is_string() ? device->get<std::string>() : "";
+  if (name == "none") return;
+  if (name == "cpu" || name == "nvme") {
+    sdk::fail(STRATA_ERR_UNSUPPORTED, "offload_optimizer.device: '" + name +
+                                          "' is not available in this build of strata_offload "
+                                          "(only 'none')");
+  }
+  invalid("offload_optimizer.device", "expected one of none|cpu|nvme, got " + device->dump());
+}
+
+}  // namespace
+
+OptimizerConfig parse_offload_config(std::string_view json_text) {
+  json root = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) invalid("config", "not valid JSON");
+  if (!root.is_object()) invalid("config", "expected a JSON object, got " + root.dump());
+  OptimizerConfig config = read_optimizer(root);
+  read_offload(root);
+  // Checked last so that a missing or malformed optimizer block is the error reported first.
+  for (const auto& item : root.items()) {
+    if (item.key() != "optimizer" && item.key() != "offload_optimizer") {
+      invalid(item.key(),
+              "unknown key in the offload config; expected optimizer, offload_optimizer");
+    }
+  }
+  return config;
+}
+
+const char* optimizer_name(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::sgd:
+      return "sgd";
+    case OptimizerKind::adam:
+      return "adam";
+    case OptimizerKind::adamw:
+      return "adamw";
+  }
+  return "unknown";
+}
+
+}  // namespace strata::offload
