@@ -1,0 +1,78 @@
+#include "comm_link.hpp"
+
+#include <cstddef>
+
+namespace strata::zero {
+
+using sdk::check;
+using sdk::fail;
+
+CommLink::CommLink(const sdk::Host& host) : ops_(&host.comm()), self_(host.comm_self()) {
+  if (ops_->struct_size < offsetof(strata_comm_ops, test) + sizeof(ops_->test)) {
+    fail(STRATA_ERR_ABI, "comm stratum's operation table is older than this sharding plugin");
+  }
+  caps_.struct_size = sizeof(caps_);
+  strata_error err = sdk::make_error();
+  check(ops_->query(self_, &caps_, &err), err, "comm query");
+  if ((caps_.dtype_mask & STRATA_DTYPE_BIT(STRATA_F32)) == 0 ||
+      (caps_.collective_mask & STRATA_COLL_BIT(STRATA_COLL_ALLREDUCE)) == 0 ||
+      (caps_.device_mask & STRATA_DEVICE_BIT(STRATA_DEVICE_HOST)) == 0) {
+    fail(STRATA_ERR_UNSUPPORTED,
+         "sharding stage 0 needs f32 allreduce of host memory, which the comm stratum lacks");
+  }
+}
+
+strata_request CommLink::start_allreduce(const float* send, float* recv, uint64_t count,
+                                         strata_reduce_op op) {
+  // The ABI's buffer views are non-const; the comm plugin only reads `send`.
+  const strata_buffer in = sdk::host_buffer(const_cast<float*>(send), count, STRATA_F32);
+  const strata_buffer out = sdk::host_buffer(recv, count, STRATA_F32);
+  strata_request req = nullptr;
+  strata_error err = sdk::make_error();
+  check(ops_->allreduce(self_, &in, &out, op, caps_.nonblocking ? &req : nullptr, &err), err,
+        "gradient allreduce");
+  return req;
+}
+
+void CommLink::wait(strata_request req) {
+  if (req == nullptr) return;
+  strata_error err = sdk::make_error();
+  check(ops_->wait(self_, req, &err), err, "gradient allreduce wait");
+}
+
+void CommLink::poke(strata_request req) {
+  if (req == nullptr || ops_->test == nullptr) return;
+  int32_t done = 0;
+  strata_error err = sdk::make_error();
+  check(ops_->test(self_, req, &done, &err), err, "gradient allreduce test");
+}
+
+void CommLink::expect_same_on_all_ranks(const std::vector<int64_t>& values,
+                                        const std::vector<std::string>& names) {
+  if ((caps_.dtype_mask & STRATA_DTYPE_BIT(STRATA_F64)) == 0) return;  // cannot check; not fatal
+  // One MAX reduction of (v, -v) yields both the maximum and the minimum over ranks.
+  const size_t n = values.size();
+  std::vector<double> both(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    // f64 is exact for the counts compared here (< 2^53) and every comm plugin reduces it.
+    both[i] = static_cast<double>(values[i]);
+    both[n + i] = -static_cast<double>(values[i]);
+  }
+  const strata_buffer buf = sdk::host_buffer(both.data(), both.size(), STRATA_F64);
+  strata_error err = sdk::make_error();
+  check(ops_->allreduce(self_, &buf, &buf, STRATA_MAX, nullptr, &err), err,
+        "parameter agreement check");
+  for (size_t i = 0; i < n; ++i) {
+    const auto hi = static_cast<int64_t>(both[i]);
+    const auto lo = static_cast<int64_t>(-both[n + i]);
+    if (hi != lo) {
+      fail(STRATA_ERR_MISMATCH, "ranks registered different parameters: " + names[i] +
+                                    " is " + std::to_string(values[i]) + " on rank " +
+                                    std::to_string(caps_.rank) + " but ranges from " +
+                                    std::to_string(lo) + " to " + std::to_string(hi) +
+                                    " across ranks");
+    }
+  }
+}
+
+}  // namespace strata::zero

@@ -1,0 +1,41 @@
+// The sharding plugin's view of the comm stratum (borrowed through the host-services table):
+// checks once what the comm plugin can do, then turns its C calls into throwing C++ calls.
+#pragma once
+
+#include <strata/plugin.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata::zero {
+
+class CommLink {
+ public:
+  // Throws STRATA_ERR_UNSUPPORTED if there is no comm stratum or it cannot allreduce f32.
+  explicit CommLink(const sdk::Host& host);
+
+  int rank() const { return caps_.rank; }
+  int size() const { return caps_.size; }
+
+  // Starts an allreduce of `count` f32 elements (send may equal recv). Returns the request to
+  // wait on, or nullptr if the comm plugin has no non-blocking collectives and already finished.
+  strata_request start_allreduce(const float* send, float* recv, uint64_t count,
+                                 strata_reduce_op op);
+  void wait(strata_request req);
+  // Lets the transport progress an earlier request (MPI moves non-blocking collectives along
+  // only inside MPI calls). Never waits.
+  void poke(strata_request req);
+
+  // Blocking check that every rank passes the same `values`; throws STRATA_ERR_MISMATCH naming
+  // the first differing entry (`names[i]`) and its range over the ranks.
+  void expect_same_on_all_ranks(const std::vector<int64_t>& values,
+                                const std::vector<std::string>& names);
+
+ private:
+  const strata_comm_ops* ops_;
+  void* self_;
+  strata_comm_caps caps_{};
+};
+
+}  // namespace strata::zero

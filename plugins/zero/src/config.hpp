@@ -1,0 +1,35 @@
+// The sharding plugin's configuration: DeepSpeed's `zero_optimization` object (merged by the
+// runtime with the manifest's sharding.config), validated with DeepSpeed's key names and types.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata::zero {
+
+// Default fusion-bucket capacity, in elements. DeepSpeed's 5e8 elements (2 GB of fp32 per bucket)
+// is sized for GPUs with tens of GB; in a host-memory runtime it would copy the whole model into
+// one buffer and leave nothing to overlap with the backward pass. 2^20 elements (4 MiB of fp32):
+//  - is where Open MPI's allreduce peaks on these machines (4 MiB: 4.5 GB/s; 16 MiB pieces:
+//    3.3 GB/s; 32-64 MiB: 1.5 GB/s), and the comm plugin cuts bigger messages into 4 MiB pieces
+//    anyway, so larger buckets would save no collectives, only add copying;
+//  - still amortises the per-collective latency (~7 us against ~1 ms of transfer);
+//  - lets tensors of 4 MiB and more sit alone in their bucket and be reduced in place, uncopied,
+//    while small tensors are fused, and keeps the fusion memory below one gradient copy.
+inline constexpr uint64_t kDefaultReduceBucketSize = uint64_t{1} << 20;
+
+struct ZeroConfig {
+  int stage = 0;
+  uint64_t reduce_bucket_size = kDefaultReduceBucketSize;
+  // DeepSpeed keys that were given but have no effect at `stage` in this build, by name.
+  // The plugin names them in one warning rather than ignoring them silently.
+  std::vector<std::string> ignored_keys;
+};
+
+// Parses and validates `json` (a JSON object text). Throws strata::sdk::Error with
+// STRATA_ERR_INVALID_ARGUMENT naming the key for unknown keys, wrong types and bad values.
+// Stages 1-3 parse fine here; whether a stage is implemented is decided by make_stage().
+ZeroConfig parse_config(const char* json);
+
+}  // namespace strata::zero

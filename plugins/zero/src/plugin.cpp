@@ -1,0 +1,82 @@
+// strata_zero's C entry point and sharding operation table. Each function only converts between
+// the C ABI and ZeroPlugin; guard() keeps every exception on this side of the boundary.
+#include "zero_plugin.hpp"
+
+#include <strata/plugin.hpp>
+
+namespace {
+
+using strata::sdk::guard;
+using strata::zero::ZeroPlugin;
+
+ZeroPlugin& self_of(void* self) {
+  if (self == nullptr) strata::sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "instance is NULL");
+  return *static_cast<ZeroPlugin*>(self);
+}
+
+strata_status create(const char* config_json, const strata_host_api* host, void** self,
+                     strata_error* err) {
+  return guard(err, [&] {
+    if (self == nullptr) strata::sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "create: self is NULL");
+    *self = new ZeroPlugin(config_json, host);
+  });
+}
+
+void destroy(void* self) { delete static_cast<ZeroPlugin*>(self); }
+
+strata_status query(void* self, strata_sharding_caps* caps, strata_error* err) {
+  return guard(err, [&] { self_of(self).query(caps); });
+}
+
+strata_status register_param(void* self, uint32_t index, const strata_param_desc* param,
+                             strata_error* err) {
+  return guard(err, [&] { self_of(self).register_param(index, param); });
+}
+
+strata_status finalize(void* self, strata_error* err) {
+  return guard(err, [&] { self_of(self).finalize(); });
+}
+
+strata_status grad_ready(void* self, uint32_t index, int32_t boundary, strata_error* err) {
+  return guard(err, [&] { self_of(self).grad_ready(index, boundary != 0); });
+}
+
+strata_status finish_reduce(void* self, strata_error* err) {
+  return guard(err, [&] { self_of(self).finish_reduce(); });
+}
+
+strata_status owned_shards(void* self, const strata_shard** shards, size_t* count,
+                           strata_error* err) {
+  return guard(err, [&] { self_of(self).owned_shards(shards, count); });
+}
+
+strata_status publish(void* self, strata_error* err) {
+  return guard(err, [&] { self_of(self).publish(); });
+}
+
+strata_status zero_grad(void* self, strata_error* err) {
+  return guard(err, [&] { self_of(self).zero_grad(); });
+}
+
+const strata_sharding_ops kOps = {
+    sizeof(strata_sharding_ops), create,       destroy,       query,   register_param,
+    finalize,                    grad_ready,   finish_reduce, owned_shards, publish,
+    zero_grad,
+};
+
+const strata_plugin_descriptor kDescriptor = {
+    sizeof(strata_plugin_descriptor),
+    STRATA_ABI_MAJOR,
+    STRATA_ABI_MINOR,
+    STRATA_PLUGIN_SHARDING,
+    "zero",
+    "0.1.0",
+    "ZeRO sharding (stage 0: data parallelism with gradient fusion buckets)",
+    &kOps,
+};
+
+}  // namespace
+
+STRATA_PLUGIN_EXPORT const strata_plugin_descriptor* strata_plugin_entry_v1(void) {
+  return &kDescriptor;
+}

@@ -1,0 +1,61 @@
+// Averages gradients over ranks bucket by bucket, overlapping the reduction with backward.
+//
+// Every rank must issue the same collectives in the same order, yet ranks may finish gradients in
+// different orders (or never report some). So buckets start strictly in bucket order: bucket k
+// starts only once all its parameters are ready AND buckets 0..k-1 have started. finish() starts
+// whatever is left, in the same order, so all ranks end up with the identical collective sequence.
+#pragma once
+
+#include "bucket_plan.hpp"
+#include "comm_link.hpp"
+#include "param.hpp"
+
+#include <strata/plugin.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace strata::zero {
+
+class Stage0Reducer {
+ public:
+  // `params` must outlive the reducer (the stage owns both). Allocates one accounted fusion
+  // buffer (STRATA_MEM_COMM_BUFFERS) per bucket that is not reduced in place.
+  Stage0Reducer(const sdk::Host& host, CommLink& comm, const std::vector<ParamRecord>& params,
+                BucketPlan plan);
+  // Completes reductions still in flight: the comm plugin may still write into our buffers.
+  ~Stage0Reducer();
+  Stage0Reducer(const Stage0Reducer&) = delete;
+  Stage0Reducer& operator=(const Stage0Reducer&) = delete;
+
+  // Param `index` has its final gradient for this step. Throws if it was already reported.
+  void mark_ready(uint32_t index);
+  // Starts every bucket not yet started, waits for all, copies the averages into the host's
+  // gradient buffers and begins a new step. Collective.
+  void finish();
+  // True between the first bucket start of a step and finish().
+  bool in_flight() const { return next_to_start_ > 0; }
+  // Forgets this step's ready marks. Only when !in_flight(): started buckets must be finished.
+  void reset_step();
+
+ private:
+  struct BucketState {
+    sdk::HostArray<float> fusion;  // empty for in-place buckets
+    size_t ready = 0;              // parameters of this bucket reported ready this step
+    strata_request request = nullptr;
+  };
+
+  float* grad_of(uint32_t index) const { return static_cast<float*>(params_[index].grad); }
+  void start_complete_buckets();
+  void start(size_t bucket);
+  void wait_and_unpack(size_t bucket);
+
+  CommLink& comm_;
+  const std::vector<ParamRecord>& params_;
+  BucketPlan plan_;
+  std::vector<BucketState> state_;
+  std::vector<uint8_t> ready_;  // per parameter, this step
+  size_t next_to_start_ = 0;    // buckets [0, next_to_start_) have started this step
+};
+
+}  // namespace strata::zero

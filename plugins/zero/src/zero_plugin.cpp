@@ -1,0 +1,107 @@
+#include "zero_plugin.hpp"
+
+#include <string>
+
+namespace strata::zero {
+
+using sdk::fail;
+
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+}  // namespace
+
+ZeroPlugin::ZeroPlugin(const char* config_json, const strata_host_api* host)
+    : host_(host), config_(parse_config(config_json)), stage_(make_stage(config_, host_)) {
+  // One warning, not silence: a ds_config tuned for stage 2 or 3 should not look honoured.
+  if (!config_.ignored_keys.empty()) {
+    host_.log(STRATA_LOG_WARN, "zero_optimization: these keys have no effect at stage %d: %s",
+              config_.stage, join(config_.ignored_keys).c_str());
+  }
+}
+
+void ZeroPlugin::query(strata_sharding_caps* caps) const {
+  if (caps == nullptr) fail(STRATA_ERR_INVALID_ARGUMENT, "query: caps is NULL");
+  // Write only the fields inside the size the caller gave (older hosts pass smaller structs).
+  if (STRATA_STRUCT_HAS(caps, strata_sharding_caps, stage)) caps->stage = stage_->number();
+  if (STRATA_STRUCT_HAS(caps, strata_sharding_caps, shards_replicated)) {
+    caps->shards_replicated = stage_->shards_replicated() ? 1 : 0;
+  }
+}
+
+void ZeroPlugin::register_param(uint32_t index, const strata_param_desc* desc) {
+  if (finalized_) fail(STRATA_ERR_INVALID_ARGUMENT, "register_param: called after finalize");
+  if (desc == nullptr || !STRATA_STRUCT_HAS(desc, strata_param_desc, grad)) {
+    fail(STRATA_ERR_ABI, "register_param: parameter descriptor missing or too small");
+  }
+  if (index != params_.size()) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "register_param: expected index " +
+                                          std::to_string(params_.size()) + ", got " +
+                                          std::to_string(index) + " (indices are dense from 0)");
+  }
+  ParamRecord param;
+  param.name = desc->name != nullptr ? desc->name : "#" + std::to_string(index);
+  param.dtype = desc->dtype;
+  param.device = desc->device;
+  param.count = desc->count;
+  param.data = desc->data;
+  param.grad = desc->grad;
+  stage_->check_param(param);
+  params_.push_back(std::move(param));
+}
+
+void ZeroPlugin::finalize() {
+  if (finalized_) fail(STRATA_ERR_INVALID_ARGUMENT, "finalize: called twice");
+  stage_->finalize(params_);
+  finalized_ = true;
+}
+
+void ZeroPlugin::grad_ready(uint32_t index, bool boundary) {
+  require_finalized("grad_ready");
+  check_index("grad_ready", index);
+  stage_->grad_ready(index, boundary);
+}
+
+void ZeroPlugin::finish_reduce() {
+  require_finalized("finish_reduce");
+  stage_->finish_reduce();
+}
+
+void ZeroPlugin::owned_shards(const strata_shard** shards, size_t* count) {
+  require_finalized("owned_shards");
+  if (shards == nullptr || count == nullptr) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "owned_shards: shards and count must not be NULL");
+  }
+  const std::vector<strata_shard>& owned = stage_->owned_shards();
+  *shards = owned.data();
+  *count = owned.size();
+}
+
+void ZeroPlugin::publish() {
+  require_finalized("publish");
+  stage_->publish();
+}
+
+void ZeroPlugin::zero_grad() {
+  require_finalized("zero_grad");
+  stage_->zero_grad();
+}
+
+void ZeroPlugin::require_finalized(const char* call) const {
+  if (!finalized_) fail(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": called before finalize");
+}
+
+void ZeroPlugin::check_index(const char* call, uint32_t index) const {
+  if (index >= params_.size()) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": parameter index " +
+                                          std::to_string(index) + " out of range (" +
+                                          std::to_string(params_.size()) + " registered)");
+  }
+}
+
+}  // namespace strata::zero

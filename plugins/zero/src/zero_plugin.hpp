@@ -1,0 +1,40 @@
+// One strata_zero instance: the parameter registry and call-order checks every stage shares,
+// in front of the Stage the config chose.
+#pragma once
+
+#include "config.hpp"
+#include "param.hpp"
+#include "stage.hpp"
+
+#include <strata/plugin.hpp>
+
+#include <memory>
+#include <vector>
+
+namespace strata::zero {
+
+class ZeroPlugin {
+ public:
+  ZeroPlugin(const char* config_json, const strata_host_api* host);
+
+  void query(strata_sharding_caps* caps) const;
+  void register_param(uint32_t index, const strata_param_desc* desc);
+  void finalize();
+  void grad_ready(uint32_t index, bool boundary);
+  void finish_reduce();
+  void owned_shards(const strata_shard** shards, size_t* count);
+  void publish();
+  void zero_grad();
+
+ private:
+  void require_finalized(const char* call) const;
+  void check_index(const char* call, uint32_t index) const;
+
+  sdk::Host host_;
+  ZeroConfig config_;
+  std::unique_ptr<Stage> stage_;
+  std::vector<ParamRecord> params_;
+  bool finalized_ = false;
+};
+
+}  // namespace strata::zero

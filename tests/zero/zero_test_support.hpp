@@ -1,0 +1,85 @@
+// Shared by the strata_zero tests: one comm instance per process (the MPI comm plugin finalises
+// MPI when its last instance goes, so tests must not create and destroy their own), a FakeHost
+// that records log lines, and a small RAII handle around a strata_zero instance.
+#pragma once
+
+#include "plugin_harness.hpp"
+
+#include <gtest/gtest.h>
+#include <strata/plugin.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strata::zero_test {
+
+// The comm plugin, created once before the first test and destroyed after the last.
+class CommEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override;
+  void TearDown() override;
+
+  static const strata_comm_ops& ops();
+  static void* self();
+  static int rank();
+  static int size();
+};
+
+struct LogLine {
+  int32_t level;
+  std::string text;
+};
+
+// A FakeHost wired to the shared comm instance whose log lines are kept for inspection.
+class RecordingHost {
+ public:
+  RecordingHost();
+  ~RecordingHost();
+  RecordingHost(const RecordingHost&) = delete;
+  RecordingHost& operator=(const RecordingHost&) = delete;
+  strata_host_api* api() { return host_.api(); }
+  size_t bytes(strata_mem_category c) { return host_.bytes(c); }
+  std::vector<LogLine> lines(int32_t level) const;
+
+ private:
+  static void record(void* ctx, int32_t level, const char* message);
+  test::FakeHost host_;
+  std::vector<LogLine> lines_;
+};
+
+const strata_sharding_ops& zero_ops();
+
+// One strata_zero instance; every call returns its status and keeps the last error message.
+class Zero {
+ public:
+  Zero(RecordingHost& host, const std::string& config_json);
+  ~Zero();
+  Zero(const Zero&) = delete;
+  Zero& operator=(const Zero&) = delete;
+
+  strata_status created() const { return create_status_; }
+  const std::string& message() const { return message_; }
+
+  strata_status register_param(uint32_t index, const char* name, float* data, float* grad,
+                               uint64_t count, int32_t dtype = STRATA_F32);
+  strata_status finalize();
+  strata_status grad_ready(uint32_t index, bool boundary);
+  strata_status finish_reduce();
+  strata_status zero_grad();
+  strata_status publish();
+  strata_status query(strata_sharding_caps* caps);
+  strata_status owned_shards(const strata_shard** shards, size_t* count);
+
+ private:
+  strata_status keep(strata_status status);
+  void* self_ = nullptr;
+  strata_status create_status_;
+  strata_error err_ = sdk::make_error();
+  std::string message_;
+};
+
+// Elementwise check that `data` is bitwise the same on every rank (MIN == MAX == own bits).
+bool identical_on_all_ranks(const std::vector<float>& data);
+
+}  // namespace strata::zero_test
