@@ -1,0 +1,128 @@
+#include "trainer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace strata::fmnist {
+namespace {
+
+BatchShape batch_shape(const Runtime& runtime) {
+  const TrainingInfo t = runtime.training();
+  const WorldInfo w = runtime.world();
+  return {t.train_batch_size, t.micro_batch_size, t.gradient_accumulation_steps, w.size, w.rank};
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::vector<uint32_t> attach(Runtime& runtime, Mlp& model) {
+  const int32_t dtype = runtime.training().model_dtype;
+  if (dtype != STRATA_F32) {
+    throw std::runtime_error(std::string("the manifest's precision stratum wants parameters in ") +
+                             strata_dtype_name(dtype) + "; this example computes in f32 only");
+  }
+  std::vector<uint32_t> indices;
+  for (Param& p : model.params()) {
+    indices.push_back(runtime.register_param(p.name, p.data.data(), p.grad.data(), p.data.size()));
+  }
+  runtime.finalize();
+  return indices;
+}
+
+Trainer::Trainer(Runtime& runtime, Mlp& model, std::vector<uint32_t> indices, const Dataset& train,
+                 const Dataset* test, TrainConfig config)
+    : runtime_(runtime),
+      model_(model),
+      indices_(std::move(indices)),
+      train_(train),
+      test_(test),
+      config_(config),
+      world_(runtime.world()),
+      plan_(train.count, batch_shape(runtime), config.seed) {
+  if (train.features != model.inputs()) {
+    throw std::invalid_argument("training data has " + std::to_string(train.features) +
+                                " features per sample, the model expects " +
+                                std::to_string(model.inputs()));
+  }
+  inputs_.resize(plan_.shape().micro_batch * train.features);
+  labels_.resize(plan_.shape().micro_batch);
+}
+
+StepResult Trainer::train_step(std::size_t step, double& loss_sum, double& samples) {
+  const uint64_t accumulation = plan_.shape().accumulation;
+  StepResult result;
+  for (std::size_t micro = 0; micro < accumulation; ++micro) {
+    const auto batch = plan_.micro_batch(step, micro);
+    gather_batch(train_, batch.data(), batch.size(), inputs_.data(), labels_.data());
+    // The runtime averages over ranks; dividing by the accumulation count makes the accumulated
+    // gradient the mean over the whole global batch. The loss scale is 1 unless fp16 scaling.
+    const auto multiplier = static_cast<float>(runtime_.loss_scale() / double(accumulation));
+    const double loss =
+        model_.train_batch(inputs_.data(), labels_.data(), batch.size(), multiplier,
+                           [this](std::size_t p) { runtime_.grad_ready(indices_[p]); });
+    loss_sum += loss * double(batch.size());
+    samples += double(batch.size());
+    result = runtime_.step();
+  }
+  if (!result.boundary()) {
+    throw std::runtime_error("runtime did not step after " + std::to_string(accumulation) +
+                             " micro-batches (gradient_accumulation_steps)");
+  }
+  return result;
+}
+
+void Trainer::run() {
+  for (int epoch = 1; epoch <= config_.epochs; ++epoch) {
+    const auto epoch_start = std::chrono::steady_clock::now();
+    plan_.start_epoch(uint64_t(epoch - 1));
+    double totals[2] = {0.0, 0.0};  // loss × samples, samples
+    StepResult last;
+    bool stop = false;
+    for (std::size_t step = 0; step < plan_.steps_per_epoch() && !stop; ++step) {
+      last = train_step(step, totals[0], totals[1]);
+      if (step_hook_) step_hook_(last);
+      stop = config_.max_steps != 0 && last.global_steps >= config_.max_steps;
+    }
+    const double train_seconds = seconds_since(epoch_start);
+    runtime_.allreduce(totals, 2, STRATA_SUM);
+
+    EpochStats stats;
+    stats.epoch = epoch;
+    stats.global_steps = last.global_steps;
+    stats.skipped_steps = last.skipped_steps;
+    stats.grad_norm = last.grad_norm;
+    stats.train_loss = totals[0] / totals[1];
+    stats.test_accuracy = test_ != nullptr ? evaluate() : std::nan("");
+    stats.samples_per_second = totals[1] / train_seconds;
+    stats.seconds = seconds_since(epoch_start);
+    stats.stopped_early = stop;
+    if (epoch_hook_) epoch_hook_(stats);
+    if (stop) break;
+  }
+}
+
+double Trainer::evaluate() {
+  // Rank r scores the contiguous r-th share of the test set; the counts are summed over ranks.
+  const std::size_t n = test_->count;
+  const auto ranks = std::size_t(world_.size), rank = std::size_t(world_.rank);
+  const std::size_t first = n * rank / ranks, last = n * (rank + 1) / ranks;
+  constexpr std::size_t kChunk = 500;
+  std::vector<float> x(kChunk * test_->features);
+  std::vector<uint8_t> y(kChunk);
+  double counts[2] = {0.0, double(last - first)};  // correct, scored
+  for (std::size_t i = first; i < last; i += kChunk) {
+    const std::size_t m = std::min(kChunk, last - i);
+    gather_range(*test_, i, m, x.data(), y.data());
+    counts[0] += double(model_.count_correct(x.data(), y.data(), m));
+  }
+  runtime_.allreduce(counts, 2, STRATA_SUM);
+  return counts[0] / counts[1];
+}
+
+}  // namespace strata::fmnist

@@ -1,0 +1,74 @@
+// The data-parallel training loop: micro-batches from a BatchPlan, forward/backward on the MLP,
+// gradients handed to the Strata runtime as they complete, one strata step per micro-batch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <strata/strata.hpp>
+#include <vector>
+
+#include "batch_plan.hpp"
+#include "dataset.hpp"
+#include "mlp.hpp"
+
+namespace strata::fmnist {
+
+// Registers the model's parameters with the runtime in forward order (W1, b1, W2, ...) and
+// finalizes it (rank 0's values are broadcast). Returns the runtime index of each parameter.
+std::vector<uint32_t> attach(Runtime& runtime, Mlp& model);
+
+struct TrainConfig {
+  int epochs = 10;
+  uint64_t seed = 1;       // data order; the model's init is the caller's business
+  uint64_t max_steps = 0;  // stop after this many optimizer steps; 0 = no limit
+};
+
+struct EpochStats {
+  int epoch = 0;              // 1-based
+  uint64_t global_steps = 0;  // optimizer steps so far, skipped ones included
+  uint64_t skipped_steps = 0;
+  double grad_norm = 0;           // global gradient norm (before clipping) of the last step
+  double train_loss = 0;          // mean over every sample any rank trained on this epoch
+  double test_accuracy = 0;       // whole test set, split over ranks; NaN without a test set
+  double samples_per_second = 0;  // global training throughput (evaluation excluded)
+  double seconds = 0;             // wall time of the epoch, evaluation included
+  bool stopped_early = false;     // max_steps reached inside this epoch
+};
+
+class Trainer {
+ public:
+  using StepHook = std::function<void(const StepResult&)>;
+  using EpochHook = std::function<void(const EpochStats&)>;
+
+  // `indices` as returned by attach(); `test` may be null. All referenced objects must outlive
+  // the trainer.
+  Trainer(Runtime& runtime, Mlp& model, std::vector<uint32_t> indices, const Dataset& train,
+          const Dataset* test, TrainConfig config);
+
+  void on_step(StepHook hook) { step_hook_ = std::move(hook); }     // after every optimizer step
+  void on_epoch(EpochHook hook) { epoch_hook_ = std::move(hook); }  // on every rank
+
+  void run();
+
+  // Fraction of the test set classified correctly; collective.
+  double evaluate();
+
+ private:
+  // Trains one optimizer step's micro-batches; returns the boundary step's result.
+  StepResult train_step(std::size_t step, double& loss_sum, double& samples);
+
+  Runtime& runtime_;
+  Mlp& model_;
+  std::vector<uint32_t> indices_;
+  const Dataset& train_;
+  const Dataset* test_;
+  TrainConfig config_;
+  WorldInfo world_;
+  BatchPlan plan_;
+  std::vector<float> inputs_;
+  std::vector<uint8_t> labels_;
+  StepHook step_hook_;
+  EpochHook epoch_hook_;
+};
+
+}  // namespace strata::fmnist

@@ -1,0 +1,259 @@
+// strata/strata.hpp — header-only C++17 RAII wrapper over the host C API (strata/strata.h).
+//
+// A training host owns one strata::Runtime. Every call that fails throws strata::Error carrying the
+// status code and the runtime's one-line message, so a host can write its loop without checking
+// status codes and still tell the user exactly what went wrong.
+#pragma once
+
+#include <strata/strata.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace strata {
+
+// A failed runtime call: status() says which kind, what() the runtime's message.
+class Error : public std::runtime_error {
+ public:
+  Error(strata_status status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  strata_status status() const noexcept { return status_; }
+  const char* status_name() const noexcept { return strata_status_name(status_); }
+
+ private:
+  strata_status status_;
+};
+
+namespace detail {
+
+inline strata_error make_error() {
+  strata_error err{};
+  err.struct_size = sizeof(strata_error);
+  return err;
+}
+
+// Throws when `status` is not OK; the message is the runtime's, or names the call if it gave none.
+inline void check(strata_status status, const strata_error& err, const char* call) {
+  if (status == STRATA_OK) return;
+  std::string message = err.message[0] != '\0'
+                            ? std::string(err.message)
+                            : std::string(call) + " failed: " + strata_status_name(status);
+  throw Error(status, message);
+}
+
+// For the calls that take no strata_error (world, training, loss_scale, memory).
+inline void check(strata_status status, const char* call) {
+  if (status != STRATA_OK) {
+    throw Error(status, std::string(call) + " failed: " + strata_status_name(status));
+  }
+}
+
+template <class T>
+constexpr strata_dtype dtype_of() {
+  if constexpr (std::is_same_v<T, float>)
+    return STRATA_F32;
+  else if constexpr (std::is_same_v<T, double>)
+    return STRATA_F64;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return STRATA_I32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return STRATA_I64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return STRATA_U8;
+  else
+    static_assert(sizeof(T) == 0, "no strata_dtype for this type");
+}
+
+}  // namespace detail
+
+using WorldInfo = strata_world_info;
+using TrainingInfo = strata_training_info;
+using MemoryReport = strata_memory_report;
+
+// What strata_step did: outcome plus the counters a host logs.
+struct StepResult {
+  strata_step_outcome outcome = STRATA_STEP_ACCUMULATED;
+  double loss_scale = 1.0;
+  double grad_norm = 0.0;
+  uint64_t global_steps = 0;
+  uint64_t skipped_steps = 0;
+
+  bool applied() const { return outcome == STRATA_STEP_APPLIED; }
+  bool skipped() const { return outcome == STRATA_STEP_SKIPPED; }
+  // True at an accumulation boundary, whether the update was applied or skipped.
+  bool boundary() const { return outcome != STRATA_STEP_ACCUMULATED; }
+};
+
+class Runtime {
+ public:
+  // Reads the manifest file; `overrides_json` (a JSON object, RFC 7386 merge patch) may be empty.
+  explicit Runtime(const std::string& manifest_path, const std::string& overrides_json = {}) {
+    strata_create_options options = base_options(overrides_json);
+    options.manifest_path = manifest_path.c_str();
+    create(options);
+  }
+
+  // Manifest given inline; plugin names are looked up first in `base_dir` (empty: current dir).
+  static Runtime from_json(const std::string& manifest_json, const std::string& base_dir = {},
+                           const std::string& overrides_json = {}) {
+    strata_create_options options = base_options(overrides_json);
+    options.manifest_json = manifest_json.c_str();
+    options.base_dir = base_dir.empty() ? nullptr : base_dir.c_str();
+    return Runtime(options);
+  }
+
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+  Runtime(Runtime&& other) noexcept : rt_(std::exchange(other.rt_, nullptr)) {}
+  Runtime& operator=(Runtime&& other) noexcept {
+    if (this != &other) {
+      strata_destroy(rt_);
+      rt_ = std::exchange(other.rt_, nullptr);
+    }
+    return *this;
+  }
+  ~Runtime() { strata_destroy(rt_); }
+
+  strata_runtime* get() const noexcept { return rt_; }
+
+  WorldInfo world() const {
+    WorldInfo info{};
+    info.struct_size = sizeof(info);
+    detail::check(strata_world(rt_, &info), "strata_world");
+    return info;
+  }
+
+  TrainingInfo training() const {
+    TrainingInfo info{};
+    info.struct_size = sizeof(info);
+    detail::check(strata_training(rt_, &info), "strata_training");
+    return info;
+  }
+
+  // Registers a host-owned parameter (data and grad must outlive the runtime); returns its index.
+  uint32_t register_param(const std::string& name, strata_dtype dtype, void* data, void* grad,
+                          uint64_t count) {
+    strata_param_desc desc{};
+    desc.struct_size = sizeof(desc);
+    desc.name = name.c_str();
+    desc.dtype = dtype;
+    desc.device = strata_device{STRATA_DEVICE_HOST, 0};
+    desc.count = count;
+    desc.data = data;
+    desc.grad = grad;
+    uint32_t index = 0;
+    strata_error err = detail::make_error();
+    detail::check(strata_register_param(rt_, &desc, &index, &err), err, "strata_register_param");
+    return index;
+  }
+
+  uint32_t register_param(const std::string& name, float* data, float* grad, uint64_t count) {
+    return register_param(name, STRATA_F32, data, grad, count);
+  }
+
+  void finalize() { call(&strata_finalize, "strata_finalize"); }
+
+  void grad_ready(uint32_t index) {
+    strata_error err = detail::make_error();
+    detail::check(strata_grad_ready(rt_, index, &err), err, "strata_grad_ready");
+  }
+
+  StepResult step() {
+    strata_step_result raw{};
+    raw.struct_size = sizeof(raw);
+    strata_error err = detail::make_error();
+    detail::check(strata_step(rt_, &raw, &err), err, "strata_step");
+    StepResult result;
+    result.outcome = static_cast<strata_step_outcome>(raw.outcome);
+    result.loss_scale = raw.loss_scale;
+    result.grad_norm = raw.grad_norm;
+    result.global_steps = raw.global_steps;
+    result.skipped_steps = raw.skipped_steps;
+    return result;
+  }
+
+  double loss_scale() const {
+    double scale = 1.0;
+    detail::check(strata_loss_scale(rt_, &scale), "strata_loss_scale");
+    return scale;
+  }
+
+  // ---- collectives on host buffers, for metrics (blocking, every rank calls them alike) ----
+
+  void allreduce(const void* send, void* recv, uint64_t count, strata_dtype dtype,
+                 strata_reduce_op op) {
+    strata_error err = detail::make_error();
+    detail::check(strata_allreduce(rt_, send, recv, count, dtype, op, &err), err,
+                  "strata_allreduce");
+  }
+
+  template <class T>
+  void allreduce(T* values, uint64_t count, strata_reduce_op op = STRATA_SUM) {
+    allreduce(values, values, count, detail::dtype_of<T>(), op);
+  }
+
+  template <class T>
+  T allreduce(T value, strata_reduce_op op = STRATA_SUM) {
+    allreduce(&value, 1, op);
+    return value;
+  }
+
+  // recv holds count_per_rank × world size elements; rank r's block lands at r × count_per_rank.
+  void allgather(const void* send, void* recv, uint64_t count_per_rank, strata_dtype dtype) {
+    strata_error err = detail::make_error();
+    detail::check(strata_allgather(rt_, send, recv, count_per_rank, dtype, &err), err,
+                  "strata_allgather");
+  }
+
+  template <class T>
+  void allgather(const T* send, T* recv, uint64_t count_per_rank) {
+    allgather(send, recv, count_per_rank, detail::dtype_of<T>());
+  }
+
+  void broadcast(void* buf, uint64_t count, strata_dtype dtype, int root = 0) {
+    strata_error err = detail::make_error();
+    detail::check(strata_broadcast(rt_, buf, count, dtype, root, &err), err, "strata_broadcast");
+  }
+
+  template <class T>
+  void broadcast(T* values, uint64_t count, int root = 0) {
+    broadcast(values, count, detail::dtype_of<T>(), root);
+  }
+
+  void barrier() { call(&strata_barrier, "strata_barrier"); }
+
+  MemoryReport memory() const {
+    MemoryReport report{};
+    report.struct_size = sizeof(report);
+    detail::check(strata_memory(rt_, &report), "strata_memory");
+    return report;
+  }
+
+ private:
+  explicit Runtime(const strata_create_options& options) { create(options); }
+
+  static strata_create_options base_options(const std::string& overrides_json) {
+    strata_create_options options{};
+    options.struct_size = sizeof(options);
+    // c_str() of the caller's string: valid until create() returns, which is all that is needed.
+    options.overrides_json = overrides_json.empty() ? nullptr : overrides_json.c_str();
+    return options;
+  }
+
+  void create(const strata_create_options& options) {
+    strata_error err = detail::make_error();
+    detail::check(strata_create(&options, &rt_, &err), err, "strata_create");
+  }
+
+  void call(strata_status (*fn)(strata_runtime*, strata_error*), const char* name) {
+    strata_error err = detail::make_error();
+    detail::check(fn(rt_, &err), err, name);
+  }
+
+  strata_runtime* rt_ = nullptr;
+};
+
+}  // namespace strata
