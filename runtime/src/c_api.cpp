@@ -3,6 +3,7 @@
 #include "error.hpp"
 #include "log.hpp"
 
+#include <strata/plugin.hpp>
 #include <strata/strata.h>
 
 #include <cstring>
@@ -178,17 +179,6 @@ const char* strata_status_name(int32_t status) {
   }
 }
 
-const char* strata_dtype_name(int32_t dtype) {
-  switch (dtype) {
-    case STRATA_F32: return "f32";
-    case STRATA_F16: return "f16";
-    case STRATA_BF16: return "bf16";
-    case STRATA_F64: return "f64";
-    case STRATA_I32: return "i32";
-    case STRATA_I64: return "i64";
-    case STRATA_U8: return "u8";
-    default: return "unknown-dtype";
-  }
-}
+const char* strata_dtype_name(int32_t dtype) { return strata::sdk::dtype_name(dtype); }
 
 }  // extern "C"

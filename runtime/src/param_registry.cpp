@@ -2,6 +2,7 @@
 
 #include "error.hpp"
 
+#include <strata/plugin.hpp>
 #include <strata/strata.h>
 
 #include <algorithm>
@@ -9,16 +10,6 @@
 
 namespace strata::rt {
 namespace {
-
-size_t dtype_bytes(int32_t dtype) {
-  switch (dtype) {
-    case STRATA_F32: case STRATA_I32: return 4;
-    case STRATA_F16: case STRATA_BF16: return 2;
-    case STRATA_F64: case STRATA_I64: return 8;
-    case STRATA_U8: return 1;
-    default: return 0;
-  }
-}
 
 // One line per parameter: the same text on two ranks means the same registration.
 std::vector<std::string> split_lines(const std::string& text) {
@@ -46,7 +37,7 @@ std::string ParamRecord::signature() const {
   return "'" + name + "' " + strata_dtype_name(dtype) + "[" + std::to_string(count) + "]";
 }
 
-uint64_t ParamRecord::bytes() const { return count * dtype_bytes(dtype); }
+uint64_t ParamRecord::bytes() const { return count * sdk::dtype_size(dtype); }
 
 uint32_t ParamRegistry::add(const strata_param_desc& desc) {
   if (desc.struct_size < sizeof(strata_param_desc)) {
@@ -65,7 +56,7 @@ uint32_t ParamRegistry::add(const strata_param_desc& desc) {
   if (std::any_of(params_.begin(), params_.end(), same_name)) {
     throw Error(STRATA_ERR_INVALID_ARGUMENT, where + "a parameter with this name is already registered");
   }
-  if (dtype_bytes(desc.dtype) == 0) {
+  if (sdk::dtype_size(desc.dtype) == 0) {
     throw Error(STRATA_ERR_INVALID_ARGUMENT, where + "unknown dtype " + std::to_string(desc.dtype));
   }
   if (desc.device.type != STRATA_DEVICE_HOST) {

@@ -7,6 +7,8 @@
 
 #include <strata/plugin_api.h>
 
+#include <dlfcn.h>
+
 #include <string>
 #include <utility>
 
@@ -27,6 +29,9 @@ class PluginInstance {
   void create(LoadedPlugin library, const StratumSpec& spec, const std::string& manifest_source,
               const strata_host_api* host) {
     library_ = std::move(library);
+    // Keep the library mapped until process exit, even after destroy: transports such as MPI
+    // leave threads and exit handlers inside it, and MPI cannot be initialised twice anyway.
+    dlopen(library_.path().c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
     ops_ = &library_.template ops<Ops>();
     label_ = spec.stratum + " plugin '" + library_.descriptor().name + "'";
     strata_error err = new_error();

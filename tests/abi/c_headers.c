@@ -1,0 +1,120 @@
+/* Compiles the public C headers (plugin_api.h, strata.h) as strict C99, and through
+ * c_headers_as_cpp.cpp as C++, and checks the layout facts the ABI rules rely on: struct_size
+ * first, STRATA_STRUCT_HAS on a truncated struct, fixed enum values, callable ops tables. */
+#include <strata/plugin_api.h>
+#include <strata/strata.h>
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failures = 0;
+
+#define CHECK(cond)                                                                  \
+  do {                                                                               \
+    if (!(cond)) {                                                                   \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);        \
+      ++failures;                                                                    \
+    }                                                                                \
+  } while (0)
+
+static strata_status fixture_create(const char* config_json, const strata_host_api* host,
+                                    void** self, strata_error* err) {
+  (void)config_json;
+  (void)host;
+  *self = NULL;
+  if (err != NULL && err->struct_size >= sizeof(strata_error)) {
+    err->code = STRATA_ERR_UNSUPPORTED;
+    strcpy(err->message, "fixture");
+  }
+  return STRATA_ERR_UNSUPPORTED;
+}
+
+static void fixture_destroy(void* self) { (void)self; }
+
+static const strata_plugin_descriptor* fixture_entry(void) { return NULL; }
+
+int main(void) {
+  strata_offload_ops ops;
+  strata_plugin_descriptor descriptor;
+  strata_error err;
+  strata_create_options options;
+  strata_param_desc param;
+  strata_step_result result;
+  strata_memory_report report;
+  strata_plugin_entry_fn entry = fixture_entry;
+  void* self = &ops;
+  float data[2] = {1.0f, 2.0f};
+
+  memset(&ops, 0, sizeof ops);
+  ops.struct_size = sizeof ops;
+  ops.create = fixture_create;
+  ops.destroy = fixture_destroy;
+
+  memset(&descriptor, 0, sizeof descriptor);
+  descriptor.struct_size = sizeof descriptor;
+  descriptor.abi_major = STRATA_ABI_MAJOR;
+  descriptor.abi_minor = STRATA_ABI_MINOR;
+  descriptor.kind = STRATA_PLUGIN_OFFLOAD;
+  descriptor.name = "c99";
+  descriptor.ops = &ops;
+  CHECK(STRATA_STRUCT_HAS(&descriptor, strata_plugin_descriptor, ops));
+  descriptor.struct_size = offsetof(strata_plugin_descriptor, kind);
+  CHECK(STRATA_STRUCT_HAS(&descriptor, strata_plugin_descriptor, abi_minor));
+  CHECK(!STRATA_STRUCT_HAS(&descriptor, strata_plugin_descriptor, kind));
+
+  /* Rule 3: every boundary struct starts with struct_size. */
+  CHECK(offsetof(strata_plugin_descriptor, struct_size) == 0);
+  CHECK(offsetof(strata_error, struct_size) == 0);
+  CHECK(offsetof(strata_comm_ops, struct_size) == 0);
+  CHECK(offsetof(strata_sharding_ops, struct_size) == 0);
+  CHECK(offsetof(strata_precision_ops, struct_size) == 0);
+  CHECK(offsetof(strata_offload_ops, struct_size) == 0);
+  CHECK(offsetof(strata_host_api, struct_size) == 0);
+  CHECK(offsetof(strata_create_options, struct_size) == 0);
+  CHECK(offsetof(strata_step_result, struct_size) == 0);
+  /* Every ops table starts with create and destroy at the same place: the loader relies on it. */
+  CHECK(offsetof(strata_comm_ops, create) == offsetof(strata_offload_ops, create));
+  CHECK(offsetof(strata_sharding_ops, destroy) == offsetof(strata_offload_ops, destroy));
+  CHECK(offsetof(strata_precision_ops, destroy) == offsetof(strata_offload_ops, destroy));
+
+  /* Values that are part of the ABI and must never be renumbered. */
+  CHECK(STRATA_OK == 0 && STRATA_ERR_INVALID_ARGUMENT == 1 && STRATA_ERR_ABI == 8);
+  CHECK(STRATA_F32 == 0 && STRATA_BF16 == 2 && STRATA_U8 == 6);
+  CHECK(STRATA_PLUGIN_COMM == 1 && STRATA_PLUGIN_OFFLOAD == 4);
+  CHECK(STRATA_DTYPE_BIT(STRATA_BF16) == 4u);
+  CHECK(strcmp(STRATA_PLUGIN_ENTRY_SYMBOL, "strata_plugin_entry_v1") == 0);
+  CHECK(sizeof err.message == STRATA_ERROR_MESSAGE_MAX);
+
+  /* The ops table is callable as a plain C function-pointer table. */
+  memset(&err, 0, sizeof err);
+  err.struct_size = sizeof err;
+  CHECK(ops.create("{}", NULL, &self, &err) == STRATA_ERR_UNSUPPORTED);
+  CHECK(self == NULL && err.code == STRATA_ERR_UNSUPPORTED && strcmp(err.message, "fixture") == 0);
+  ops.destroy(self);
+  CHECK(entry() == NULL);
+
+  /* Host API structs and calls (links libstrata through its C interface). */
+  memset(&options, 0, sizeof options);
+  options.struct_size = sizeof options;
+  options.manifest_json = "{}";
+  memset(&param, 0, sizeof param);
+  param.struct_size = sizeof param;
+  param.name = "w";
+  param.dtype = STRATA_F32;
+  param.device.type = STRATA_DEVICE_HOST;
+  param.count = 2;
+  param.data = data;
+  param.grad = data;
+  memset(&result, 0, sizeof result);
+  result.struct_size = sizeof result;
+  memset(&report, 0, sizeof report);
+  report.struct_size = sizeof report;
+  CHECK(sizeof report.current / sizeof report.current[0] == STRATA_MEM_CATEGORY_COUNT);
+  CHECK(STRATA_API_VERSION_MAJOR == STRATA_ABI_MAJOR);
+  CHECK(strata_status_name(STRATA_OK) != NULL);
+  CHECK(strata_dtype_name(STRATA_F32) != NULL);
+
+  if (failures == 0) printf("C header checks passed\n");
+  return failures == 0 ? 0 : 1;
+}
