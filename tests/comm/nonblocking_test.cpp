@@ -87,5 +87,28 @@ TEST(Nonblocking, WaitOnAnotherInstanceIsRejected) {
   EXPECT_EQ(ops().wait(instance(), req, &err), STRATA_OK) << err.message;
 }
 
+// A blocking call issued while non-blocking work is queued must wait for it (collective order is
+// the submission order on every rank), across two instances sharing the progress thread.
+TEST(Nonblocking, BlockingAfterQueuedAcrossInstancesKeepsOrder) {
+  strata_error err = sdk::make_error();
+  for (int rep = 0; rep < 20; ++rep) {
+    Bytes a = rank_input(STRATA_F32, rank(), 30001), b = rank_input(STRATA_F32, rank(), 3001);
+    Bytes c = rank_input(STRATA_F32, rank(), 17);
+    strata_buffer va = view(a, STRATA_F32), vb = view(b, STRATA_F32), vc = view(c, STRATA_F32);
+    strata_request ra = nullptr, rb = nullptr;
+    ASSERT_EQ(ops().allreduce(chunked_instance(), &va, &va, STRATA_SUM, &ra, &err), STRATA_OK);
+    ASSERT_EQ(ops().allreduce(instance(), &vb, &vb, STRATA_AVG, &rb, &err), STRATA_OK);
+    ASSERT_EQ(ops().allreduce(instance(), &vc, &vc, STRATA_MAX, nullptr, &err), STRATA_OK) << err.message;
+    ASSERT_EQ(ops().barrier(chunked_instance(), nullptr, &err), STRATA_OK);
+    int32_t done = 0;
+    ASSERT_EQ(ops().test(instance(), rb, &done, &err), STRATA_OK);
+    EXPECT_EQ(done, 1);  // blocking calls drained the queue
+    ASSERT_EQ(ops().wait(instance(), rb, &err), STRATA_OK) << err.message;
+    ASSERT_EQ(ops().wait(chunked_instance(), ra, &err), STRATA_OK) << err.message;
+    EXPECT_EQ(first_difference(a, expected_reduction(STRATA_F32, STRATA_SUM, world(), 30001), STRATA_F32), "");
+    EXPECT_EQ(first_difference(b, expected_reduction(STRATA_F32, STRATA_AVG, world(), 3001), STRATA_F32), "");
+    EXPECT_EQ(first_difference(c, expected_reduction(STRATA_F32, STRATA_MAX, world(), 17), STRATA_F32), "");
+  }
+}
 }  // namespace
 }  // namespace strata::test::comm

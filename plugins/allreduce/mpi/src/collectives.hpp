@@ -1,8 +1,8 @@
 // The collectives of strata_comm_ops on host buffers, over one MpiComm.
 //
-// Each call validates its arguments and starts the MPI work, recording in `request` what remains
-// to finish it. If request.nonblocking is false the MPI work has completed on return and
-// Request::complete only post-processes; otherwise MPI requests are left in flight.
+// Each call validates its arguments and prepares the request: it records the MPI calls in
+// request.mpi_work (run later by the caller) and what remains to finish it in request.finish.
+// Collectives must outlive the requests it prepares (mpi_work refers to it and to the MpiComm).
 #pragma once
 
 #include "config.hpp"
@@ -30,9 +30,6 @@ class Collectives {
   void barrier(Request& request) const;
 
  private:
-  static MpiComm::Pending pending(Request& request) {
-    return request.nonblocking ? &request.mpi : nullptr;
-  }
   // Issues an allreduce of `count` elements as pieces of at most config_.chunk_bytes.
   void chunked_allreduce(const void* send, void* recv, uint64_t count, size_t element_size,
                          MPI_Datatype type, MPI_Op op, MpiComm::Pending pending) const;

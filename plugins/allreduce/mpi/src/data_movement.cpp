@@ -26,8 +26,10 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
 
   const bool in_place = check_in_place(call, send, recv, recv.at(send.count * comm_.rank()),
                                        "send.data == recv.data + rank * send.count");
-  comm_.allgather(in_place ? MPI_IN_PLACE : send.data, count, transfer_type(send.dtype), recv.data,
-                  pending(request));
+  request.mpi_work = [&comm = comm_, input = in_place ? MPI_IN_PLACE : send.data, count,
+                      type = transfer_type(send.dtype), out = recv.data](MpiComm::Pending p) {
+    comm.allgather(input, count, type, out, p);
+  };
 }
 
 void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer* recv_arg,
@@ -56,9 +58,12 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
   }
   const bool in_place = check_in_place(call, send, recv, recv.at(displs[rank]),
                                        "send.data == recv.data + displs[rank]");
-  comm_.allgatherv(in_place ? MPI_IN_PLACE : send.data, request.counts[rank],
-                   transfer_type(send.dtype), recv.data, request.counts.data(),
-                   request.displs.data(), pending(request));
+  request.mpi_work = [&comm = comm_, input = in_place ? MPI_IN_PLACE : send.data,
+                      count = request.counts[rank], type = transfer_type(send.dtype),
+                      out = recv.data, counts = request.counts.data(),
+                      offsets = request.displs.data()](MpiComm::Pending p) {
+    comm.allgatherv(input, count, type, out, counts, offsets, p);
+  };
 }
 
 void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Request& request) const {
@@ -69,9 +74,12 @@ void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Reque
                       std::to_string(comm_.size()) + ")");
   }
   const int count = to_mpi_count(call, "buf.count", buffer.count);
-  comm_.broadcast(buffer.data, count, transfer_type(buffer.dtype), root, pending(request));
+  request.mpi_work = [&comm = comm_, data = buffer.data, count, type = transfer_type(buffer.dtype),
+                      root](MpiComm::Pending p) { comm.broadcast(data, count, type, root, p); };
 }
 
-void Collectives::barrier(Request& request) const { comm_.barrier(pending(request)); }
+void Collectives::barrier(Request& request) const {
+  request.mpi_work = [&comm = comm_](MpiComm::Pending p) { comm.barrier(p); };
+}
 
 }  // namespace strata::allreduce_mpi

@@ -5,20 +5,40 @@
 #include "config.hpp"
 #include "mpi_comm.hpp"
 #include "mpi_process.hpp"
+#include "progress_thread.hpp"
 
 #include <strata/plugin.hpp>
 
+#include <memory>
+
 namespace strata::allreduce_mpi {
+
+// The process's progress thread, drained so that the caller may use MPI; nullptr when MPI's thread
+// support is below MPI_THREAD_SERIALIZED (non-blocking calls then use MPI_I* variants).
+inline std::shared_ptr<ProgressThread> idle_progress_thread() {
+  if (MpiProcess::thread_level() < MPI_THREAD_SERIALIZED) return nullptr;
+  std::shared_ptr<ProgressThread> thread = ProgressThread::shared();
+  thread->drain();
+  return thread;
+}
 
 struct Instance {
   Instance(const strata_host_api* api, const Config& cfg)
-      : host(api), config(cfg), collectives(comm, host, config) {}
+      : host(api), config(cfg), progress(idle_progress_thread()),
+        collectives(comm, host, config) {}
+  // Another instance may still hold the thread: finish our work before freeing the communicator.
+  ~Instance() {
+    if (progress) progress->drain();
+  }
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
 
-  // Declaration order is construction order: MPI is up before the communicator is duplicated and
-  // the communicator is freed before MPI may be finalised.
+  // Declaration order is construction order: MPI is up before the communicator is duplicated (with
+  // the progress thread idle) and the communicator is freed before MPI may be finalised.
   sdk::Host host;
   Config config;
   MpiProcess process;
+  std::shared_ptr<ProgressThread> progress;
   MpiComm comm;
   Collectives collectives;
   int live_requests = 0;  // handed out and not yet waited

@@ -63,4 +63,10 @@ bool MpiProcess::usable() {
   return finalized == 0;
 }
 
+int MpiProcess::thread_level() {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  return provided;
+}
+
 }  // namespace strata::allreduce_mpi

@@ -17,6 +17,8 @@ class MpiProcess {
 
   // False once someone (not us) finalised MPI; MPI calls are then no longer allowed.
   static bool usable();
+  // MPI_Query_thread: the thread support MPI actually provides (MPI_THREAD_*).
+  static int thread_level();
 };
 
 // MPI_Error_string of `code`, for messages.

@@ -26,8 +26,10 @@ Request& owned_request(Instance& inst, strata_request handle, const char* call) 
   return *request;
 }
 
-// Starts a collective. With req == NULL it runs on a stack Request and is finished at once;
-// otherwise the Request moves to the heap and is handed out until wait().
+// Starts a collective. With req == NULL it runs on a stack Request and is finished at once, on
+// this thread but after the queued non-blocking work (collective order). Otherwise the Request
+// moves to the heap and is handed out until wait(); its MPI work is queued on the progress thread
+// as blocking calls, or started as MPI_I* calls where MPI's thread support does not allow that.
 template <class Start>
 strata_status run(void* self, strata_request* req, strata_error* err, Start&& start) {
   if (req != nullptr) *req = nullptr;
@@ -36,13 +38,20 @@ strata_status run(void* self, strata_request* req, strata_error* err, Start&& st
     if (req == nullptr) {
       Request request;
       start(inst.collectives, request);
+      if (inst.progress) inst.progress->drain();
+      request.mpi_work(nullptr);
       request.complete(inst.comm);
       return;
     }
     auto request = std::make_unique<Request>();
-    request->nonblocking = true;
     request->owner = &inst;
     start(inst.collectives, *request);
+    if (inst.progress) {
+      request->queued = inst.progress->submit(
+          [work = std::move(request->mpi_work)] { work(nullptr); });
+    } else {
+      request->mpi_work(&request->mpi);
+    }
     *req = reinterpret_cast<strata_request>(request.release());
     ++inst.live_requests;
   });
@@ -144,7 +153,7 @@ strata_status test(void* self, strata_request req, int32_t* done, strata_error* 
     Instance& inst = instance(self);
     Request& request = owned_request(inst, req, "test");
     if (done == nullptr) invalid("test: done is NULL");
-    *done = inst.comm.test_all(request.mpi) ? 1 : 0;
+    *done = request.mpi_done(inst.comm) ? 1 : 0;
   });
 }
 

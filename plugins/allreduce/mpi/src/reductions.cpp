@@ -58,8 +58,10 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   } else if (check_in_place(call, send, recv, recv.at(0), "send.data == recv.data")) {
     input = MPI_IN_PLACE;
   }
-  chunked_allreduce(input, result, send.count, sdk::dtype_size(accumulate),
-                    transfer_type(accumulate), mpi_op(op), pending(request));
+  request.mpi_work = [this, input, result, count = send.count, size = sdk::dtype_size(accumulate),
+                      type = transfer_type(accumulate), mpi = mpi_op(op)](MpiComm::Pending p) {
+    chunked_allreduce(input, result, count, size, type, mpi, p);
+  };
   request.finish = reduction_epilogue(send.dtype, op, result, recv.data, send.count, comm_.size());
 }
 
@@ -86,8 +88,10 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   } else if (check_in_place(call, send, recv, recv.at(0), "send.data == recv.data")) {
     input = MPI_IN_PLACE;
   }
-  comm_.reduce_scatter_block(input, result, count, transfer_type(accumulate), mpi_op(op),
-                             pending(request));
+  request.mpi_work = [&comm = comm_, input, result, count, type = transfer_type(accumulate),
+                      mpi = mpi_op(op)](MpiComm::Pending p) {
+    comm.reduce_scatter_block(input, result, count, type, mpi, p);
+  };
   request.finish = reduction_epilogue(send.dtype, op, result, recv.data, recv.count, comm_.size());
 }
 

@@ -1,9 +1,10 @@
 // The state of one collective between its start and its completion.
 //
-// Every collective builds one. Blocking calls complete it at once; non-blocking calls hand it out
-// as the opaque strata_request until wait(). It owns everything MPI may
-// still read or write (scratch buffers, count arrays) and the post-processing that must run after
-// MPI is done (f32 -> half conversion, AVG division).
+// Every collective builds one: validation and input conversion happen at once, the MPI calls are
+// recorded in `mpi_work` for the caller to run (blocking), start as MPI_I* variants, or queue on
+// the progress thread. Non-blocking calls hand it out as the opaque strata_request until wait().
+// It owns everything MPI may still read or write (scratch buffers, count arrays) and the
+// post-processing that must run after MPI is done (f32 -> half conversion, AVG division).
 #pragma once
 
 #include "mpi_comm.hpp"
@@ -12,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <vector>
 
 namespace strata::allreduce_mpi {
@@ -38,15 +40,19 @@ struct Request {
 
   uint32_t magic = kMagic;
   const void* owner = nullptr;      // the plugin instance that started it
-  bool nonblocking = false;         // MPI_I* variants in flight until complete()
-  std::vector<MPI_Request> mpi;     // in flight; empty once a blocking call returned
+  // The MPI calls of the collective: blocking with nullptr, else MPI_I* appending to the vector.
+  std::function<void(MpiComm::Pending)> mpi_work;
+  std::vector<MPI_Request> mpi;     // MPI_I* requests in flight
+  std::future<void> queued;         // valid while the work was handed to the progress thread
   Scratch scratch;                  // f32 accumulation buffer for half dtypes
   std::vector<int> counts, displs;  // allgatherv arrays, read by MPI until completion
   std::function<void()> finish;     // runs once MPI is done; may be empty
 
   ~Request() { magic = 0; }
-  // Waits for MPI and runs `finish`.
+  // Waits for MPI (or the progress thread, rethrowing its error) and runs `finish`.
   void complete(const MpiComm& comm);
+  // Whether the MPI work has completed, without blocking.
+  bool mpi_done(const MpiComm& comm);
 };
 
 }  // namespace strata::allreduce_mpi
