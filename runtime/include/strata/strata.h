@@ -43,7 +43,9 @@ typedef struct strata_create_options {
  * Collective over all ranks. On success *out is owned by the caller until strata_destroy. */
 STRATA_API strata_status strata_create(const strata_create_options* options, strata_runtime** out,
                                        strata_error* err);
-/* Destroys plugins in reverse order and unloads them. NULL is a no-op. Collective. */
+/* Destroys plugins in reverse order. NULL is a no-op. Collective. Plugin libraries stay mapped
+ * until the process exits (transports keep threads in them); the comm transport, once shut down,
+ * cannot be started again in the same process, so create one runtime per process. */
 STRATA_API void strata_destroy(strata_runtime* rt);
 
 typedef struct strata_world_info {
@@ -73,7 +75,8 @@ STRATA_API strata_status strata_register_param(strata_runtime* rt, const strata_
                                                uint32_t* index, strata_error* err);
 /* Collective: checks that every rank registered the same parameters (names, counts, dtypes,
  * order; the first difference and the ranks are named), broadcasts rank 0's values, sets up the
- * strata, and logs the memory report. */
+ * strata, zeroes every gradient buffer (write gradients after finalize), and logs the memory
+ * report. */
 STRATA_API strata_status strata_finalize(strata_runtime* rt, strata_error* err);
 
 /* Optional: the host finished accumulating param `index`'s gradient for this micro-batch, which
