@@ -12,8 +12,8 @@ namespace strata::zero {
 // is sized for GPUs with tens of GB; in a host-memory runtime it would copy the whole model into
 // one buffer and leave nothing to overlap with the backward pass. 2^20 elements (4 MiB of fp32):
 //  - is where Open MPI's allreduce peaks on these machines (4 MiB: 4.5 GB/s; 16 MiB pieces:
-//    3.3 GB/s; 32-64 MiB: 1.5 GB/s), and the comm plugin cuts bigger messages into 4 MiB pieces
-//    anyway, so larger buckets would save no collectives, only add copying;
+//    3.3 GB/s; 32-64 MiB: 1.5 GB/s), and the comm plugin cuts bigger messages into pieces anyway
+//    (chunk_bytes, 1 MiB by default), so larger buckets would save no collectives, only add copying;
 //  - still amortises the per-collective latency (~7 us against ~1 ms of transfer);
 //  - lets tensors of 4 MiB and more sit alone in their bucket and be reduced in place, uncopied,
 //    while small tensors are fused, and keeps the fusion memory below one gradient copy.
