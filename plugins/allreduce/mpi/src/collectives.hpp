@@ -30,6 +30,15 @@ class Collectives {
   void barrier(Request& request) const;
 
  private:
+  // Where a reduction's MPI call reads and writes (MPI_IN_PLACE or the send buffer; the result
+  // buffer), widening halves into request.scratch.
+  struct ReductionBuffers {
+    const void* input;
+    void* result;
+  };
+  ReductionBuffers reduction_buffers(const char* call, const Buffer& send, const Buffer& recv,
+                                     Request& request) const;
+
   // Issues an allreduce of `count` elements as pieces of at most config_.chunk_bytes.
   void chunked_allreduce(const void* send, void* recv, uint64_t count, size_t element_size,
                          MPI_Datatype type, MPI_Op op, MpiComm::Pending pending) const;

@@ -24,6 +24,20 @@ std::function<void()> reduction_epilogue(int32_t dtype, int32_t op, void* result
 
 }  // namespace
 
+Collectives::ReductionBuffers Collectives::reduction_buffers(const char* call, const Buffer& send,
+                                                             const Buffer& recv,
+                                                             Request& request) const {
+  if (is_half(send.dtype)) {
+    // Halves are reduced in f32, in place in a scratch copy: MPI reads every block from it and
+    // leaves the result (for reduce_scatter: our block) at its start.
+    request.scratch = Scratch(host_, send.count);
+    half_to_f32(send.dtype, send.data, request.scratch.data(), send.count);
+    return {MPI_IN_PLACE, request.scratch.data()};
+  }
+  const bool in_place = check_in_place(call, send, recv, recv.at(0), "send.data == recv.data");
+  return {in_place ? MPI_IN_PLACE : send.data, recv.data};
+}
+
 void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count,
                                     size_t element_size, MPI_Datatype type, MPI_Op op,
                                     MpiComm::Pending pending) const {
@@ -48,16 +62,7 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   check_op(call, op);
 
   const int32_t accumulate = accumulate_dtype(send.dtype);
-  const void* input = send.data;
-  void* result = recv.data;
-  if (is_half(send.dtype)) {
-    request.scratch = Scratch(host_, send.count);
-    half_to_f32(send.dtype, send.data, request.scratch.data(), send.count);
-    input = MPI_IN_PLACE;
-    result = request.scratch.data();
-  } else if (check_in_place(call, send, recv, recv.at(0), "send.data == recv.data")) {
-    input = MPI_IN_PLACE;
-  }
+  const auto [input, result] = reduction_buffers(call, send, recv, request);
   request.mpi_work = [this, input, result, count = send.count, size = sdk::dtype_size(accumulate),
                       type = transfer_type(accumulate), mpi = mpi_op(op)](MpiComm::Pending p) {
     chunked_allreduce(input, result, count, size, type, mpi, p);
@@ -77,17 +82,7 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   const int count = to_mpi_count(call, "recv.count", recv.count);
 
   const int32_t accumulate = accumulate_dtype(send.dtype);
-  const void* input = send.data;
-  void* result = recv.data;
-  if (is_half(send.dtype)) {
-    // In place in the scratch: MPI reads all blocks from it and leaves ours at its start.
-    request.scratch = Scratch(host_, send.count);
-    half_to_f32(send.dtype, send.data, request.scratch.data(), send.count);
-    input = MPI_IN_PLACE;
-    result = request.scratch.data();
-  } else if (check_in_place(call, send, recv, recv.at(0), "send.data == recv.data")) {
-    input = MPI_IN_PLACE;
-  }
+  const auto [input, result] = reduction_buffers(call, send, recv, request);
   request.mpi_work = [&comm = comm_, input, result, count, type = transfer_type(accumulate),
                       mpi = mpi_op(op)](MpiComm::Pending p) {
     comm.reduce_scatter_block(input, result, count, type, mpi, p);
