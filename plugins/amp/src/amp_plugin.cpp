@@ -61,9 +61,7 @@ strata_status grad_stats(void* self, const strata_shard* shards, size_t count,
   return sdk::guard(err, [&] {
     instance(self);
     if (stats == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "stats: NULL");
-    if (shards == nullptr && count > 0) {
-      sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "shards: NULL with count " + std::to_string(count));
-    }
+    sdk::require_array(shards, count, "shards");
     const GradStats result = amp::grad_stats(std::span<const strata_shard>(shards, count));
     if (STRATA_STRUCT_HAS(stats, strata_grad_stats, nonfinite)) {
       stats->nonfinite = result.nonfinite ? 1 : 0;

@@ -15,9 +15,7 @@ Optimizer& instance(void* self) {
 }
 
 std::span<const strata_shard> shard_list(const strata_shard* shards, size_t count) {
-  if (shards == nullptr && count > 0) {
-    sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "shards: NULL with count " + std::to_string(count));
-  }
+  sdk::require_array(shards, count, "shards");
   return {shards, count};
 }
 

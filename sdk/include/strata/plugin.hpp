@@ -72,6 +72,13 @@ inline void check(strata_status status, const strata_error& err, std::string_vie
   }
 }
 
+// Arrays cross the ABI as pointer + count (shard lists, counts); NULL is only valid when empty.
+inline void require_array(const void* items, size_t count, const char* what) {
+  if (items == nullptr && count > 0) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, std::string(what) + ": NULL with count " + std::to_string(count));
+  }
+}
+
 inline strata_error make_error() {
   strata_error e{};
   e.struct_size = sizeof(strata_error);
