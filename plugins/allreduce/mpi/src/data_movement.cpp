@@ -17,9 +17,7 @@ namespace {
 void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                             Request& request) const {
   const char* call = "allgather";
-  const Buffer send = check_buffer(call, "send", send_arg);
-  const Buffer recv = check_buffer(call, "recv", recv_arg);
-  check_same_dtype(call, send, recv);
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg);
   const uint64_t expected = saturating_product(send.count, comm_.size());
   check_count(call, "recv", recv.count, expected, "send.count * size");
   const int count = to_mpi_count(call, "send.count", send.count);
@@ -36,9 +34,7 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
                              const uint64_t* recv_counts, const uint64_t* displs,
                              Request& request) const {
   const char* call = "allgatherv";
-  const Buffer send = check_buffer(call, "send", send_arg);
-  const Buffer recv = check_buffer(call, "recv", recv_arg);
-  check_same_dtype(call, send, recv);
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg);
   if (recv_counts == nullptr) invalid(call, "recv_counts is NULL; expected size entries");
   if (displs == nullptr) invalid(call, "displs is NULL; expected size entries");
   const int rank = comm_.rank();

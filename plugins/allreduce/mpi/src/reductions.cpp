@@ -55,9 +55,7 @@ void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count
 void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                             int32_t op, Request& request) const {
   const char* call = "allreduce";
-  const Buffer send = check_buffer(call, "send", send_arg);
-  const Buffer recv = check_buffer(call, "recv", recv_arg);
-  check_same_dtype(call, send, recv);
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg);
   check_count(call, "recv", recv.count, send.count, "send.count");
   check_op(call, op);
 
@@ -73,9 +71,7 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
 void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                                  int32_t op, Request& request) const {
   const char* call = "reduce_scatter";
-  const Buffer send = check_buffer(call, "send", send_arg);
-  const Buffer recv = check_buffer(call, "recv", recv_arg);
-  check_same_dtype(call, send, recv);
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg);
   const uint64_t expected = saturating_product(recv.count, comm_.size());
   check_count(call, "send", send.count, expected, "recv.count * size");
   check_op(call, op);

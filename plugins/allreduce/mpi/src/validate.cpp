@@ -48,11 +48,15 @@ Buffer check_buffer(const char* call, const char* name, const strata_buffer* buf
   return Buffer{buffer->data, buffer->count, buffer->dtype, element_size};
 }
 
-void check_same_dtype(const char* call, const Buffer& send, const Buffer& recv) {
+BufferPair check_pair(const char* call, const strata_buffer* send_arg,
+                      const strata_buffer* recv_arg) {
+  const Buffer send = check_buffer(call, "send", send_arg);
+  const Buffer recv = check_buffer(call, "recv", recv_arg);
   if (send.dtype != recv.dtype) {
     invalid(call, std::string("recv.dtype (") + sdk::dtype_name(recv.dtype) +
                       ") must equal send.dtype (" + sdk::dtype_name(send.dtype) + ")");
   }
+  return {send, recv};
 }
 
 void check_count(const char* call, const char* name, uint64_t actual, uint64_t expected,

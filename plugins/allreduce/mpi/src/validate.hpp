@@ -21,7 +21,12 @@ struct Buffer {
 };
 
 Buffer check_buffer(const char* call, const char* name, const strata_buffer* buffer);
-void check_same_dtype(const char* call, const Buffer& send, const Buffer& recv);
+// A collective's send and recv buffers, each checked, of the same dtype.
+struct BufferPair {
+  Buffer send;
+  Buffer recv;
+};
+BufferPair check_pair(const char* call, const strata_buffer* send, const strata_buffer* recv);
 // "<call>: <name>.count (<actual>) must equal <relation> (<expected>)"
 void check_count(const char* call, const char* name, uint64_t actual, uint64_t expected,
                  const char* relation);
