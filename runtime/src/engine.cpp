@@ -37,8 +37,9 @@ Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(o
   const strata_host_api* comm_host = host_services_.make_table("comm", nullptr, nullptr, nullptr, nullptr);
   comm_.create(load_plugin(manifest_.comm, STRATA_PLUGIN_COMM, manifest_), manifest_.comm,
                manifest_.source, comm_host);
-  auto caps = new_caps<strata_comm_caps>();
-  comm_.call("query", &strata_comm_ops::query, &caps);
+  comm_caps_ = new_caps<strata_comm_caps>();
+  comm_.call("query", &strata_comm_ops::query, &comm_caps_);
+  const strata_comm_caps& caps = comm_caps_;
   world_ = {sizeof(strata_world_info), caps.rank, caps.size, caps.local_rank, caps.local_size};
   set_log_rank(world_.rank);
   collectives_ = std::make_unique<Collectives>(comm_, world_.size);
@@ -82,8 +83,7 @@ void Engine::create_training_strata() {
 
 // An impossible combination fails here, at load time, with a sentence naming both sides.
 void Engine::check_capabilities() const {
-  auto caps = new_caps<strata_comm_caps>();
-  comm_.call("query", &strata_comm_ops::query, &caps);
+  const strata_comm_caps& caps = comm_caps_;
   const std::string comm_side = manifest_.source + ": /comm: plugin '" + comm_.name() + "'";
   auto need = [&](strata_collective c, const std::string& who) {
     if ((caps.collective_mask & STRATA_COLL_BIT(c)) == 0) {

@@ -55,6 +55,7 @@ class Engine {
   PluginInstance<strata_precision_ops> precision_;
   PluginInstance<strata_sharding_ops> sharding_;
   PluginInstance<strata_offload_ops> offload_;
+  strata_comm_caps comm_caps_{};
   strata_precision_caps precision_caps_{};
   strata_sharding_caps sharding_caps_{};
   strata_offload_caps offload_caps_{};
