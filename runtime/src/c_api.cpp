@@ -121,6 +121,40 @@ strata_status strata_grad_ready(strata_runtime* rt, uint32_t index, strata_error
   return translate(err, [&] { engine_of(rt, "grad_ready").grad_ready(index); });
 }
 
+strata_status strata_define_group(strata_runtime* rt, const char* name, const uint32_t* params,
+                                  size_t count, uint32_t* group, strata_error* err) {
+  return translate(err, [&] {
+    const uint32_t id = engine_of(rt, "define_group")
+                            .define_group(name != nullptr ? name : "", params, count);
+    if (group != nullptr) *group = id;
+  });
+}
+
+strata_status strata_gather(strata_runtime* rt, uint32_t group, uint32_t flags,
+                            strata_error* err) {
+  return translate(err, [&] { engine_of(rt, "gather").gather(group, flags); });
+}
+
+strata_status strata_release(strata_runtime* rt, uint32_t group, strata_error* err) {
+  return translate(err, [&] { engine_of(rt, "release").release(group); });
+}
+
+strata_status strata_view_param(strata_runtime* rt, uint32_t index, strata_param_view* out,
+                                strata_error* err) {
+  return translate(err, [&] {
+    strata::rt::Engine& engine = engine_of(rt, "param_view");
+    if (!fits(out)) {
+      throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT,
+                              "param_view: out is NULL or its struct_size is not set");
+    }
+    if (!engine.finalized()) {
+      throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT,
+                              "param_view: call strata_finalize first");
+    }
+    copy_sized(engine.param_view(index), out);
+  });
+}
+
 strata_status strata_step(strata_runtime* rt, strata_step_result* out, strata_error* err) {
   return translate(err, [&] {
     const strata_step_result result = engine_of(rt, "step").step();

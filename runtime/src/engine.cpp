@@ -171,26 +171,113 @@ void Engine::setup_after_registration() {
     throw Error(STRATA_ERR_INVALID_ARGUMENT, "finalize: no parameters were registered");
   }
   uint32_t index = 0;
+  const bool groups = sharding_has_groups();
+  if (!registry_.groups().empty() && !groups) {
+    logger().info("sharding plugin '{}' predates parameter groups (ABI 1.0): gather and release "
+                  "do nothing", sharding_.name());
+  }
   for (const ParamRecord& p : registry_.params()) {
+    if (p.grad == nullptr && !groups) {
+      throw Error(STRATA_ERR_UNSUPPORTED,
+                  "finalize: parameter " + p.signature() + " has no gradient buffer, and sharding "
+                  "plugin '" + sharding_.name() + "' (ABI 1.0) cannot provide one: register a grad");
+    }
     if (p.dtype != precision_caps_.model_dtype) {
       throw Error(STRATA_ERR_INVALID_ARGUMENT,
                   "finalize: parameter " + p.signature() + " must be " +
                       strata_dtype_name(precision_caps_.model_dtype) + ", the model dtype of " +
                       "precision plugin '" + precision_.name() + "'");
     }
-    // Host-owned, but part of this rank's model state: the memory report covers it.
-    ledger_.record(STRATA_MEM_PARAMS, p.bytes());
-    ledger_.record(STRATA_MEM_GRADS, p.bytes());
     const strata_param_desc desc = p.desc();
     sharding_.call("register_param", &strata_sharding_ops::register_param, index++, &desc);
   }
+  if (groups) {
+    uint32_t id = 0;
+    for (const GroupRecord& g : registry_.groups()) {
+      sharding_.call("define_group", &strata_sharding_ops::define_group, id++, g.name.c_str(),
+                     g.params.data(), g.params.size());
+    }
+  }
   sharding_.call("finalize", &strata_sharding_ops::finalize);
+  record_host_buffers();
   const strata_shard* shards = nullptr;
   size_t count = 0;
   sharding_.call("owned_shards", &strata_sharding_ops::owned_shards, &shards, &count);
   offload_.call("init_state", &strata_offload_ops::init_state, shards, count);
   // The host starts from zero gradients and accumulates into them.
   sharding_.call("zero_grad", &strata_sharding_ops::zero_grad);
+}
+
+// Host-owned buffers are part of this rank's model state while the sharding stratum keeps using
+// them; its views say which (at stage 3 partitioned parameters leave the host's buffers).
+void Engine::record_host_buffers() {
+  for (uint32_t i = 0; i < registry_.params().size(); ++i) {
+    const ParamRecord& p = registry_.params()[i];
+    const strata_param_view view = param_view(i);
+    if (view.data == p.data) ledger_.record(STRATA_MEM_PARAMS, p.bytes());
+    if (p.grad != nullptr && view.grad == p.grad) ledger_.record(STRATA_MEM_GRADS, p.bytes());
+  }
+}
+
+bool Engine::sharding_has_groups() const {
+  const strata_sharding_ops& ops = sharding_.ops();
+  return STRATA_STRUCT_HAS(&ops, strata_sharding_ops, end_micro_step) &&
+         ops.define_group != nullptr && ops.gather != nullptr && ops.release != nullptr &&
+         ops.param_view != nullptr && ops.end_micro_step != nullptr;
+}
+
+uint32_t Engine::define_group(const std::string& name, const uint32_t* params, size_t count) {
+  if (finalized_) throw Error(STRATA_ERR_INVALID_ARGUMENT, "define_group: called after finalize");
+  return registry_.add_group(name, params, count);
+}
+
+void Engine::gather(uint32_t group, uint32_t flags) {
+  require_finalized("gather");
+  check_group_id("gather", group);
+  if ((flags & ~STRATA_GATHER_FOR_BACKWARD) != 0) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                "gather: unknown flags " + std::to_string(flags) +
+                    " (expected 0 or STRATA_GATHER_FOR_BACKWARD)");
+  }
+  if (sharding_has_groups()) sharding_.call("gather", &strata_sharding_ops::gather, group, flags);
+}
+
+void Engine::release(uint32_t group) {
+  require_finalized("release");
+  check_group_id("release", group);
+  if (sharding_has_groups()) sharding_.call("release", &strata_sharding_ops::release, group);
+}
+
+strata_param_view Engine::param_view(uint32_t index) const {
+  check_param_index("param_view", index);
+  const ParamRecord& p = registry_.params()[index];
+  strata_param_view view{};
+  view.struct_size = sizeof(view);
+  view.data = p.data;
+  view.grad = p.grad;
+  view.count = p.count;
+  view.dtype = p.dtype;
+  if (sharding_has_groups()) {
+    sharding_.call("param_view", &strata_sharding_ops::param_view, index, &view);
+    view.struct_size = sizeof(view);
+  }
+  return view;
+}
+
+void Engine::check_param_index(const char* call, uint32_t index) const {
+  if (index >= registry_.params().size()) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                std::string(call) + ": no parameter with index " + std::to_string(index) + " (" +
+                    std::to_string(registry_.params().size()) + " registered)");
+  }
+}
+
+void Engine::check_group_id(const char* call, uint32_t group) const {
+  if (group >= registry_.groups().size()) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                std::string(call) + ": no group with id " + std::to_string(group) + " (" +
+                    std::to_string(registry_.groups().size()) + " defined)");
+  }
 }
 
 void Engine::require_finalized(const char* call) const {
@@ -201,11 +288,7 @@ void Engine::require_finalized(const char* call) const {
 
 void Engine::grad_ready(uint32_t index) {
   require_finalized("grad_ready");
-  if (index >= registry_.params().size()) {
-    throw Error(STRATA_ERR_INVALID_ARGUMENT,
-                "grad_ready: no parameter with index " + std::to_string(index) + " (" +
-                    std::to_string(registry_.params().size()) + " registered)");
-  }
+  check_param_index("grad_ready", index);
   sharding_.call("grad_ready", &strata_sharding_ops::grad_ready, index, boundary() ? 1 : 0);
 }
 
@@ -221,6 +304,9 @@ strata_step_result Engine::step() {
   result.struct_size = sizeof(result);
   const bool at_boundary = boundary();
   ++micro_steps_;
+  if (sharding_has_groups()) {
+    sharding_.call("end_micro_step", &strata_sharding_ops::end_micro_step, at_boundary ? 1 : 0);
+  }
   if (at_boundary) {
     sharding_.call("finish_reduce", &strata_sharding_ops::finish_reduce);
     const strata_shard* shards = nullptr;

@@ -12,6 +12,7 @@
 #include <strata/strata.h>
 
 #include <memory>
+#include <string>
 
 namespace strata::rt {
 
@@ -26,6 +27,13 @@ class Engine {
   uint32_t register_param(const strata_param_desc& desc);
   void finalize();  // collective
   void grad_ready(uint32_t index);
+  // API 1.1 parameter groups; see strata.h. Without a group-aware sharding plugin, gather and
+  // release do nothing and views are the registered buffers.
+  uint32_t define_group(const std::string& name, const uint32_t* params, size_t count);
+  void gather(uint32_t group, uint32_t flags);   // collective at stages 2-3
+  void release(uint32_t group);                  // collective at stages 2-3
+  strata_param_view param_view(uint32_t index) const;
+  bool finalized() const { return finalized_; }
   strata_step_result step();  // collective
   double loss_scale() const;
   const Collectives& collectives() const { return *collectives_; }
@@ -41,6 +49,11 @@ class Engine {
   void run_agreed(const char* phase, Body&& body);
   bool boundary() const { return (micro_steps_ + 1) % batch_.gradient_accumulation_steps == 0; }
   void require_finalized(const char* call) const;
+  void check_param_index(const char* call, uint32_t index) const;
+  void check_group_id(const char* call, uint32_t group) const;
+  // Whether the sharding plugin's ops table has the ABI 1.1 group calls.
+  bool sharding_has_groups() const;
+  void record_host_buffers();
   void apply_step(const strata_shard* shards, size_t count, double scale, double norm);
 
   Manifest manifest_;

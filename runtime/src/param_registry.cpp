@@ -62,16 +62,60 @@ uint32_t ParamRegistry::add(const strata_param_desc& desc) {
   if (desc.device.type != STRATA_DEVICE_HOST) {
     throw Error(STRATA_ERR_UNSUPPORTED, where + "only host memory is supported in this build");
   }
-  if (desc.count == 0 || desc.data == nullptr || desc.grad == nullptr) {
-    throw Error(STRATA_ERR_INVALID_ARGUMENT, where + "needs count > 0 and non-null data and grad");
+  if (desc.count == 0 || desc.data == nullptr) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                where + "needs count > 0 and non-null data (grad may be NULL: the runtime then "
+                        "provides gradient storage)");
   }
   params_.push_back({name, desc.dtype, desc.device, desc.count, desc.data, desc.grad});
+  grouped_.push_back(0);
   return static_cast<uint32_t>(params_.size() - 1);
+}
+
+uint32_t ParamRegistry::add_group(const std::string& name, const uint32_t* params, size_t count) {
+  const std::string where = "define_group '" + name + "': ";
+  if (name.empty() || name.find('\n') != std::string::npos) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT, "define_group: group " +
+                                                 std::to_string(groups_.size()) +
+                                                 " needs a non-empty one-line name");
+  }
+  for (const GroupRecord& g : groups_) {
+    if (g.name == name) {
+      throw Error(STRATA_ERR_INVALID_ARGUMENT, where + "a group with this name is already defined");
+    }
+  }
+  if (count == 0 || params == nullptr) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT, where + "needs at least one parameter index");
+  }
+  GroupRecord group{name, std::vector<uint32_t>(params, params + count)};
+  std::vector<uint8_t> seen(params_.size(), 0);
+  for (uint32_t index : group.params) {
+    if (index >= params_.size()) {
+      throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                  where + "no parameter with index " + std::to_string(index) + " (" +
+                      std::to_string(params_.size()) + " registered)");
+    }
+    if (grouped_[index] != 0 || seen[index] != 0) {
+      throw Error(STRATA_ERR_INVALID_ARGUMENT, where + "parameter " + params_[index].signature() +
+                                                   " is already in a group");
+    }
+    seen[index] = 1;
+  }
+  for (uint32_t index : group.params) grouped_[index] = 1;
+  groups_.push_back(std::move(group));
+  return static_cast<uint32_t>(groups_.size() - 1);
 }
 
 void ParamRegistry::verify_same_on_all_ranks(const Collectives& collectives) const {
   std::string mine;
   for (const ParamRecord& p : params_) mine += p.signature() + "\n";
+  for (const GroupRecord& g : groups_) {
+    mine += "group '" + g.name + "' {";
+    for (size_t k = 0; k < g.params.size(); ++k) {
+      mine += (k == 0 ? "" : ", ") + params_[g.params[k]].name;
+    }
+    mine += "}\n";
+  }
   const std::vector<std::string> all = collectives.allgather_strings(mine);
   const std::vector<std::string> reference = split_lines(all[0]);
   // Every rank runs this same comparison on the same data, so every rank throws the same error.
@@ -84,8 +128,11 @@ void ParamRegistry::verify_same_on_all_ranks(const Collectives& collectives) con
     const std::string r = std::to_string(rank);
     std::string what;
     if (i < common) {
-      what = "parameter " + std::to_string(i) + " differs between ranks: rank 0 registered " +
-             reference[i] + ", rank " + r + " registered " + theirs[i];
+      // Parameter lines come first, then group lines ("group 'fc1' {W1, b1}").
+      const bool group = reference[i].rfind("group ", 0) == 0 || theirs[i].rfind("group ", 0) == 0;
+      what = (group ? std::string("a group definition") : "parameter " + std::to_string(i)) +
+             " differs between ranks: rank 0 registered " + reference[i] + ", rank " + r +
+             " registered " + theirs[i];
     } else {
       const bool rank0_longer = reference.size() > theirs.size();
       what = "rank 0 registered " + std::to_string(reference.size()) + " parameters, rank " + r +

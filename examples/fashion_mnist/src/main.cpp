@@ -75,9 +75,9 @@ int train(const Options& options) {
 
   Mlp model({train_set.features, 256, 128, train_set.classes});
   model.init(options.seed);  // the same on every rank; finalize broadcasts rank 0's anyway
-  auto indices = attach(runtime, model);
+  RuntimeLayers layers(runtime, model);
 
-  Trainer trainer(runtime, model, std::move(indices), train_set, &test_set,
+  Trainer trainer(runtime, model, layers, train_set, &test_set,
                   {options.epochs, options.seed, options.max_steps});
   if (world.rank == 0) {
     std::printf(
@@ -91,7 +91,10 @@ int train(const Options& options) {
   }
   trainer.run();
 
-  if (world.rank == 0 && !options.dump_params.empty()) write_params(options.dump_params, model);
+  if (!options.dump_params.empty()) {
+    layers.copy_to_model();  // collective: at ZeRO stage 3 the parameters are partitioned
+    if (world.rank == 0) write_params(options.dump_params, model);
+  }
   return 0;
 }
 

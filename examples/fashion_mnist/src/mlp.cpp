@@ -45,6 +45,22 @@ void Mlp::init(uint64_t seed) {
   }
 }
 
+LayerBuffers Mlp::begin_layer(std::size_t layer, bool backward) {
+  if (access_ != nullptr) return access_->begin(layer, backward);
+  LayerBuffers b;
+  b.weight = weight(layer).data.data();
+  b.bias = bias(layer).data.data();
+  if (backward) {
+    b.weight_grad = weight(layer).grad.data();
+    b.bias_grad = bias(layer).grad.data();
+  }
+  return b;
+}
+
+void Mlp::end_layer(std::size_t layer, bool backward) {
+  if (access_ != nullptr) access_->end(layer, backward);
+}
+
 const float* Mlp::layer_input(const float* x, std::size_t layer) const {
   return layer == 0 ? x : activations_[layer - 1].data();
 }
@@ -54,12 +70,15 @@ void Mlp::forward(const float* x, std::size_t n) {
     const std::size_t in = sizes_[l], out = sizes_[l + 1];
     auto& z = activations_[l];
     z.resize(n * out);
-    const auto& b = bias(l).data;
-    for (std::size_t i = 0; i < n; ++i) std::copy(b.begin(), b.end(), z.begin() + i * out);
+    const LayerBuffers p = begin_layer(l, false);
+    for (std::size_t i = 0; i < n; ++i) std::copy(p.bias, p.bias + out, z.begin() + i * out);
     // z (n × out) += input (n × in) · W (in × out)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, to_int(n), to_int(out), to_int(in), 1.0f,
-                layer_input(x, l), to_int(in), weight(l).data.data(), to_int(out), 1.0f, z.data(),
-                to_int(out));
+    if (n > 0) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, to_int(n), to_int(out), to_int(in),
+                  1.0f, layer_input(x, l), to_int(in), p.weight, to_int(out), 1.0f, z.data(),
+                  to_int(out));
+    }
+    end_layer(l, false);
     if (l + 1 < layers()) {
       for (auto& v : z) v = std::max(v, 0.0f);
     }
@@ -77,26 +96,29 @@ double Mlp::train_batch(const float* x, const uint8_t* y, std::size_t n, float g
 
   for (std::size_t l = layers(); l-- > 0;) {
     const std::size_t in = sizes_[l], out = sizes_[l + 1];
+    const LayerBuffers p = begin_layer(l, true);
     // dW (in × out) += input^T (in × n) · delta (n × out)
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, to_int(in), to_int(out), to_int(n), 1.0f,
-                layer_input(x, l), to_int(in), delta_.data(), to_int(out), 1.0f,
-                weight(l).grad.data(), to_int(out));
-    auto& db = bias(l).grad;
+                layer_input(x, l), to_int(in), delta_.data(), to_int(out), 1.0f, p.weight_grad,
+                to_int(out));
     for (std::size_t i = 0; i < n; ++i) {
       const float* row = delta_.data() + i * out;
-      for (std::size_t j = 0; j < out; ++j) db[j] += row[j];
+      for (std::size_t j = 0; j < out; ++j) p.bias_grad[j] += row[j];
     }
     // Hand the finished gradients over before the rest of backward so reduction can overlap it.
     if (on_grad_ready) {
       on_grad_ready(2 * l);
       on_grad_ready(2 * l + 1);
     }
+    if (l > 0) {
+      // delta_prev (n × in) = delta (n × out) · W^T (out × in), masked by ReLU'(pre-activation).
+      delta_prev_.resize(n * in);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, to_int(n), to_int(in), to_int(out),
+                  1.0f, delta_.data(), to_int(out), p.weight, to_int(out), 0.0f,
+                  delta_prev_.data(), to_int(in));
+    }
+    end_layer(l, true);
     if (l == 0) break;
-    // delta_prev (n × in) = delta (n × out) · W^T (out × in), masked by ReLU'(pre-activation).
-    delta_prev_.resize(n * in);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, to_int(n), to_int(in), to_int(out), 1.0f,
-                delta_.data(), to_int(out), weight(l).data.data(), to_int(out), 0.0f,
-                delta_prev_.data(), to_int(in));
     const auto& act = activations_[l - 1];
     for (std::size_t k = 0; k < n * in; ++k) {
       if (act[k] <= 0.0f) delta_prev_[k] = 0.0f;

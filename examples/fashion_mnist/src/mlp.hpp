@@ -1,6 +1,7 @@
 // A multi-layer perceptron (dense layers, ReLU between them, softmax cross-entropy on top) whose
-// forward and backward passes are CBLAS GEMMs. Parameters live in plain host vectors so a runtime
-// can be handed their addresses.
+// forward and backward passes are CBLAS GEMMs. Parameters start in plain host vectors; a training
+// host may route every access to a layer's buffers elsewhere (LayerAccess), so that a runtime that
+// partitions parameters (ZeRO stage 3) can gather each layer just for the time it is used.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,24 @@ struct Param {
   std::vector<float> grad;  // accumulated (+=) by backward; whoever steps zeroes it
 };
 
+// One dense layer's buffers for the duration of its forward or backward pass.
+struct LayerBuffers {
+  const float* weight = nullptr;  // in × out, row-major
+  const float* bias = nullptr;    // out
+  float* weight_grad = nullptr;   // backward only: accumulate (+=) into these
+  float* bias_grad = nullptr;
+};
+
+// How the MLP reaches a layer's parameters. begin() is called before the layer's forward
+// (backward = false) or backward (true) and its buffers are used until the matching end().
+// Every rank makes the same sequence of calls for the same batch shapes.
+class LayerAccess {
+ public:
+  virtual ~LayerAccess() = default;
+  virtual LayerBuffers begin(std::size_t layer, bool backward) = 0;
+  virtual void end(std::size_t layer, bool backward) = 0;
+};
+
 class Mlp {
  public:
   // sizes = {inputs, hidden..., classes}, e.g. {784, 256, 128, 10}.
@@ -26,11 +45,15 @@ class Mlp {
   // Depends only on `seed`, so every rank that uses the same seed starts identical.
   void init(uint64_t seed);
 
+  // Routes layer accesses through `access` (must outlive the model); null: the own vectors.
+  void set_access(LayerAccess* access) { access_ = access; }
+
   // W1, b1, W2, b2, ... in forward order. Wl is row-major [in × out].
   std::vector<Param>& params() { return params_; }
   const std::vector<Param>& params() const { return params_; }
   std::size_t inputs() const { return sizes_.front(); }
   std::size_t classes() const { return sizes_.back(); }
+  std::size_t layers() const { return sizes_.size() - 1; }
 
   // Forward and backward on n samples (x: n × inputs, y: n labels). Adds
   // grad_multiplier × d(mean loss)/dθ into every param's grad and calls
@@ -42,13 +65,15 @@ class Mlp {
   // Mean cross-entropy loss without touching gradients.
   double loss(const float* x, const uint8_t* y, std::size_t n);
 
-  // Number of the n samples whose arg-max prediction equals the label.
+  // Number of the n samples whose arg-max prediction equals the label. n may be 0 (the layers are
+  // still visited, so that every rank keeps the same gather sequence).
   std::size_t count_correct(const float* x, const uint8_t* y, std::size_t n);
 
  private:
-  std::size_t layers() const { return sizes_.size() - 1; }
   Param& weight(std::size_t layer) { return params_[2 * layer]; }
   Param& bias(std::size_t layer) { return params_[2 * layer + 1]; }
+  LayerBuffers begin_layer(std::size_t layer, bool backward);
+  void end_layer(std::size_t layer, bool backward);
   // Fills activations_ (post-ReLU hidden outputs, logits last) for n samples.
   void forward(const float* x, std::size_t n);
   const float* layer_input(const float* x, std::size_t layer) const;
@@ -57,6 +82,7 @@ class Mlp {
   std::vector<Param> params_;
   std::vector<std::vector<float>> activations_;  // per layer: n × sizes_[layer + 1]
   std::vector<float> delta_, delta_prev_;        // gradient w.r.t. a layer's pre-activation
+  LayerAccess* access_ = nullptr;
 };
 
 // Softmax cross-entropy over rows of `logits` (n × classes). Returns the mean loss; when `dlogits`

@@ -21,25 +21,11 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-std::vector<uint32_t> attach(Runtime& runtime, Mlp& model) {
-  const int32_t dtype = runtime.training().model_dtype;
-  if (dtype != STRATA_F32) {
-    throw std::runtime_error(std::string("the manifest's precision stratum wants parameters in ") +
-                             strata_dtype_name(dtype) + "; this example computes in f32 only");
-  }
-  std::vector<uint32_t> indices;
-  for (Param& p : model.params()) {
-    indices.push_back(runtime.register_param(p.name, p.data.data(), p.grad.data(), p.data.size()));
-  }
-  runtime.finalize();
-  return indices;
-}
-
-Trainer::Trainer(Runtime& runtime, Mlp& model, std::vector<uint32_t> indices, const Dataset& train,
+Trainer::Trainer(Runtime& runtime, Mlp& model, const RuntimeLayers& layers, const Dataset& train,
                  const Dataset* test, TrainConfig config)
     : runtime_(runtime),
       model_(model),
-      indices_(std::move(indices)),
+      layers_(layers),
       train_(train),
       test_(test),
       config_(config),
@@ -65,7 +51,7 @@ StepResult Trainer::train_step(std::size_t step, double& loss_sum, double& sampl
     const auto multiplier = static_cast<float>(runtime_.loss_scale() / double(accumulation));
     const double loss =
         model_.train_batch(inputs_.data(), labels_.data(), batch.size(), multiplier,
-                           [this](std::size_t p) { runtime_.grad_ready(indices_[p]); });
+                           [this](std::size_t p) { runtime_.grad_ready(layers_.index(p)); });
     loss_sum += loss * double(batch.size());
     samples += double(batch.size());
     result = runtime_.step();
@@ -113,10 +99,15 @@ double Trainer::evaluate() {
   const auto ranks = std::size_t(world_.size), rank = std::size_t(world_.rank);
   const std::size_t first = n * rank / ranks, last = n * (rank + 1) / ranks;
   constexpr std::size_t kChunk = 500;
+  // Every rank runs the same number of forward passes (the last ones may be short or empty):
+  // at ZeRO stage 3 each pass gathers every layer, collectively.
+  const std::size_t largest_share = (n + ranks - 1) / ranks;
+  const std::size_t passes = (largest_share + kChunk - 1) / kChunk;
   std::vector<float> x(kChunk * test_->features);
   std::vector<uint8_t> y(kChunk);
   double counts[2] = {0.0, double(last - first)};  // correct, scored
-  for (std::size_t i = first; i < last; i += kChunk) {
+  for (std::size_t pass = 0; pass < passes; ++pass) {
+    const std::size_t i = std::min(last, first + pass * kChunk);
     const std::size_t m = std::min(kChunk, last - i);
     gather_range(*test_, i, m, x.data(), y.data());
     counts[0] += double(model_.count_correct(x.data(), y.data(), m));

@@ -10,12 +10,9 @@
 #include "batch_plan.hpp"
 #include "dataset.hpp"
 #include "mlp.hpp"
+#include "runtime_layers.hpp"
 
 namespace strata::fmnist {
-
-// Registers the model's parameters with the runtime in forward order (W1, b1, W2, ...) and
-// finalizes it (rank 0's values are broadcast). Returns the runtime index of each parameter.
-std::vector<uint32_t> attach(Runtime& runtime, Mlp& model);
 
 struct TrainConfig {
   int epochs = 10;
@@ -40,9 +37,9 @@ class Trainer {
   using StepHook = std::function<void(const StepResult&)>;
   using EpochHook = std::function<void(const EpochStats&)>;
 
-  // `indices` as returned by attach(); `test` may be null. All referenced objects must outlive
-  // the trainer.
-  Trainer(Runtime& runtime, Mlp& model, std::vector<uint32_t> indices, const Dataset& train,
+  // `layers` connects `model` to `runtime`; `test` may be null. All referenced objects must
+  // outlive the trainer.
+  Trainer(Runtime& runtime, Mlp& model, const RuntimeLayers& layers, const Dataset& train,
           const Dataset* test, TrainConfig config);
 
   void on_step(StepHook hook) { step_hook_ = std::move(hook); }     // after every optimizer step
@@ -59,7 +56,7 @@ class Trainer {
 
   Runtime& runtime_;
   Mlp& model_;
-  std::vector<uint32_t> indices_;
+  const RuntimeLayers& layers_;
   const Dataset& train_;
   const Dataset* test_;
   TrainConfig config_;

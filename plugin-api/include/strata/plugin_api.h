@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define STRATA_ABI_MAJOR 1
-#define STRATA_ABI_MINOR 0
+#define STRATA_ABI_MINOR 1 /* 1.1: parameter groups, gather/release, views */
 
 /* Name of the single exported entry symbol. A major bump introduces strata_plugin_entry_v2. */
 #define STRATA_PLUGIN_ENTRY_SYMBOL "strata_plugin_entry_v1"
@@ -236,8 +236,12 @@ typedef struct strata_comm_ops {
 /* Shared types for the training strata                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
-/* A parameter as the training host registered it. Host-owned memory that stays valid until the
- * runtime is destroyed. `name` is only valid during the call that passes it (copy it). */
+/* A parameter as the training host registered it. `name` is only valid during the call that
+ * passes it (copy it). `data` holds the initial values and is read at finalize; whether the host's
+ * buffers stay in use afterwards is the sharding plugin's business and shows in param_view (ABI
+ * 1.1): at ZeRO stages 0-2 `data` is the live parameter, at stage 3 partitioned parameters live in
+ * the plugin. `grad` may be NULL (ABI 1.1): the sharding plugin then provides gradient storage,
+ * reached through param_view. Non-NULL host buffers stay valid until the runtime is destroyed. */
 typedef struct strata_param_desc {
   size_t struct_size;
   const char* name;
@@ -259,6 +263,21 @@ typedef struct strata_shard {
   float* master;
   float* grad;
 } strata_shard;
+
+/* Where the host reads a parameter and writes its gradient right now (ABI 1.1). Filled by
+ * param_view; the pointers stay valid until the next gather/release/step call on the runtime, or
+ * for longer where the sharding stage says so (stages 0-1: until destroy). */
+typedef struct strata_param_view {
+  size_t struct_size;
+  void* data;     /* `count` elements of `dtype`; NULL if the parameter is not gathered (stage 3) */
+  void* grad;     /* accumulate (+=) this micro-batch's gradient here; NULL if none is lent now */
+  uint64_t count;
+  int32_t dtype;
+} strata_param_view;
+
+/* gather() flags. FOR_BACKWARD: the host will write gradients of the group's parameters; the
+ * plugin lends zeroed gradient buffers where it owns gradient storage, and release() reduces them. */
+#define STRATA_GATHER_FOR_BACKWARD 1u
 
 /* ------------------------------------------------------------------------------------------ */
 /* Host services: what the runtime lends every plugin at create time                           */
@@ -302,8 +321,9 @@ typedef struct strata_sharding_caps {
   int32_t shards_replicated;
 } strata_sharding_caps;
 
-/* Call order: create → register_param* → finalize → { grad_ready* → [finish_reduce →
- * owned_shards → publish → zero_grad] }* → destroy. One thread at a time per instance. */
+/* Call order: create → register_param* → define_group* → finalize → { (gather | grad_ready |
+ * release)* → end_micro_step → [finish_reduce → owned_shards → publish → zero_grad] }* → destroy.
+ * One thread at a time per instance. */
 typedef struct strata_sharding_ops {
   size_t struct_size;
   strata_status (*create)(const char* config_json, const strata_host_api* host, void** self,
@@ -331,6 +351,29 @@ typedef struct strata_sharding_ops {
   strata_status (*publish)(void* self, strata_error* err);
   /* Zero the host's gradient buffers and any gradient shards, ready for the next micro-batch. */
   strata_status (*zero_grad)(void* self, strata_error* err);
+
+  /* ---- ABI 1.1: parameter groups (a layer), chiefly for stage 3. A host uses these only if the
+   * ops table's struct_size covers them; without them it uses the registered buffers. ---- */
+
+  /* Before finalize. Group ids are dense, 0.., in definition order (the same on every rank). A
+   * parameter belongs to at most one group; `params` and `name` are read during the call only. */
+  strata_status (*define_group)(void* self, uint32_t group, const char* name,
+                                const uint32_t* params, size_t count, strata_error* err);
+  /* Makes the group's parameters readable (stage 3: allgather, possibly prefetched) and, with
+   * STRATA_GATHER_FOR_BACKWARD, lends gradient buffers. Collective at stage 3 (every rank gathers
+   * and releases the same groups in the same order; a divergence is an error naming the ranks and
+   * groups, never a hang); local at stages 0-2. */
+  strata_status (*gather)(void* self, uint32_t group, uint32_t flags, strata_error* err);
+  /* Ends the host's use of the group: lent gradients are reduced towards their owners' shards and
+   * their buffers reclaimed; stage 3 frees the gathered parameters. Same collectiveness as gather. */
+  strata_status (*release)(void* self, uint32_t group, strata_error* err);
+  /* Current buffers of parameter `index` (see strata_param_view). Local. After finalize it fails
+   * only for a bad index; what is not available now is reported as NULL. */
+  strata_status (*param_view)(void* self, uint32_t index, strata_param_view* view,
+                              strata_error* err);
+  /* After every micro-batch, before finish_reduce at a boundary (`boundary` = 1). Stages that
+   * reduce every micro-batch (2, 3) complete that micro-batch's reductions here. Collective. */
+  strata_status (*end_micro_step)(void* self, int32_t boundary, strata_error* err);
 } strata_sharding_ops;
 
 /* ------------------------------------------------------------------------------------------ */

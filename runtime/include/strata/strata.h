@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define STRATA_API_VERSION_MAJOR 1
-#define STRATA_API_VERSION_MINOR 0
+#define STRATA_API_VERSION_MINOR 1 /* 1.1: parameter groups, gather/release, views */
 
 #if defined(_WIN32)
 #define STRATA_API
@@ -70,7 +70,10 @@ STRATA_API strata_status strata_world(const strata_runtime* rt, strata_world_inf
 STRATA_API strata_status strata_training(const strata_runtime* rt, strata_training_info* out);
 
 /* Registers one parameter; returns its dense index in *index (may be NULL). Before finalize.
- * data/grad stay host-owned and must outlive the runtime. */
+ * `data` holds the initial values (rank 0's are broadcast at finalize). `grad` may be NULL (API
+ * 1.1): the runtime then owns gradient storage and the host reaches it through strata_view_param.
+ * Non-NULL buffers stay host-owned and must outlive the runtime; at ZeRO stage 3 the runtime stops
+ * using `data` of parameters it partitions after finalize (strata_view_param says which). */
 STRATA_API strata_status strata_register_param(strata_runtime* rt, const strata_param_desc* param,
                                                uint32_t* index, strata_error* err);
 /* Collective: checks that every rank registered the same parameters (names, counts, dtypes,
@@ -102,6 +105,34 @@ typedef struct strata_step_result {
  * registered grad buffers; the runtime zeroes them after each boundary. Collective. */
 STRATA_API strata_status strata_step(strata_runtime* rt, strata_step_result* out,
                                      strata_error* err);
+
+/* ---- API 1.1: parameter groups (a layer), gathered around the layer's forward and backward ----
+ *
+ * A host that wants ZeRO stage 3 to partition its parameters defines one group per layer before
+ * finalize, and around each layer's forward and backward calls strata_gather / strata_release,
+ * reading buffers only through strata_view_param in between. The same host runs unchanged at
+ * stages 0-2, where gathering moves no parameters. The C++ SDK's strata::GatheredGroup is the
+ * scope guard for this. */
+
+/* Before finalize. `params` (count indices, read during the call) join a new group named `name`
+ * (unique, non-empty); a parameter belongs to at most one group. Returns the dense group id. */
+STRATA_API strata_status strata_define_group(strata_runtime* rt, const char* name,
+                                             const uint32_t* params, size_t count,
+                                             uint32_t* group, strata_error* err);
+/* Makes the group's parameters readable; with STRATA_GATHER_FOR_BACKWARD also lends zeroed
+ * gradient buffers for parameters registered with grad = NULL. Collective at stages 2-3: every
+ * rank gathers and releases the same groups in the same order, and a divergence fails on every
+ * rank with an error naming the ranks and groups. */
+STRATA_API strata_status strata_gather(strata_runtime* rt, uint32_t group, uint32_t flags,
+                                       strata_error* err);
+/* Ends the use of a gathered group: lent gradients are reduced, gathered parameters dropped. The
+ * pointers strata_view_param gave for the group are invalid afterwards (touching them is undefined; the
+ * view itself reports NULL). Same collectiveness as strata_gather. */
+STRATA_API strata_status strata_release(strata_runtime* rt, uint32_t group, strata_error* err);
+/* Where parameter `index` can be read and its gradient accumulated now (out->struct_size set by
+ * the caller). NULL data: not gathered; NULL grad: no gradient buffer lent now. After finalize. */
+STRATA_API strata_status strata_view_param(strata_runtime* rt, uint32_t index,
+                                           strata_param_view* out, strata_error* err);
 
 /* Current loss scale (1.0 when not scaling). */
 STRATA_API strata_status strata_loss_scale(const strata_runtime* rt, double* scale);

@@ -8,10 +8,12 @@
 #include <strata/strata.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace strata {
 
@@ -72,6 +74,7 @@ constexpr strata_dtype dtype_of() {
 using WorldInfo = strata_world_info;
 using TrainingInfo = strata_training_info;
 using MemoryReport = strata_memory_report;
+using ParamView = strata_param_view;
 
 // What strata_step did: outcome plus the counters a host logs.
 struct StepResult {
@@ -133,7 +136,9 @@ class Runtime {
     return info;
   }
 
-  // Registers a host-owned parameter (data and grad must outlive the runtime); returns its index.
+  // Registers a parameter; returns its index. `data` holds the initial values; `grad` may be null
+  // (the runtime then provides gradient storage, reached through view()). Non-null buffers stay
+  // host-owned and must outlive the runtime.
   uint32_t register_param(const std::string& name, strata_dtype dtype, void* data, void* grad,
                           uint64_t count) {
     strata_param_desc desc{};
@@ -155,6 +160,37 @@ class Runtime {
   }
 
   void finalize() { call(&strata_finalize, "strata_finalize"); }
+
+  // ---- parameter groups (API 1.1): gather a layer around its forward and backward ----
+
+  // Before finalize: `params` (indices from register_param) form the group `name`; returns its id.
+  uint32_t define_group(const std::string& name, const std::vector<uint32_t>& params) {
+    uint32_t group = 0;
+    strata_error err = detail::make_error();
+    detail::check(strata_define_group(rt_, name.c_str(), params.data(), params.size(), &group, &err),
+                  err, "strata_define_group");
+    return group;
+  }
+
+  // Prefer GatheredGroup, which releases on every exit path.
+  void gather(uint32_t group, uint32_t flags = 0) {
+    strata_error err = detail::make_error();
+    detail::check(strata_gather(rt_, group, flags, &err), err, "strata_gather");
+  }
+
+  void release(uint32_t group) {
+    strata_error err = detail::make_error();
+    detail::check(strata_release(rt_, group, &err), err, "strata_release");
+  }
+
+  // Where parameter `index` is readable and its gradient writable now (nulls when not available).
+  ParamView view(uint32_t index) {
+    ParamView out{};
+    out.struct_size = sizeof(out);
+    strata_error err = detail::make_error();
+    detail::check(strata_view_param(rt_, index, &out, &err), err, "strata_view_param");
+    return out;
+  }
 
   void grad_ready(uint32_t index) {
     strata_error err = detail::make_error();
@@ -254,6 +290,38 @@ class Runtime {
   }
 
   strata_runtime* rt_ = nullptr;
+};
+
+// Scope guard: gathers a group on construction and releases it when the scope ends, so a layer's
+// parameters are readable exactly while its forward or backward runs. release() may be called
+// earlier to see its error; the destructor cannot throw, so there it reports a failure on stderr
+// (at stage 3 a failed release means the ranks' sequences diverged: the next call fails too).
+class GatheredGroup {
+ public:
+  GatheredGroup(Runtime& runtime, uint32_t group, uint32_t flags = 0)
+      : runtime_(&runtime), group_(group) {
+    runtime_->gather(group_, flags);
+  }
+  GatheredGroup(const GatheredGroup&) = delete;
+  GatheredGroup& operator=(const GatheredGroup&) = delete;
+  ~GatheredGroup() {
+    if (runtime_ == nullptr) return;
+    try {
+      release();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "strata: releasing group %u failed: %s\n", group_, e.what());
+    }
+  }
+
+  // Releases now; afterwards the guard does nothing.
+  void release() {
+    Runtime* runtime = std::exchange(runtime_, nullptr);
+    if (runtime != nullptr) runtime->release(group_);
+  }
+
+ private:
+  Runtime* runtime_;
+  uint32_t group_;
 };
 
 }  // namespace strata
