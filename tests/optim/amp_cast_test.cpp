@@ -141,19 +141,33 @@ TEST_F(AmpCast, Bf16RoundsToNearestEvenOnHandCheckedPatterns) {
                   STRATA_BF16);
 }
 
-TEST_F(AmpCast, NanStaysNanWithItsSign) {
-  const std::vector<float> nans = {kNan, -kNan, from_bits(0x7f800001), from_bits(0xffc00001),
-                                   from_bits(0x7fbfffff)};
-  for (int32_t dtype : {STRATA_F16, STRATA_BF16}) {
-    const std::vector<uint16_t> half = to_16(nans, dtype);
-    const std::vector<float> back = from_16(half, dtype);
-    for (size_t i = 0; i < nans.size(); ++i) {
-      EXPECT_TRUE(std::isnan(back[i])) << "dtype " << dtype << " input " << i;
-      EXPECT_EQ(std::signbit(back[i]), std::signbit(nans[i])) << "dtype " << dtype << " " << i;
-    }
+// A nan keeps its sign and the top bits of its payload, and comes out quiet (signalling inputs
+// included): f16 keeps payload bits 22-13, bf16 bits 22-16, and widening sets fp32's quiet bit.
+TEST_F(AmpCast, NanStaysNanQuietWithItsSignAndPayload) {
+  const std::vector<uint32_t> nans = {0x7fc00000, 0xffc00000, 0x7f800001, 0xffc00001,
+                                      0x7fbfffff, 0x7fa02000, 0xff812345};
+  std::vector<float> in;
+  for (uint32_t b : nans) in.push_back(from_bits(b));
+  const std::vector<uint16_t> h = to_16(in, STRATA_F16), b = to_16(in, STRATA_BF16);
+  for (size_t i = 0; i < nans.size(); ++i) {
+    const uint32_t x = nans[i];
+    const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+    EXPECT_EQ(h[i], sign | 0x7e00 | ((x >> 13) & 0x3ff)) << std::hex << "f16 from 0x" << x;
+    EXPECT_EQ(b[i], static_cast<uint16_t>((x | 0x00400000) >> 16))
+        << std::hex << "bf16 from 0x" << x;
   }
-  std::vector<double> wide(nans.size());
-  ASSERT_EQ(cast(nans, STRATA_F32, wide, STRATA_F64), STRATA_OK) << err_.message;
+  // Signalling 16-bit nans (quiet bit clear, payload non-zero) widen to quiet fp32 nans.
+  const std::vector<uint16_t> snan16 = {0x7c01, 0xfd55, 0x7dff}, snan_b = {0x7f81, 0xffa5, 0x7fbf};
+  const std::vector<float> w16 = from_16(snan16, STRATA_F16), wb = from_16(snan_b, STRATA_BF16);
+  for (size_t i = 0; i < snan16.size(); ++i) {
+    EXPECT_EQ(bits(w16[i]), (static_cast<uint32_t>(snan16[i] & 0x8000) << 16) | 0x7fc00000u |
+                                (static_cast<uint32_t>(snan16[i] & 0x3ff) << 13))
+        << std::hex << "f16 0x" << snan16[i];
+    EXPECT_EQ(bits(wb[i]), (static_cast<uint32_t>(snan_b[i]) << 16) | 0x00400000u)
+        << std::hex << "bf16 0x" << snan_b[i];
+  }
+  std::vector<double> wide(in.size());
+  ASSERT_EQ(cast(in, STRATA_F32, wide, STRATA_F64), STRATA_OK) << err_.message;
   for (double w : wide) EXPECT_TRUE(std::isnan(w));
 }
 
@@ -173,8 +187,11 @@ TEST_F(AmpCast, EverySixteenBitPatternRoundTrips) {
     for (uint32_t i = 0; i < all.size(); ++i) {
       const bool special = (i & f.exp_mask) == f.exp_mask;
       const bool is_nan = special && (i & ~f.exp_mask & 0x7fff) != 0;
-      if (is_nan) {
-        ASSERT_TRUE(std::isnan(wide[i])) << "dtype " << f.dtype << " pattern " << i;
+      if (is_nan) {  // quiet, same sign, payload moved to the top of fp32's mantissa
+        const uint32_t payload = i & ~f.exp_mask & 0x7fffu;
+        const uint32_t shift = f.dtype == STRATA_F16 ? 13 : 16;
+        const uint32_t expected_bits = ((i & 0x8000u) << 16) | 0x7fc00000u | (payload << shift);
+        ASSERT_EQ(bits(wide[i]), expected_bits) << "dtype " << f.dtype << " pattern " << i;
         continue;
       }
       const double expected = special ? ((i & 0x8000) ? -HUGE_VAL : HUGE_VAL) : f.value(all[i]);

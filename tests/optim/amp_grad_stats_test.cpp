@@ -80,6 +80,33 @@ TEST_F(AmpGradStats, EveryNonFiniteValueAnywhereIsFlagged) {
   EXPECT_EQ(clean.sum_sq, 0.25 * static_cast<double>(shards_.elements()));
 }
 
+// Above a million elements the pass is split over threads; small integers keep every partial sum
+// exact, so the total must equal the integer sum whatever the split.
+TEST_F(AmpGradStats, ThreadedSumIsExactOnSmallIntegers) {
+  for (unsigned threads : {1u, 3u}) {
+    Instance<strata_precision_ops> amp(amp_ops(), host_,
+                                       R"({"threads": )" + std::to_string(threads) + "}");
+    ASSERT_EQ(amp.status(), STRATA_OK) << amp.message();
+    ShardSet big({(uint64_t{5} << 20) + 77, 3});
+    int64_t expected = 0;
+    for (size_t s = 0; s < big.size(); ++s) {
+      std::vector<float>& g = big.grad(s);
+      for (size_t i = 0; i < g.size(); ++i) {
+        const int v = static_cast<int>((i * 2654435761u) % 2001) - 1000;
+        g[i] = static_cast<float>(v);
+        expected += int64_t{v} * v;
+      }
+    }
+    strata_grad_stats st{};
+    st.struct_size = sizeof st;
+    strata_error err = sdk::make_error();
+    ASSERT_EQ(amp.ops().grad_stats(amp.self(), big.data(), big.size(), &st, &err), STRATA_OK)
+        << err.message;
+    EXPECT_EQ(st.nonfinite, 0);
+    EXPECT_EQ(st.sum_sq, static_cast<double>(expected)) << "threads " << threads;
+  }
+}
+
 TEST_F(AmpGradStats, NoShardsGiveZero) {
   ShardSet none(std::vector<uint64_t>{});
   const strata_grad_stats s = stats(none);

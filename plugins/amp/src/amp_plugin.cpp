@@ -1,25 +1,84 @@
-// strata_amp: the entry point and the strata_precision_ops table. fp32 only in this build: the
-// loss scale is 1, update is a no-op, grad_stats and cast do the real work.
+// strata_amp: the entry point and the strata_precision_ops table. fp32, fp16 (DeepSpeed's static
+// or dynamic loss scaling) and bf16 (no scaling); casts and grad_stats on the best instruction set.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <span>
 #include <strata/plugin.hpp>
 #include <string>
 
 #include "cast.hpp"
 #include "grad_stats.hpp"
+#include "isa.hpp"
+#include "loss_scaler.hpp"
+#include "parallel.hpp"
 #include "precision_config.hpp"
 
 namespace strata::amp {
 namespace {
 
-// One precision instance. Holds no mutable state yet (fp32 has no loss scale to track).
 struct Instance {
   sdk::Host host;
   PrecisionConfig config;
+  Isa isa;
+  Exec exec;
+  LossScaler scaler;  // only consulted for fp16
+  bool rank0;         // logs that every rank would repeat come from rank 0 only
 };
 
 Instance& instance(void* self) {
   if (self == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "self: NULL precision instance");
   return *static_cast<Instance*>(self);
+}
+
+// Where this process sits, from the comm stratum; a host without one (single-process tests) is
+// rank 0 of 1.
+struct Place {
+  int32_t rank = 0;
+  int32_t local_size = 1;
+};
+
+Place place_of(const strata_host_api* host) {
+  Place place;
+  if (host->comm == nullptr) return place;
+  strata_comm_caps caps{};
+  caps.struct_size = sizeof caps;
+  strata_error err = sdk::make_error();
+  if (host->comm->query(host->comm_self, &caps, &err) == STRATA_OK) {
+    place.rank = caps.rank;
+    place.local_size = std::max(1, caps.local_size);
+  }
+  return place;
+}
+
+// `threads` 0 means this process's share of the node: ranks on one node split its hardware threads.
+unsigned thread_budget(unsigned configured, const Place& place) {
+  if (configured != 0) return configured;
+  return std::max(1u, resolve_threads(0) / static_cast<unsigned>(place.local_size));
+}
+
+void log_setup(const Instance& amp) {
+  for (const std::string& w : amp.config.warnings) amp.host.log(STRATA_LOG_WARN, "%s", w.c_str());
+  if (!amp.rank0) return;
+  const LossScalerConfig& s = amp.config.scaler;
+  std::string mode = "fp32 (no loss scaling)";
+  if (amp.config.model_dtype == STRATA_BF16)
+    mode = "bf16 (no loss scaling; non-finite steps skipped)";
+  if (amp.config.model_dtype == STRATA_F16) {
+    char line[256];
+    if (s.static_scale > 0.0) {
+      std::snprintf(line, sizeof line, "fp16 with static loss scale %g", s.static_scale);
+    } else {
+      std::snprintf(
+          line, sizeof line,
+          "fp16 with dynamic loss scaling from %g (window %lld, hysteresis %lld%s, min %g)",
+          s.initial_scale, static_cast<long long>(s.window), static_cast<long long>(s.hysteresis),
+          s.consecutive_hysteresis ? ", consecutive" : "", s.min_scale);
+    }
+    mode = line;
+  }
+  amp.host.log(STRATA_LOG_INFO, "precision %s; casts use %s kernels (cpu: %s), up to %u threads",
+               mode.c_str(), isa_name(amp.isa), cpu_features().c_str(), amp.exec.threads);
 }
 
 strata_status create(const char* config_json, const strata_host_api* host, void** self,
@@ -28,8 +87,14 @@ strata_status create(const char* config_json, const strata_host_api* host, void*
     if (self == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "self: NULL output pointer");
     if (config_json == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "config: NULL JSON text");
     const sdk::Host services(host);
-    *self = new Instance{services, parse_precision_config(config_json)};
-    services.log(STRATA_LOG_DEBUG, "precision fp32 (no loss scaling)");
+    PrecisionConfig config = parse_precision_config(config_json);
+    const Isa isa = select_isa(std::getenv("STRATA_AMP_ISA"));
+    const Place place = place_of(host);
+    const Exec exec{&kernels_for(isa), thread_budget(config.threads, place)};
+    const LossScaler scaler(config.scaler);
+    auto* amp = new Instance{services, std::move(config), isa, exec, scaler, place.rank == 0};
+    *self = amp;
+    log_setup(*amp);
   });
 }
 
@@ -43,26 +108,27 @@ strata_status query(void* self, strata_precision_caps* caps, strata_error* err) 
       caps->model_dtype = amp.config.model_dtype;
     }
     if (STRATA_STRUCT_HAS(caps, strata_precision_caps, dynamic_scaling)) {
-      caps->dynamic_scaling = 0;
+      caps->dynamic_scaling = amp.config.model_dtype == STRATA_F16 && amp.scaler.dynamic() ? 1 : 0;
     }
   });
 }
 
 strata_status loss_scale(void* self, double* scale, strata_error* err) {
   return sdk::guard(err, [&] {
-    instance(self);
+    const Instance& amp = instance(self);
     if (scale == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "scale: NULL");
-    *scale = 1.0;
+    *scale = amp.config.model_dtype == STRATA_F16 ? amp.scaler.scale() : 1.0;
   });
 }
 
 strata_status grad_stats(void* self, const strata_shard* shards, size_t count,
                          strata_grad_stats* stats, strata_error* err) {
   return sdk::guard(err, [&] {
-    instance(self);
+    const Instance& amp = instance(self);
     if (stats == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "stats: NULL");
     sdk::require_array(shards, count, "shards");
-    const GradStats result = amp::grad_stats(std::span<const strata_shard>(shards, count));
+    const GradStats result =
+        amp::grad_stats(std::span<const strata_shard>(shards, count), amp.exec);
     if (STRATA_STRUCT_HAS(stats, strata_grad_stats, nonfinite)) {
       stats->nonfinite = result.nonfinite ? 1 : 0;
     }
@@ -70,18 +136,57 @@ strata_status grad_stats(void* self, const strata_shard* shards, size_t count,
   });
 }
 
-strata_status update(void* self, int32_t /*overflow*/, strata_error* err) {
-  return sdk::guard(err, [&] { instance(self); });  // fp32: no scale to adjust
+// fp16: DeepSpeed's update_scale. At the minimum it fails like DeepSpeed's exception, after
+// logging the recent scales so the run's last steps can be read from the log.
+void update_fp16(Instance& amp, bool overflow) {
+  const double before = amp.scaler.scale();
+  const uint64_t step = amp.scaler.steps() + 1;
+  const auto steps = static_cast<unsigned long long>(step);
+  switch (amp.scaler.update(overflow)) {
+    case ScaleChange::at_minimum: {
+      const std::string history = amp.scaler.history_text();
+      if (amp.rank0) {
+        amp.host.log(STRATA_LOG_ERROR, "fp16 loss scale history (step, scale, overflow): %s",
+                     history.c_str());
+      }
+      char head[256];
+      std::snprintf(head, sizeof head,
+                    "fp16 loss scale: gradients overflowed at step %llu with the scale already at "
+                    "min_loss_scale %g - cannot decrease scale anymore; ",
+                    steps, before);
+      sdk::fail(STRATA_ERR_NUMERIC,
+                head + std::string("recent (step, scale, overflow): ") + history);
+    }
+    case ScaleChange::hysteresis_used:
+      amp.host.log(STRATA_LOG_DEBUG, "step %llu overflow: loss scale stays %g, hysteresis now %lld",
+                   steps, before, static_cast<long long>(amp.scaler.hysteresis_left()));
+      break;
+    case ScaleChange::decreased:
+    case ScaleChange::doubled:
+      amp.host.log(STRATA_LOG_DEBUG, "step %llu%s: loss scale %g -> %g", steps,
+                   overflow ? " overflow" : "", before, amp.scaler.scale());
+      break;
+    case ScaleChange::kept:
+      break;
+  }
+}
+
+strata_status update(void* self, int32_t overflow, strata_error* err) {
+  return sdk::guard(err, [&] {
+    Instance& amp = instance(self);
+    if (amp.config.model_dtype == STRATA_F16) return update_fp16(amp, overflow != 0);
+    // fp32 and bf16 have no scale; the runtime logs the skipped step itself.
+  });
 }
 
 strata_status cast(void* self, const strata_buffer* src, const strata_buffer* dst,
                    strata_error* err) {
   return sdk::guard(err, [&] {
-    instance(self);
+    const Instance& amp = instance(self);
     if (src == nullptr || dst == nullptr) {
       sdk::fail(STRATA_ERR_INVALID_ARGUMENT, src == nullptr ? "src: NULL" : "dst: NULL");
     }
-    amp::cast(*src, *dst);
+    amp::cast(*src, *dst, amp.exec);
   });
 }
 
@@ -95,8 +200,8 @@ const strata_plugin_descriptor kDescriptor = {
     STRATA_ABI_MINOR,
     STRATA_PLUGIN_PRECISION,
     "amp",
-    "0.1.0",
-    "number format and loss scaling (fp32 in this build)",
+    "0.2.0",
+    "number format and loss scaling: fp32, fp16 (DeepSpeed loss scaling), bf16",
     &kOps,
 };
 

@@ -1,33 +1,46 @@
 #include "grad_stats.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <strata/plugin.hpp>
 #include <string>
+#include <vector>
+
+#include "parallel.hpp"
 
 namespace strata::amp {
+namespace {
 
-double sum_of_squares(const float* __restrict values, std::size_t n) {
-  // Eight independent fp64 lanes: the compiler may not reorder a single floating-point sum, but it
-  // can vectorise these fixed lanes; the result is also the same whatever vector width it picks.
-  constexpr std::size_t kLanes = 8;
-  double lane[kLanes] = {};
-  std::size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (std::size_t k = 0; k < kLanes; ++k) {
-      const double x = values[i + k];
-      lane[k] += x * x;
-    }
-  }
-  double sum = 0.0;
-  for (; i < n; ++i) {
-    const double x = values[i];
-    sum += x * x;
-  }
-  for (std::size_t k = 0; k < kLanes; ++k) sum += lane[k];
-  return sum;
+double block_sum(const Kernels& kernels, const float* values, std::size_t n) {
+  double lanes[kSumLanes] = {};
+  kernels.accumulate_squares(values, n, lanes);
+  return reduce_lanes(lanes);
 }
 
-GradStats grad_stats(std::span<const strata_shard> shards) {
+}  // namespace
+
+double sum_of_squares(const float* values, std::size_t n, const Exec& exec) {
+  const Kernels& kernels = *exec.kernels;
+  double total = 0.0;
+  if (n < kParallelMin || exec.threads <= 1) {  // the same sums in the same order, no allocation
+    for (std::size_t b = 0; b < n; b += kSumBlock) {
+      total += block_sum(kernels, values + b, std::min(kSumBlock, n - b));
+    }
+    return total;
+  }
+  const std::size_t blocks = (n + kSumBlock - 1) / kSumBlock;
+  std::vector<double> sums(blocks, 0.0);
+  // Pieces are whole blocks, so every block is summed by exactly one thread.
+  parallel_for(n, exec.threads, kSumBlock, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t b = begin; b < end; b += kSumBlock) {
+      sums[b / kSumBlock] = block_sum(kernels, values + b, std::min(kSumBlock, end - b));
+    }
+  });
+  for (double s : sums) total += s;
+  return total;
+}
+
+GradStats grad_stats(std::span<const strata_shard> shards, const Exec& exec) {
   GradStats stats;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const strata_shard& s = shards[i];
@@ -40,10 +53,11 @@ GradStats grad_stats(std::span<const strata_shard> shards) {
       sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
                 "shards[" + std::to_string(i) + "].grad: NULL for a non-empty shard");
     }
-    stats.sum_sq += sum_of_squares(s.grad, s.count);
+    stats.sum_sq += sum_of_squares(s.grad, s.count, exec);
   }
   // Squares of finite floats cannot overflow fp64 (FLT_MAX^2 is about 1e77), so the sum is
-  // non-finite exactly when some element was inf or nan: no separate check pass is needed.
+  // non-finite exactly when some element was inf or nan: the overflow check needs no pass of its
+  // own.
   stats.nonfinite = !std::isfinite(stats.sum_sq);
   return stats;
 }

@@ -1,19 +1,28 @@
-// strata_amp's configuration: DeepSpeed's `fp16` and `bf16` blocks.
+// strata_amp's configuration: DeepSpeed's `fp16` and `bf16` blocks (deepspeed/runtime/
+// precision_config.py: the same key names, defaults and meanings), plus two keys of its own:
+// `dtype` ("fp32" | "fp16" | "bf16", an alternative way to choose) and `threads`.
 #pragma once
 
 #include <strata/plugin_api.h>
 
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "loss_scaler.hpp"
 
 namespace strata::amp {
 
 struct PrecisionConfig {
   strata_dtype model_dtype = STRATA_F32;
+  LossScalerConfig scaler;  // used when model_dtype is STRATA_F16
+  unsigned threads = 0;     // for large casts and grad_stats; 0 = this rank's share of the node
+  // Accepted DeepSpeed keys that change nothing here, one sentence each, for the log.
+  std::vector<std::string> warnings;
 };
 
-// Validates {"fp16": {...}, "bf16": {...}} (each optional). Throws sdk::Error naming the key:
-// STRATA_ERR_INVALID_ARGUMENT for malformed values or both enabled, STRATA_ERR_UNSUPPORTED when
-// fp16 or bf16 is enabled (this build trains in fp32 only).
+// Parses {"fp16": {...}, "bf16": {...}, "dtype": "...", "threads": N} (each optional). Throws
+// sdk::Error (STRATA_ERR_INVALID_ARGUMENT) naming the key, the value and what was expected.
 PrecisionConfig parse_precision_config(std::string_view json_text);
 
 }  // namespace strata::amp
