@@ -10,10 +10,6 @@ namespace {
 const std::vector<uint64_t> kSizes = {3, 17, 64};
 constexpr const char* kConfig = R"({"reduce_bucket_size": 32})";
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 class ZeroLifecycle : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_EQ(zero_.created(), STRATA_OK) << zero_.message(); }

@@ -57,7 +57,8 @@ TEST_F(ZeroStage0Reduce, AveragesExactlyWhateverOrderAndSubsetEachRankReports) {
     for (uint32_t p = 0; p < model_.params(); ++p) {
       if ((p + static_cast<uint32_t>(rank_ + step)) % 3 != 0) order.push_back(p);
     }
-    std::shuffle(order.begin(), order.end(), std::mt19937(static_cast<unsigned>(rank_ * 31 + step)));
+    std::shuffle(order.begin(), order.end(),
+                 std::mt19937(static_cast<unsigned>(rank_ * 31 + step)));
     for (uint32_t p : order) EXPECT_EQ(zero_.grad_ready(p, true), STRATA_OK) << zero_.message();
     ASSERT_EQ(zero_.finish_reduce(), STRATA_OK) << zero_.message();
 

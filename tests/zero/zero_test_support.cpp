@@ -93,7 +93,7 @@ strata_status Zero::keep(strata_status status) {
   return status;
 }
 
-strata_status Zero::register_param(uint32_t index, const char* name, float* data, float* grad,
+strata_status Zero::register_param(uint32_t index, const char* name, void* data, void* grad,
                                    uint64_t count, int32_t dtype) {
   strata_param_desc desc{};
   desc.struct_size = sizeof(desc);
@@ -118,6 +118,47 @@ strata_status Zero::query(strata_sharding_caps* caps) {
 }
 strata_status Zero::owned_shards(const strata_shard** shards, size_t* count) {
   return keep(zero_ops().owned_shards(self_, shards, count, &err_));
+}
+
+strata_status Zero::define_group(uint32_t group, const char* name,
+                                 const std::vector<uint32_t>& params) {
+  return keep(zero_ops().define_group(self_, group, name, params.data(), params.size(), &err_));
+}
+strata_status Zero::gather(uint32_t group, bool for_backward) {
+  return keep(zero_ops().gather(self_, group, for_backward ? STRATA_GATHER_FOR_BACKWARD : 0u,
+                                &err_));
+}
+strata_status Zero::release(uint32_t group) {
+  return keep(zero_ops().release(self_, group, &err_));
+}
+strata_status Zero::end_micro_step(bool boundary) {
+  return keep(zero_ops().end_micro_step(self_, boundary ? 1 : 0, &err_));
+}
+strata_status Zero::param_view(uint32_t index, strata_param_view* view) {
+  view->struct_size = sizeof(*view);
+  return keep(zero_ops().param_view(self_, index, view, &err_));
+}
+float* Zero::data_of(uint32_t index) {
+  strata_param_view view{};
+  return param_view(index, &view) == STRATA_OK ? static_cast<float*>(view.data) : nullptr;
+}
+float* Zero::grad_of(uint32_t index) {
+  strata_param_view view{};
+  return param_view(index, &view) == STRATA_OK ? static_cast<float*>(view.grad) : nullptr;
+}
+
+std::vector<double> sum_over_ranks(std::vector<double> values) {
+  strata_error err = sdk::make_error();
+  const strata_buffer buf = sdk::host_buffer(values.data(), values.size(), STRATA_F64);
+  if (CommEnvironment::ops().allreduce(CommEnvironment::self(), &buf, &buf, STRATA_SUM, nullptr,
+                                       &err) != STRATA_OK) {
+    throw std::runtime_error(std::string("sum_over_ranks: ") + err.message);
+  }
+  return values;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
 }
 
 bool identical_on_all_ranks(const std::vector<float>& data) {

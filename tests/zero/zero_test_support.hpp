@@ -61,7 +61,7 @@ class Zero {
   strata_status created() const { return create_status_; }
   const std::string& message() const { return message_; }
 
-  strata_status register_param(uint32_t index, const char* name, float* data, float* grad,
+  strata_status register_param(uint32_t index, const char* name, void* data, void* grad,
                                uint64_t count, int32_t dtype = STRATA_F32);
   strata_status finalize();
   strata_status grad_ready(uint32_t index, bool boundary);
@@ -70,6 +70,15 @@ class Zero {
   strata_status publish();
   strata_status query(strata_sharding_caps* caps);
   strata_status owned_shards(const strata_shard** shards, size_t* count);
+  // ABI 1.1
+  strata_status define_group(uint32_t group, const char* name, const std::vector<uint32_t>& params);
+  strata_status gather(uint32_t group, bool for_backward = false);
+  strata_status release(uint32_t group);
+  strata_status end_micro_step(bool boundary);
+  strata_status param_view(uint32_t index, strata_param_view* view);
+  // param_view's data / grad, or nullptr when the call fails (the message is kept).
+  float* data_of(uint32_t index);
+  float* grad_of(uint32_t index);
 
  private:
   strata_status keep(strata_status status);
@@ -81,5 +90,9 @@ class Zero {
 
 // Elementwise check that `data` is bitwise the same on every rank (MIN == MAX == own bits).
 bool identical_on_all_ranks(const std::vector<float>& data);
+// Sums `values` over ranks (blocking f64 allreduce).
+std::vector<double> sum_over_ranks(std::vector<double> values);
+
+bool contains(const std::string& text, const std::string& part);
 
 }  // namespace strata::zero_test

@@ -7,18 +7,46 @@ namespace strata::zero {
 using sdk::check;
 using sdk::fail;
 
-CommLink::CommLink(const sdk::Host& host) : ops_(&host.comm()), self_(host.comm_self()) {
+namespace {
+
+std::string offered(const strata_comm_caps& caps) {
+  static const char* const kNames[] = {"allreduce", "allgather", "allgatherv",
+                                       "reduce_scatter", "broadcast", "barrier"};
+  std::string out;
+  for (unsigned c = 0; c < 6; ++c) {
+    if ((caps.collective_mask & (1u << c)) != 0) {
+      out += (out.empty() ? "" : ", ") + std::string(kNames[c]);
+    }
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+CommLink::CommLink(const sdk::Host& host, int stage)
+    : ops_(&host.comm()), self_(host.comm_self()) {
   if (ops_->struct_size < offsetof(strata_comm_ops, test) + sizeof(ops_->test)) {
     fail(STRATA_ERR_ABI, "comm stratum's operation table is older than this sharding plugin");
   }
   caps_.struct_size = sizeof(caps_);
   strata_error err = sdk::make_error();
   check(ops_->query(self_, &caps_, &err), err, "comm query");
+  const std::string who = "zero stage " + std::to_string(stage);
   if ((caps_.dtype_mask & STRATA_DTYPE_BIT(STRATA_F32)) == 0 ||
       (caps_.collective_mask & STRATA_COLL_BIT(STRATA_COLL_ALLREDUCE)) == 0 ||
       (caps_.device_mask & STRATA_DEVICE_BIT(STRATA_DEVICE_HOST)) == 0) {
     fail(STRATA_ERR_UNSUPPORTED,
-         "sharding stage 0 needs f32 allreduce of host memory, which the comm stratum lacks");
+         who + " needs f32 allreduce of host memory, which the comm stratum lacks");
+  }
+  const uint32_t partitioning = STRATA_COLL_BIT(STRATA_COLL_REDUCE_SCATTER) |
+                                STRATA_COLL_BIT(STRATA_COLL_ALLGATHER);
+  if (stage >= 1 && (caps_.collective_mask & partitioning) != partitioning) {
+    fail(STRATA_ERR_UNSUPPORTED, who + " needs reduce_scatter and allgather, but the comm stratum "
+                                       "offers only: " + offered(caps_));
+  }
+  if (stage >= 2 && !can_move(STRATA_I64)) {
+    fail(STRATA_ERR_UNSUPPORTED, who + " needs i64 allgather (it checks that ranks gather and "
+                                       "release the same groups), which the comm stratum lacks");
   }
 }
 
@@ -34,17 +62,51 @@ strata_request CommLink::start_allreduce(const float* send, float* recv, uint64_
   return req;
 }
 
+strata_request CommLink::start_reduce_scatter(const float* send, float* recv, uint64_t count,
+                                              strata_reduce_op op) {
+  const auto n = static_cast<uint64_t>(caps_.size);
+  const strata_buffer in = sdk::host_buffer(const_cast<float*>(send), count * n, STRATA_F32);
+  const strata_buffer out = sdk::host_buffer(recv, count, STRATA_F32);
+  strata_request req = nullptr;
+  strata_error err = sdk::make_error();
+  check(ops_->reduce_scatter(self_, &in, &out, op, caps_.nonblocking ? &req : nullptr, &err), err,
+        "gradient reduce_scatter");
+  return req;
+}
+
+strata_request CommLink::start_allgather(const void* send, void* recv, uint64_t count,
+                                         int32_t dtype) {
+  const auto n = static_cast<uint64_t>(caps_.size);
+  const strata_buffer in = sdk::host_buffer(const_cast<void*>(send), count, dtype);
+  const strata_buffer out = sdk::host_buffer(recv, count * n, dtype);
+  strata_request req = nullptr;
+  strata_error err = sdk::make_error();
+  check(ops_->allgather(self_, &in, &out, caps_.nonblocking ? &req : nullptr, &err), err,
+        "parameter allgather");
+  return req;
+}
+
 void CommLink::wait(strata_request req) {
   if (req == nullptr) return;
   strata_error err = sdk::make_error();
-  check(ops_->wait(self_, req, &err), err, "gradient allreduce wait");
+  check(ops_->wait(self_, req, &err), err, "collective wait");
 }
 
 void CommLink::poke(strata_request req) {
   if (req == nullptr || ops_->test == nullptr) return;
   int32_t done = 0;
   strata_error err = sdk::make_error();
-  check(ops_->test(self_, req, &done, &err), err, "gradient allreduce test");
+  check(ops_->test(self_, req, &done, &err), err, "collective test");
+}
+
+std::vector<int64_t> CommLink::allgather_i64(const std::vector<int64_t>& values) {
+  std::vector<int64_t> mine(values);
+  std::vector<int64_t> all(values.size() * static_cast<size_t>(caps_.size));
+  const strata_buffer in = sdk::host_buffer(mine.data(), mine.size(), STRATA_I64);
+  const strata_buffer out = sdk::host_buffer(all.data(), all.size(), STRATA_I64);
+  strata_error err = sdk::make_error();
+  check(ops_->allgather(self_, &in, &out, nullptr, &err), err, "gather/release sequence check");
+  return all;
 }
 
 void CommLink::expect_same_on_all_ranks(const std::vector<int64_t>& values,

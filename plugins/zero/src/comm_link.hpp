@@ -12,20 +12,31 @@ namespace strata::zero {
 
 class CommLink {
  public:
-  // Throws STRATA_ERR_UNSUPPORTED if there is no comm stratum or it cannot allreduce f32.
-  explicit CommLink(const sdk::Host& host);
+  // Throws STRATA_ERR_UNSUPPORTED if there is no comm stratum or it lacks what `stage` needs:
+  // f32 allreduce of host memory always; reduce_scatter and allgather from stage 1; i64 allgather
+  // (the gather/release sequence check) from stage 2.
+  CommLink(const sdk::Host& host, int stage);
 
   int rank() const { return caps_.rank; }
   int size() const { return caps_.size; }
+  bool can_move(int32_t dtype) const { return (caps_.dtype_mask & STRATA_DTYPE_BIT(dtype)) != 0; }
 
   // Starts an allreduce of `count` f32 elements (send may equal recv). Returns the request to
   // wait on, or nullptr if the comm plugin has no non-blocking collectives and already finished.
   strata_request start_allreduce(const float* send, float* recv, uint64_t count,
                                  strata_reduce_op op);
+  // Starts a reduce_scatter of size()*count f32 elements; rank r receives block r (`count`).
+  strata_request start_reduce_scatter(const float* send, float* recv, uint64_t count,
+                                      strata_reduce_op op);
+  // Starts an allgather of `count` elements of `dtype` from every rank into recv (size()*count).
+  strata_request start_allgather(const void* send, void* recv, uint64_t count, int32_t dtype);
   void wait(strata_request req);
   // Lets the transport progress an earlier request (MPI moves non-blocking collectives along
   // only inside MPI calls). Never waits.
   void poke(strata_request req);
+
+  // Blocking allgather of `values` (the same length on every rank): rank r's at r*values.size().
+  std::vector<int64_t> allgather_i64(const std::vector<int64_t>& values);
 
   // Blocking check that every rank passes the same `values`; throws STRATA_ERR_MISMATCH naming
   // the first differing entry (`names[i]`) and its range over the ranks.

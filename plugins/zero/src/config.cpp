@@ -1,10 +1,13 @@
 #include "config.hpp"
 
+#include "config_keys.hpp"
+
 #include <strata/plugin.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -13,92 +16,6 @@ namespace {
 
 using nlohmann::json;
 using sdk::fail;
-
-// What a DeepSpeed key's value must be (mirrors the field types of DeepSpeedZeroConfig).
-enum class Kind {
-  kStage,         // integer 0..3
-  kPositiveInt,   // reduce_bucket_size: DeepSpeed allows 0, but a 0-element bucket reduces nothing
-  kNonNegInt,     // pydantic Field(ge=0)
-  kInt,           // any integer
-  kBool,
-  kOptionalBool,  // bool or null
-  kOptionalObject,
-  kObject,
-};
-
-// From which stage a key has an effect. Keys for PyTorch/GPU-only features (module hooks,
-// ZeRO++ quantisation, MiCS, ZenFlow) have none in a host runtime: kNever.
-constexpr int kAlways = 0, kStage1 = 1, kStage2 = 2, kStage3 = 3, kNever = 4;
-// offload_optimizer/offload_param configure the offload stratum, which validates them.
-constexpr int kOtherStratum = -1;
-
-struct KeySpec {
-  std::string_view name;
-  Kind kind;
-  int effective_from;  // a stage, kNever or kOtherStratum
-  bool deprecated = false;
-};
-
-// Every key DeepSpeed's zero_optimization accepts (deepspeed/runtime/zero/config.py). Its config
-// model forbids extra keys, so anything else is an error here too. The stage3_ names are aliases
-// of the bare names; DeepSpeed accepts either.
-constexpr KeySpec kKeys[] = {
-    {"stage", Kind::kStage, kAlways},
-    {"reduce_bucket_size", Kind::kPositiveInt, kAlways},
-    {"offload_optimizer", Kind::kOptionalObject, kOtherStratum},
-    {"offload_param", Kind::kOptionalObject, kOtherStratum},
-    {"contiguous_gradients", Kind::kBool, kStage1},
-    {"reduce_scatter", Kind::kBool, kStage1},
-    {"use_multi_rank_bucket_allreduce", Kind::kBool, kStage1},
-    {"allgather_partitions", Kind::kBool, kStage1},
-    {"allgather_bucket_size", Kind::kNonNegInt, kStage1},
-    {"overlap_comm", Kind::kOptionalBool, kStage1},
-    {"load_from_fp32_weights", Kind::kBool, kStage1},
-    {"elastic_checkpoint", Kind::kBool, kStage1},
-    {"zenflow", Kind::kOptionalObject, kNever},
-    {"sub_group_size", Kind::kNonNegInt, kStage3},
-    {"prefetch_bucket_size", Kind::kNonNegInt, kStage3},
-    {"stage3_prefetch_bucket_size", Kind::kNonNegInt, kStage3},
-    {"param_persistence_threshold", Kind::kNonNegInt, kStage3},
-    {"stage3_param_persistence_threshold", Kind::kNonNegInt, kStage3},
-    {"model_persistence_threshold", Kind::kNonNegInt, kStage3},
-    {"stage3_model_persistence_threshold", Kind::kNonNegInt, kStage3},
-    {"max_live_parameters", Kind::kNonNegInt, kStage3},
-    {"stage3_max_live_parameters", Kind::kNonNegInt, kStage3},
-    {"max_reuse_distance", Kind::kNonNegInt, kStage3},
-    {"stage3_max_reuse_distance", Kind::kNonNegInt, kStage3},
-    {"gather_16bit_weights_on_model_save", Kind::kBool, kStage3},
-    {"stage3_gather_16bit_weights_on_model_save", Kind::kBool, kStage3},
-    {"module_granularity_threshold", Kind::kInt, kStage3},
-    {"stage3_module_granularity_threshold", Kind::kInt, kStage3},
-    {"use_all_reduce_for_fetch_params", Kind::kBool, kStage3},
-    {"stage3_use_all_reduce_for_fetch_params", Kind::kBool, kStage3},
-    {"allgather_sequential", Kind::kBool, kStage3},
-    {"stage3_allgather_sequential", Kind::kBool, kStage3},
-    {"partition_stream_chunk_size", Kind::kNonNegInt, kStage3},
-    {"stage3_partition_stream_chunk_size", Kind::kNonNegInt, kStage3},
-    {"ignore_unused_parameters", Kind::kBool, kStage2},
-    {"legacy_stage1", Kind::kBool, kStage1},
-    {"round_robin_gradients", Kind::kBool, kStage1},
-    {"zero_hpz_partition_size", Kind::kNonNegInt, kNever},
-    {"zero_quantized_weights", Kind::kBool, kNever},
-    {"zero_quantized_nontrainable_weights", Kind::kBool, kNever},
-    {"zero_quantized_gradients", Kind::kBool, kNever},
-    {"zeropp_loco_param", Kind::kOptionalObject, kNever},
-    {"mics_shard_size", Kind::kInt, kNever},
-    {"mics_hierarchical_params_gather", Kind::kBool, kNever},
-    {"memory_efficient_linear", Kind::kBool, kNever},
-    {"pipeline_loading_checkpoint", Kind::kBool, kNever},
-    {"override_module_apply", Kind::kBool, kNever},
-    {"log_trace_cache_warnings", Kind::kBool, kNever},
-    {"enable_sanity_checks", Kind::kBool, kNever},
-    {"save_muon_momentum_buffer_in_memory", Kind::kBool, kNever},
-    {"leaf_module", Kind::kObject, kNever},
-    {"cpu_offload", Kind::kOptionalBool, kNever, true},
-    {"cpu_offload_param", Kind::kOptionalBool, kNever, true},
-    {"cpu_offload_use_pin_memory", Kind::kOptionalBool, kNever, true},
-    {"stage3_gather_fp16_weights_on_model_save", Kind::kBool, kNever, true},
-};
 
 const KeySpec* find_key(std::string_view name) {
   for (const KeySpec& spec : kKeys) {
@@ -154,7 +71,8 @@ void check_type(const KeySpec& spec, const json& value) {
       if (!value.is_boolean()) bad_value(spec.name, "true or false", value);
       return;
     case Kind::kOptionalBool:
-      if (!value.is_boolean() && !value.is_null()) bad_value(spec.name, "true, false or null", value);
+      if (!value.is_boolean() && !value.is_null())
+        bad_value(spec.name, "true, false or null", value);
       return;
     case Kind::kOptionalObject:
       if (!value.is_object() && !value.is_null()) bad_value(spec.name, "an object or null", value);
@@ -179,12 +97,45 @@ json parse_object(const char* text) {
   return root;
 }
 
+// Stores a type-checked value into the field it sets. null (overlap_comm) keeps the default.
+void apply(ZeroConfig& config, Field field, const json& value) {
+  const auto count = [&] { return static_cast<uint64_t>(*as_integer(value)); };
+  switch (field) {
+    case Field::kNone: return;
+    case Field::kStage: config.stage = static_cast<int>(*as_integer(value)); return;
+    case Field::kReduceBucketSize: config.reduce_bucket_size = count(); return;
+    case Field::kAllgatherBucketSize: config.allgather_bucket_size = count(); return;
+    case Field::kOverlapComm:
+      if (value.is_boolean()) config.overlap_comm = value.get<bool>();
+      return;
+    case Field::kContiguousGradients: config.contiguous_gradients = value.get<bool>(); return;
+    case Field::kPrefetchBucketSize: config.prefetch_bucket_size = count(); return;
+    case Field::kPersistenceThreshold: config.param_persistence_threshold = count(); return;
+    case Field::kMaxLiveParameters: config.max_live_parameters = count(); return;
+  }
+}
+
+// Whether `spec` given as `value` changes nothing at `stage`, and how to say so.
+std::optional<std::string> without_effect(const KeySpec& spec, const json& value, int stage) {
+  if (spec.effective_from == kOtherStratum) return std::nullopt;
+  std::string entry(spec.name);
+  if (spec.effective_from > stage) {
+    if (spec.deprecated) entry += " (deprecated by DeepSpeed)";
+    return entry;
+  }
+  if (spec.when_false != nullptr && value.is_boolean() && !value.get<bool>()) {
+    return entry + " (" + spec.when_false + ")";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ZeroConfig parse_config(const char* text) {
   const json root = parse_object(text);
   ZeroConfig config;
-  std::vector<const KeySpec*> given;
+  std::map<Field, std::pair<std::string, json>> seen;  // first spelling of each aliased field
+  std::vector<std::pair<const KeySpec*, const json*>> given;
   for (const auto& [key, value] : root.items()) {
     const KeySpec* spec = find_key(key);
     if (spec == nullptr) {
@@ -193,18 +144,23 @@ ZeroConfig parse_config(const char* text) {
            "field and forbids extra keys)");
     }
     check_type(*spec, value);
-    if (spec->name == "stage") config.stage = static_cast<int>(*as_integer(value));
-    if (spec->name == "reduce_bucket_size") {
-      config.reduce_bucket_size = static_cast<uint64_t>(*as_integer(value));
+    if (spec->field != Field::kNone) {
+      const auto [it, first] = seen.try_emplace(spec->field, key, value);
+      if (!first && it->second.second != value) {
+        fail(STRATA_ERR_INVALID_ARGUMENT,
+             "zero_optimization." + key + ": " + value.dump() + " conflicts with " +
+                 it->second.first + ": " + it->second.second.dump() +
+                 " (the two names are aliases; give one)");
+      }
+      apply(config, spec->field, value);
     }
-    given.push_back(spec);
+    given.emplace_back(spec, &value);
   }
   // Only now is the stage known (object keys come in name order, not as written).
-  for (const KeySpec* spec : given) {
-    if (spec->effective_from == kOtherStratum || spec->effective_from <= config.stage) continue;
-    std::string entry(spec->name);
-    if (spec->deprecated) entry += " (deprecated by DeepSpeed)";
-    config.ignored_keys.push_back(std::move(entry));
+  for (const auto& [spec, value] : given) {
+    if (auto entry = without_effect(*spec, *value, config.stage)) {
+      config.ignored_keys.push_back(std::move(*entry));
+    }
   }
   return config;
 }

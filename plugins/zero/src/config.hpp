@@ -13,23 +13,40 @@ namespace strata::zero {
 // one buffer and leave nothing to overlap with the backward pass. 2^20 elements (4 MiB of fp32):
 //  - is where Open MPI's allreduce peaks on these machines (4 MiB: 4.5 GB/s; 16 MiB pieces:
 //    3.3 GB/s; 32-64 MiB: 1.5 GB/s), and the comm plugin cuts bigger messages into pieces anyway
-//    (chunk_bytes, 1 MiB by default), so larger buckets would save no collectives, only add copying;
+//    (chunk_bytes, 1 MiB by default), so larger buckets would save no collectives, only add
+//    copying;
 //  - still amortises the per-collective latency (~7 us against ~1 ms of transfer);
 //  - lets tensors of 4 MiB and more sit alone in their bucket and be reduced in place, uncopied,
 //    while small tensors are fused, and keeps the fusion memory below one gradient copy.
 inline constexpr uint64_t kDefaultReduceBucketSize = uint64_t{1} << 20;
+// The same reasoning holds for the pieces publish() allgathers parameters in.
+inline constexpr uint64_t kDefaultAllgatherBucketSize = uint64_t{1} << 20;
+// DeepSpeed's stage-3 defaults (deepspeed/runtime/zero/config.py).
+inline constexpr uint64_t kDefaultPrefetchBucketSize = 50'000'000;
+inline constexpr uint64_t kDefaultPersistenceThreshold = 100'000;
+inline constexpr uint64_t kDefaultMaxLiveParameters = 1'000'000'000;
 
 struct ZeroConfig {
   int stage = 0;
   uint64_t reduce_bucket_size = kDefaultReduceBucketSize;
-  // DeepSpeed keys that were given but have no effect at `stage` in this build, by name.
-  // The plugin names them in one warning rather than ignoring them silently.
+  uint64_t allgather_bucket_size = kDefaultAllgatherBucketSize;
+  // At most two bucket reductions in flight (true) or each one blocking (false). DeepSpeed turns
+  // it on by default at stage 3 only; here it costs one more fusion buffer and helps every stage.
+  bool overlap_comm = true;
+  // Stages 2-3: lent gradient buffers are slices of the bucket's buffer (no copy at reduction).
+  bool contiguous_gradients = true;
+  uint64_t prefetch_bucket_size = kDefaultPrefetchBucketSize;
+  uint64_t param_persistence_threshold = kDefaultPersistenceThreshold;
+  uint64_t max_live_parameters = kDefaultMaxLiveParameters;
+  // DeepSpeed keys that were given but have no effect at `stage` in Strata, by name (with a note
+  // where a value is not honoured). The plugin names them in one warning rather than ignoring
+  // them silently.
   std::vector<std::string> ignored_keys;
 };
 
 // Parses and validates `json` (a JSON object text). Throws strata::sdk::Error with
-// STRATA_ERR_INVALID_ARGUMENT naming the key for unknown keys, wrong types and bad values.
-// Stages 1-3 parse fine here; whether a stage is implemented is decided by make_stage().
+// STRATA_ERR_INVALID_ARGUMENT naming the key for unknown keys, wrong types, bad values and
+// aliases given twice with different values.
 ZeroConfig parse_config(const char* json);
 
 }  // namespace strata::zero

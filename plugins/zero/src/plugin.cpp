@@ -58,10 +58,44 @@ strata_status zero_grad(void* self, strata_error* err) {
   return guard(err, [&] { self_of(self).zero_grad(); });
 }
 
+strata_status define_group(void* self, uint32_t group, const char* name, const uint32_t* params,
+                           size_t count, strata_error* err) {
+  return guard(err, [&] { self_of(self).define_group(group, name, params, count); });
+}
+
+strata_status gather(void* self, uint32_t group, uint32_t flags, strata_error* err) {
+  return guard(err, [&] { self_of(self).gather(group, flags); });
+}
+
+strata_status release(void* self, uint32_t group, strata_error* err) {
+  return guard(err, [&] { self_of(self).release(group); });
+}
+
+strata_status param_view(void* self, uint32_t index, strata_param_view* view, strata_error* err) {
+  return guard(err, [&] { self_of(self).param_view(index, view); });
+}
+
+strata_status end_micro_step(void* self, int32_t boundary, strata_error* err) {
+  return guard(err, [&] { self_of(self).end_micro_step(boundary != 0); });
+}
+
 const strata_sharding_ops kOps = {
-    sizeof(strata_sharding_ops), create,       destroy,       query,   register_param,
-    finalize,                    grad_ready,   finish_reduce, owned_shards, publish,
-    zero_grad,
+    .struct_size = sizeof(strata_sharding_ops),
+    .create = create,
+    .destroy = destroy,
+    .query = query,
+    .register_param = register_param,
+    .finalize = finalize,
+    .grad_ready = grad_ready,
+    .finish_reduce = finish_reduce,
+    .owned_shards = owned_shards,
+    .publish = publish,
+    .zero_grad = zero_grad,
+    .define_group = define_group,
+    .gather = gather,
+    .release = release,
+    .param_view = param_view,
+    .end_micro_step = end_micro_step,
 };
 
 const strata_plugin_descriptor kDescriptor = {
@@ -70,8 +104,8 @@ const strata_plugin_descriptor kDescriptor = {
     STRATA_ABI_MINOR,
     STRATA_PLUGIN_SHARDING,
     "zero",
-    "0.1.0",
-    "ZeRO sharding (stage 0: data parallelism with gradient fusion buckets)",
+    "0.2.0",
+    "ZeRO sharding, stages 0-3 (partitioned optimizer state, gradients, parameters)",
     &kOps,
 };
 

@@ -1,6 +1,7 @@
 #include "stage0.hpp"
 
-#include <cstring>
+#include "agreement.hpp"
+
 #include <string>
 
 namespace strata::zero {
@@ -8,7 +9,7 @@ namespace strata::zero {
 using sdk::fail;
 
 Stage0::Stage0(const ZeroConfig& config, const sdk::Host& host)
-    : host_(host), comm_(host), bucket_capacity_(config.reduce_bucket_size) {}
+    : host_(host), comm_(host, 0), bucket_capacity_(config.reduce_bucket_size) {}
 
 void Stage0::check_param(const ParamRecord& param) const {
   // fp16/bf16 models need fp32 master copies, which arrive with the precision work later.
@@ -20,20 +21,24 @@ void Stage0::check_param(const ParamRecord& param) const {
     fail(STRATA_ERR_UNSUPPORTED,
          "parameter " + param.name + ": sharding stage 0 supports host memory only");
   }
-  if (param.count > 0 && (param.data == nullptr || param.grad == nullptr)) {
+  if (param.count > 0 && param.data == nullptr) {
     fail(STRATA_ERR_INVALID_ARGUMENT,
-         "parameter " + param.name + ": data and grad must both be set for a non-empty parameter");
+         "parameter " + param.name + ": data must be set for a non-empty parameter");
   }
 }
 
-void Stage0::finalize(const std::vector<ParamRecord>& params) {
+void Stage0::finalize(const std::vector<ParamRecord>& params,
+                      const std::vector<GroupRecord>& groups) {
   params_ = params;
+  groups_ = GroupState(groups, params.size());
   std::vector<uint64_t> counts;
   counts.reserve(params_.size());
   for (const ParamRecord& p : params_) counts.push_back(p.count);
   BucketPlan plan = plan_buckets(counts, bucket_capacity_);
-  check_ranks_agree(plan);
+  check_ranks_agree(comm_, params_, groups, plan, 0);
   log_plan(plan);
+  // Parameters registered without a gradient buffer (ABI 1.1) get a whole one of ours.
+  full_grads_ = FullGrads(host_, params_);
 
   shards_.clear();
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -48,24 +53,6 @@ void Stage0::finalize(const std::vector<ParamRecord>& params) {
     shards_.push_back(shard);
   }
   reducer_ = std::make_unique<Stage0Reducer>(host_, comm_, params_, std::move(plan));
-}
-
-void Stage0::check_ranks_agree(const BucketPlan& plan) {
-  // A rank that registered different parameters would issue different collectives and hang or
-  // corrupt memory; one small collective turns that into an error that says what differs.
-  constexpr int64_t kPrime = 2147483647;  // keeps the checksum exact in the f64 comparison
-  int64_t total = 0, checksum = 0;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    total += static_cast<int64_t>(params_[i].count);
-    const auto size_mod = static_cast<int64_t>(params_[i].count % uint64_t{kPrime});
-    const auto term = size_mod * static_cast<int64_t>(i % 1024 + 1);
-    checksum = (checksum + term) % kPrime;
-  }
-  comm_.expect_same_on_all_ranks(
-      {static_cast<int64_t>(params_.size()), total, checksum,
-       static_cast<int64_t>(plan.buckets.size())},
-      {"the parameter count", "the total element count", "the checksum of parameter sizes",
-       "the bucket count"});
 }
 
 void Stage0::log_plan(const BucketPlan& plan) const {
@@ -105,9 +92,12 @@ void Stage0::zero_grad() {
   } else {
     reducer_->reset_step();
   }
-  for (const ParamRecord& p : params_) {
-    if (p.count > 0) std::memset(p.grad, 0, p.count * sizeof(float));
-  }
+  FullGrads::zero(params_);
+}
+
+void Stage0::param_view(uint32_t index, void** data, void** grad) const {
+  *data = params_[index].data;
+  *grad = params_[index].grad;
 }
 
 }  // namespace strata::zero

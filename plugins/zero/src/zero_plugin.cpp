@@ -1,5 +1,6 @@
 #include "zero_plugin.hpp"
 
+#include <cstddef>
 #include <string>
 
 namespace strata::zero {
@@ -53,12 +54,84 @@ void ZeroPlugin::register_param(uint32_t index, const strata_param_desc* desc) {
   param.grad = desc->grad;
   stage_->check_param(param);
   params_.push_back(std::move(param));
+  group_of_.push_back(kNoGroup);
+}
+
+void ZeroPlugin::define_group(uint32_t group, const char* name, const uint32_t* params,
+                              size_t count) {
+  if (finalized_) fail(STRATA_ERR_INVALID_ARGUMENT, "define_group: called after finalize");
+  if (group != groups_.size()) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "define_group: expected group id " +
+                                          std::to_string(groups_.size()) + ", got " +
+                                          std::to_string(group) + " (ids are dense from 0)");
+  }
+  if (name == nullptr || *name == '\0') {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "define_group: group " + std::to_string(group) +
+                                          " needs a non-empty name");
+  }
+  for (const GroupRecord& g : groups_) {
+    if (g.name == name) {
+      fail(STRATA_ERR_INVALID_ARGUMENT,
+           "define_group: a group named '" + std::string(name) + "' is already defined");
+    }
+  }
+  sdk::require_array(params, count, "define_group: params");
+  GroupRecord record{name, std::vector<uint32_t>(params, params + count)};
+  std::vector<uint32_t> owner = group_of_;  // assigned only once the whole group is valid
+  for (uint32_t p : record.params) {
+    check_index("define_group", p);
+    if (owner[p] != kNoGroup) {
+      const std::string where =
+          owner[p] == group ? "this group twice" : "group '" + groups_[owner[p]].name + "'";
+      fail(STRATA_ERR_INVALID_ARGUMENT, "define_group '" + record.name + "': parameter " +
+                                            params_[p].name + " is already in " + where +
+                                            " (a parameter belongs to at most one group)");
+    }
+    owner[p] = group;
+  }
+  group_of_ = std::move(owner);
+  groups_.push_back(std::move(record));
 }
 
 void ZeroPlugin::finalize() {
   if (finalized_) fail(STRATA_ERR_INVALID_ARGUMENT, "finalize: called twice");
-  stage_->finalize(params_);
+  stage_->finalize(params_, groups_);
   finalized_ = true;
+}
+
+void ZeroPlugin::gather(uint32_t group, uint32_t flags) {
+  require_finalized("gather");
+  if ((flags & ~STRATA_GATHER_FOR_BACKWARD) != 0) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "gather: unknown flags " + std::to_string(flags) +
+                                          " (expected 0 or STRATA_GATHER_FOR_BACKWARD)");
+  }
+  stage_->gather(group, flags);
+}
+
+void ZeroPlugin::release(uint32_t group) {
+  require_finalized("release");
+  stage_->release(group);
+}
+
+void ZeroPlugin::param_view(uint32_t index, strata_param_view* view) {
+  require_finalized("param_view");
+  check_index("param_view", index);
+  if (view == nullptr ||
+      view->struct_size < offsetof(strata_param_view, grad) + sizeof(view->grad)) {
+    fail(STRATA_ERR_ABI, "param_view: view missing or smaller than its data and grad fields");
+  }
+  void* data = nullptr;
+  void* grad = nullptr;
+  stage_->param_view(index, &data, &grad);
+  view->data = data;
+  view->grad = grad;
+  if (STRATA_STRUCT_HAS(view, strata_param_view, count)) view->count = params_[index].count;
+  if (STRATA_STRUCT_HAS(view, strata_param_view, dtype)) view->dtype = params_[index].dtype;
+}
+
+void ZeroPlugin::end_micro_step(bool boundary) {
+  require_finalized("end_micro_step");
+  stage_->end_micro_step(boundary);
 }
 
 void ZeroPlugin::grad_ready(uint32_t index, bool boundary) {
@@ -93,7 +166,8 @@ void ZeroPlugin::zero_grad() {
 }
 
 void ZeroPlugin::require_finalized(const char* call) const {
-  if (!finalized_) fail(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": called before finalize");
+  if (!finalized_)
+    fail(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": called before finalize");
 }
 
 void ZeroPlugin::check_index(const char* call, uint32_t index) const {

@@ -1,5 +1,5 @@
-// One strata_zero instance: the parameter registry and call-order checks every stage shares,
-// in front of the Stage the config chose.
+// One strata_zero instance: the parameter and group registry and the call-order checks every
+// stage shares, in front of the Stage the config chose.
 #pragma once
 
 #include "config.hpp"
@@ -26,6 +26,13 @@ class ZeroPlugin {
   void publish();
   void zero_grad();
 
+  // ABI 1.1
+  void define_group(uint32_t group, const char* name, const uint32_t* params, size_t count);
+  void gather(uint32_t group, uint32_t flags);
+  void release(uint32_t group);
+  void param_view(uint32_t index, strata_param_view* view);
+  void end_micro_step(bool boundary);
+
  private:
   void require_finalized(const char* call) const;
   void check_index(const char* call, uint32_t index) const;
@@ -34,6 +41,8 @@ class ZeroPlugin {
   ZeroConfig config_;
   std::unique_ptr<Stage> stage_;
   std::vector<ParamRecord> params_;
+  std::vector<GroupRecord> groups_;
+  std::vector<uint32_t> group_of_;  // per parameter, kNoGroup until define_group
   bool finalized_ = false;
 };
 

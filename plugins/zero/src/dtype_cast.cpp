@@ -1,0 +1,52 @@
+#include "dtype_cast.hpp"
+
+#include <cstddef>
+#include <cstring>
+
+namespace strata::zero {
+
+void Caster::require(int32_t dtype, const std::string& who) const {
+  if (dtype == STRATA_F32) return;
+  const strata_precision_ops* ops = host_.precision();
+  if (ops == nullptr ||
+      ops->struct_size < offsetof(strata_precision_ops, cast) + sizeof(ops->cast) ||
+      ops->cast == nullptr) {
+    sdk::fail(STRATA_ERR_UNSUPPORTED, who + " is " + sdk::dtype_name(dtype) +
+                                          ": converting it to and from the fp32 master copy "
+                                          "needs a precision stratum with cast, and there is none");
+  }
+}
+
+void Caster::convert(const void* src, int32_t src_dtype, void* dst, int32_t dst_dtype,
+                     uint64_t count) const {
+  if (count == 0) return;
+  if (src_dtype == dst_dtype) {
+    std::memcpy(dst, src, count * sdk::dtype_size(src_dtype));
+    return;
+  }
+  const strata_precision_ops* ops = host_.precision();
+  if (ops == nullptr) {
+    sdk::fail(STRATA_ERR_UNSUPPORTED, std::string("cannot convert ") + sdk::dtype_name(src_dtype) +
+                                          " to " + sdk::dtype_name(dst_dtype) +
+                                          " without a precision stratum");
+  }
+  // The ABI's buffer views are non-const; cast only reads `src`.
+  const strata_buffer in = sdk::host_buffer(const_cast<void*>(src), count, src_dtype);
+  const strata_buffer out = sdk::host_buffer(dst, count, dst_dtype);
+  strata_error err = sdk::make_error();
+  sdk::check(ops->cast(host_.precision_self(), &in, &out, &err), err, "precision cast");
+}
+
+void Caster::add_into(void* dst, int32_t dtype, const float* src, uint64_t count) const {
+  if (dtype == STRATA_F32) {
+    float* out = static_cast<float*>(dst);
+    for (uint64_t i = 0; i < count; ++i) out[i] += src[i];
+    return;
+  }
+  sdk::HostArray<float> wide(host_, count, STRATA_MEM_COMM_BUFFERS);
+  convert(dst, dtype, wide.data(), STRATA_F32, count);
+  for (uint64_t i = 0; i < count; ++i) wide[i] += src[i];
+  convert(wide.data(), STRATA_F32, dst, dtype, count);
+}
+
+}  // namespace strata::zero

@@ -1,0 +1,227 @@
+#include "param_gatherer.hpp"
+
+#include "dtype_cast.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace strata::zero {
+
+using sdk::fail;
+
+namespace {
+
+// Debug builds poison freed gathered buffers so that a stale pointer reads NaN, not old values.
+[[maybe_unused]] void fill_nan(void* data, int32_t dtype, uint64_t count) {
+  const uint32_t f32 = 0x7fc00000u;
+  const uint16_t f16 = 0x7e00u, bf16 = 0x7fc0u;
+  for (uint64_t i = 0; i < count; ++i) {
+    void* at = element_at(data, dtype, i);
+    if (dtype == STRATA_F32) std::memcpy(at, &f32, sizeof f32);
+    if (dtype == STRATA_F16) std::memcpy(at, &f16, sizeof f16);
+    if (dtype == STRATA_BF16) std::memcpy(at, &bf16, sizeof bf16);
+  }
+}
+
+}  // namespace
+
+ParamGatherer::ParamGatherer(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
+                             const std::vector<ParamRecord>& params, const GroupState& groups,
+                             int32_t dtype, const ZeroConfig& config)
+    : host_(host), comm_(comm), layout_(layout), params_(params), groups_(groups), dtype_(dtype),
+      prefetch_limit_(config.prefetch_bucket_size), live_limit_(config.max_live_parameters),
+      partition_(host, layout.param_partition_elements() * sdk::dtype_size(dtype),
+                 STRATA_MEM_PARAMS),
+      buckets_of_(groups.size()), elements_of_(groups.size(), 0),
+      slot_offset_(params.size(), 0) {
+  for (size_t b = 0; b < layout.buckets().size(); ++b) {
+    const Bucket& bucket = layout.plan().buckets[b];
+    for (const BucketSlot& s : bucket.slots) slot_offset_[s.param_index] = s.offset;
+    if (!layout.bucket(b).partitioned) continue;
+    // Buckets never mix groups, and partitioned parameters are always in one.
+    const uint32_t g = groups.group_of(bucket.slots.front().param_index);
+    buckets_of_[g].push_back(b);
+    elements_of_[g] += layout.bucket(b).slice * static_cast<uint64_t>(layout.ranks());
+  }
+}
+
+ParamGatherer::~ParamGatherer() {
+  for (auto& [group, live] : live_) {
+    for (Fetch& f : live.fetches) {
+      try {
+        comm_.wait(f.request);
+      } catch (...) {
+        // Nothing to report to from a destructor; the request is freed either way.
+      }
+    }
+  }
+}
+
+void* ParamGatherer::slice(size_t b) const {
+  return element_at(partition_.data(), dtype_, layout_.bucket(b).param_offset);
+}
+
+void ParamGatherer::fill_from_params() {
+  for (size_t b = 0; b < layout_.buckets().size(); ++b) {
+    if (!layout_.bucket(b).partitioned) continue;
+    const uint64_t begin = layout_.my_begin(b);
+    layout_.for_each_piece(b, begin, layout_.bucket(b).slice,
+                           [&](const BucketSlot& slot, uint64_t param_offset, uint64_t flat,
+                               uint64_t n) {
+                             std::memcpy(element_at(slice(b), dtype_, flat - begin),
+                                         element_at(params_[slot.param_index].data, dtype_,
+                                                    param_offset),
+                                         n * sdk::dtype_size(dtype_));
+                           });
+  }
+#ifndef NDEBUG
+  // From now on the host's own buffers of partitioned parameters are stale: make a read of
+  // them visible (param_view says where the parameters are).
+  for (uint32_t p = 0; p < params_.size(); ++p) {
+    if (partitioned(p)) fill_nan(params_[p].data, dtype_, params_[p].count);
+  }
+#endif
+}
+
+bool ParamGatherer::partitioned(uint32_t param) const {
+  const uint32_t b = layout_.plan().bucket_of[param];
+  return b != kNoBucket && layout_.bucket(b).partitioned;
+}
+
+void* ParamGatherer::data(uint32_t param) const {
+  const auto it = live_.find(groups_.group_of(param));
+  if (it == live_.end() || it->second.prefetched) return nullptr;
+  const uint32_t b = layout_.plan().bucket_of[param];
+  for (const Fetch& f : it->second.fetches) {
+    if (f.bucket == b) return element_at(f.buffer.data(), dtype_, slot_offset_[param]);
+  }
+  return nullptr;
+}
+
+ParamGatherer::Live ParamGatherer::fetch(uint32_t group) {
+  Live live;
+  const size_t esize = sdk::dtype_size(dtype_);
+  for (size_t b : buckets_of_[group]) {
+    const uint64_t slice_elements = layout_.bucket(b).slice;
+    Fetch f{b, sdk::HostArray<unsigned char>(
+                   host_, slice_elements * static_cast<uint64_t>(layout_.ranks()) * esize,
+                   STRATA_MEM_PARAMS)};
+    f.request = comm_.start_allgather(slice(b), f.buffer.data(), slice_elements, dtype_);
+    live.fetches.push_back(std::move(f));
+  }
+  return live;
+}
+
+void ParamGatherer::complete(Live& live) {
+  for (Fetch& f : live.fetches) {
+    strata_request req = f.request;
+    f.request = nullptr;  // wait() frees it whatever happens
+    comm_.wait(req);
+  }
+  live.prefetched = false;
+}
+
+void ParamGatherer::gather(uint32_t group) {
+  // Follow the trace: this gather is at position k of the step.
+  const size_t k = trace_.size();
+  following_ = following_ && k < last_trace_.size() && last_trace_[k] == group;
+  trace_.push_back(group);
+
+  const uint64_t needed = elements_of_[group];
+  auto it = live_.find(group);
+  if (it != live_.end()) {
+    complete(it->second);  // prefetched: just wait
+  } else if (needed > 0) {
+    if (live_elements() + needed > live_limit_) drop_prefetched();
+    if (live_elements() + needed > live_limit_) {
+      fail(STRATA_ERR_INVALID_ARGUMENT,
+           "gather: " + groups_.describe(group) + " needs " + std::to_string(needed) +
+               " gathered elements, but stage3_max_live_parameters is " +
+               std::to_string(live_limit_) + " and " + std::to_string(live_elements()) +
+               " are live (" + describe_live() + "); release groups earlier or raise the limit");
+    }
+    Live live = fetch(group);
+    complete(live);
+    live_.emplace(group, std::move(live));
+  }
+  if (following_) {
+    cursor_ = std::max(cursor_, k + 1);
+    prefetch_ahead();
+  }
+}
+
+void ParamGatherer::prefetch_ahead() {
+  uint64_t in_flight = live_elements(true);
+  while (cursor_ < last_trace_.size()) {
+    const uint32_t next = last_trace_[cursor_];
+    const auto it = live_.find(next);
+    if (it != live_.end()) {
+      if (!it->second.prefetched) break;  // gathered now: look again once it is released
+      ++cursor_;
+      continue;
+    }
+    const uint64_t e = elements_of_[next];
+    if (e > 0) {
+      if (in_flight + e > prefetch_limit_ || live_elements() + e > live_limit_) break;
+      Live live = fetch(next);
+      live.prefetched = true;
+      live_.emplace(next, std::move(live));
+      in_flight += e;
+    }
+    ++cursor_;
+  }
+}
+
+void ParamGatherer::release(uint32_t group) {
+  auto it = live_.find(group);
+  if (it == live_.end()) return;  // nothing partitioned in it
+#ifndef NDEBUG
+  for (Fetch& f : it->second.fetches) {
+    fill_nan(f.buffer.data(), dtype_, layout_.bucket(f.bucket).slice * layout_.ranks());
+  }
+#endif
+  live_.erase(it);
+}
+
+void ParamGatherer::drop(uint32_t group) {
+  auto it = live_.find(group);
+  complete(it->second);
+  live_.erase(it);
+}
+
+void ParamGatherer::drop_prefetched() {
+  std::vector<uint32_t> prefetched;
+  for (const auto& [group, live] : live_) {
+    if (live.prefetched) prefetched.push_back(group);
+  }
+  for (uint32_t g : prefetched) drop(g);
+}
+
+void ParamGatherer::end_micro_batch(bool boundary) {
+  drop_prefetched();
+  cursor_ = trace_.size();  // what was dropped is not fetched again ahead of time
+  if (!boundary) return;
+  last_trace_ = std::move(trace_);
+  trace_.clear();
+  following_ = true;
+  cursor_ = 0;
+}
+
+uint64_t ParamGatherer::live_elements(bool prefetched_only) const {
+  uint64_t total = 0;
+  for (const auto& [group, live] : live_) {
+    if (!prefetched_only || live.prefetched) total += elements_of_[group];
+  }
+  return total;
+}
+
+std::string ParamGatherer::describe_live() const {
+  std::string out;
+  for (const auto& [group, live] : live_) {
+    out += (out.empty() ? "" : ", ") + groups_.describe(group) +
+           (live.prefetched ? " prefetched" : "");
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace strata::zero

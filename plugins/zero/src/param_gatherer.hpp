@@ -1,0 +1,89 @@
+// Stage 3: parameters of partitioned buckets live only as each rank's slice (the parameter
+// partition, model dtype, STRATA_MEM_PARAMS). gather(g) allgathers the buckets of group g into
+// whole buffers (N*S elements each, STRATA_MEM_PARAMS) that the host reads through param_view;
+// release(g) frees them.
+//
+// Prefetch: the groups gathered during the last whole step (boundary to boundary) form a trace.
+// While this step's gathers follow it, each gather starts non-blocking allgathers of the next
+// groups of the trace, up to stage3_prefetch_bucket_size elements in flight; a group still
+// gathered stops the look-ahead until it is released. Gathered plus prefetched elements never
+// exceed stage3_max_live_parameters (prefetches are dropped before an explicit gather fails).
+// Every rank sees the same calls (the sequence check), so prefetches match across ranks. Element
+// counts here are of the gathered buffers (padding included): what the memory holds.
+#pragma once
+
+#include "comm_link.hpp"
+#include "config.hpp"
+#include "group_state.hpp"
+#include "param.hpp"
+#include "partition_layout.hpp"
+
+#include <strata/plugin.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace strata::zero {
+
+class ParamGatherer {
+ public:
+  ParamGatherer(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
+                const std::vector<ParamRecord>& params, const GroupState& groups, int32_t dtype,
+                const ZeroConfig& config);
+  ~ParamGatherer();
+  ParamGatherer(const ParamGatherer&) = delete;
+  ParamGatherer& operator=(const ParamGatherer&) = delete;
+
+  // This rank's slice of partitioned bucket b in the parameter partition.
+  void* slice(size_t b) const;
+  // Copies this rank's slices out of the parameters' `data` (at finalize).
+  void fill_from_params();
+
+  // After the sequence check and GroupState's bookkeeping. Collective.
+  void gather(uint32_t group);
+  void release(uint32_t group);
+  // Drops prefetched groups nobody gathered; at a boundary the step's gathers become the trace.
+  void end_micro_batch(bool boundary);
+
+  bool partitioned(uint32_t param) const;
+  // Where the host reads partitioned parameter `param`, or nullptr if its group is not gathered.
+  void* data(uint32_t param) const;
+
+ private:
+  struct Fetch {
+    size_t bucket;
+    sdk::HostArray<unsigned char> buffer;
+    strata_request request = nullptr;
+  };
+  struct Live {
+    std::vector<Fetch> fetches;
+    bool prefetched = false;  // started ahead of its gather, not gathered yet
+  };
+
+  Live fetch(uint32_t group);  // starts the allgathers
+  void complete(Live& live);   // waits for them
+  void drop(uint32_t group);
+  void drop_prefetched();
+  void prefetch_ahead();
+  uint64_t live_elements(bool prefetched_only = false) const;
+  std::string describe_live() const;
+
+  sdk::Host host_;
+  CommLink& comm_;
+  const PartitionLayout& layout_;
+  const std::vector<ParamRecord>& params_;
+  const GroupState& groups_;
+  int32_t dtype_;
+  uint64_t prefetch_limit_, live_limit_;
+  sdk::HostArray<unsigned char> partition_;  // model dtype
+  std::vector<std::vector<size_t>> buckets_of_;  // per group: its partitioned buckets
+  std::vector<uint64_t> elements_of_;            // per group: N*S summed over those
+  std::vector<uint64_t> slot_offset_;            // per parameter, within its bucket
+  std::map<uint32_t, Live> live_;
+  std::vector<uint32_t> trace_, last_trace_;
+  bool following_ = true;  // this step's gathers so far repeat last_trace_
+  size_t cursor_ = 0;      // next position of last_trace_ to consider prefetching
+};
+
+}  // namespace strata::zero

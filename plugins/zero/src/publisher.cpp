@@ -1,0 +1,48 @@
+#include "publisher.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace strata::zero {
+
+uint64_t allgather_piece(uint64_t allgather_bucket_size, int ranks) {
+  const uint64_t per_rank = allgather_bucket_size / static_cast<uint64_t>(ranks);
+  return std::max(kSliceAlignment, per_rank / kSliceAlignment * kSliceAlignment);
+}
+
+void publish_by_allgather(const sdk::Host& host, CommLink& comm, const Caster& caster,
+                          const PartitionLayout& layout, const std::vector<ParamRecord>& params,
+                          int32_t dtype, uint64_t piece, const float* master) {
+  uint64_t widest = 0;  // the largest piece any allgathered bucket needs
+  for (const BucketPartition& part : layout.buckets()) {
+    if (!part.partitioned) widest = std::max(widest, std::min(piece, part.slice));
+  }
+  if (widest == 0) return;
+  const size_t esize = sdk::dtype_size(dtype);
+  const auto ranks = static_cast<uint64_t>(layout.ranks());
+  sdk::HostArray<unsigned char> send(host, widest * esize, STRATA_MEM_COMM_BUFFERS);
+  sdk::HostArray<unsigned char> recv(host, ranks * widest * esize, STRATA_MEM_COMM_BUFFERS);
+
+  for (size_t b = 0; b < layout.buckets().size(); ++b) {
+    const BucketPartition& part = layout.bucket(b);
+    if (part.partitioned) continue;
+    for (uint64_t o = 0; o < part.slice; o += piece) {
+      const uint64_t n = std::min(piece, part.slice - o);
+      caster.convert(master + part.offset + o, STRATA_F32, send.data(), dtype, n);
+      comm.wait(comm.start_allgather(send.data(), recv.data(), n, dtype));
+      for (uint64_t r = 0; r < ranks; ++r) {
+        const uint64_t first = r * part.slice + o;  // flat position of block r's first element
+        const unsigned char* block = recv.data() + r * n * esize;
+        layout.for_each_piece(b, first, n,
+                              [&](const BucketSlot& slot, uint64_t param_offset, uint64_t flat,
+                                  uint64_t count) {
+                                std::memcpy(element_at(params[slot.param_index].data, dtype,
+                                                       param_offset),
+                                            block + (flat - first) * esize, count * esize);
+                              });
+      }
+    }
+  }
+}
+
+}  // namespace strata::zero

@@ -1,0 +1,249 @@
+// Stage 3: partitioned parameters, gather/release and views, persistence, prefetch, the
+// max-live limit, and the gather/release sequence check (also at stage 2).
+#include "sharded_support.hpp"
+
+#include <algorithm>
+
+namespace strata::zero_test {
+namespace {
+
+const std::vector<std::vector<uint32_t>> kGroups = {{0, 1, 2}, {3, 4, 5}, {6, 7, 8}};
+// With param_persistence_threshold 100, parameters 1 (300), 3 (1000), 6 (129) and 7 (250) are
+// partitioned. Buckets never mix groups nor whole with partitioned parameters; in reverse order:
+// [8] 5, [7] 250, [6] 129, [5] 33, [3] 1000, [2] 1, [1] 300, [0] 7 (param 4 is empty).
+const std::vector<uint64_t> kBuckets = {5, 250, 129, 33, 1000, 1, 300, 7};
+const std::vector<uint64_t> kPartitioned = {250, 129, 1000, 300};
+const std::vector<uint32_t> kPartitionedParams = {1, 3, 6, 7};
+
+std::string config(const std::string& extra = "") {
+  return stage_config(3, R"("stage3_param_persistence_threshold": 100)" +
+                             (extra.empty() ? "" : ", " + extra));
+}
+
+// Elements a gather of each group holds (N*S per partitioned bucket).
+uint64_t gathered_elements(uint32_t group, int n) {
+  const auto ranks = static_cast<uint64_t>(n);
+  switch (group) {
+    case 0: return ranks * expected_slice(300, n);
+    case 1: return ranks * expected_slice(1000, n);
+    default: return ranks * (expected_slice(250, n) + expected_slice(129, n));
+  }
+}
+
+class Stage3 : public ::testing::Test {
+ protected:
+  void make(const std::string& cfg, bool host_grads = false) {
+    zero_ = std::make_unique<Zero>(host_, cfg);
+    model_ = std::make_unique<TestModel>(kOddSizes, host_grads);
+    ASSERT_EQ(zero_->created(), STRATA_OK) << zero_->message();
+    ASSERT_EQ(model_->register_all(*zero_), STRATA_OK) << zero_->message();
+    for (uint32_t g = 0; g < kGroups.size(); ++g) {
+      ASSERT_EQ(zero_->define_group(g, ("g" + std::to_string(g)).c_str(), kGroups[g]), STRATA_OK);
+    }
+    ASSERT_EQ(zero_->finalize(), STRATA_OK) << zero_->message();
+    base_params_ = host_.bytes(STRATA_MEM_PARAMS);
+  }
+  // Forward (gather, read, release) then backward (gather for backward, write, release).
+  void micro_batch(int micro, bool boundary) {
+    for (uint32_t g = 0; g < 3; ++g) {
+      ASSERT_EQ(zero_->gather(g), STRATA_OK) << zero_->message();
+      ASSERT_EQ(zero_->release(g), STRATA_OK) << zero_->message();
+    }
+    for (uint32_t g = 3; g-- > 0;) {
+      ASSERT_EQ(zero_->gather(g, true), STRATA_OK) << zero_->message();
+      for (uint32_t p : kGroups[g]) {
+        if (model_->size(p) == 0) continue;
+        float* grad = zero_->grad_of(p);
+        ASSERT_NE(grad, nullptr);
+        TestModel::add_contribution(grad, p, model_->size(p), micro, rank_, size_);
+      }
+      ASSERT_EQ(zero_->release(g), STRATA_OK) << zero_->message();
+    }
+    ASSERT_EQ(zero_->end_micro_step(boundary), STRATA_OK) << zero_->message();
+  }
+  void step() {
+    ASSERT_EQ(zero_->finish_reduce(), STRATA_OK) << zero_->message();
+    ASSERT_EQ(zero_->publish(), STRATA_OK) << zero_->message();
+    ASSERT_EQ(zero_->zero_grad(), STRATA_OK) << zero_->message();
+  }
+  size_t live_params() { return host_.bytes(STRATA_MEM_PARAMS) - base_params_; }
+
+  const int rank_ = CommEnvironment::rank();
+  const int size_ = CommEnvironment::size();
+  RecordingHost host_;
+  std::unique_ptr<Zero> zero_;
+  std::unique_ptr<TestModel> model_;
+  size_t base_params_ = 0;
+};
+
+TEST_F(Stage3, MemoryByCategoryIsTheLayoutFormula) {
+  make(config());
+  EXPECT_EQ(host_.bytes(STRATA_MEM_MASTER), expected_partition(kBuckets, size_) * sizeof(float));
+  EXPECT_EQ(host_.bytes(STRATA_MEM_GRADS), expected_partition(kBuckets, size_) * sizeof(float));
+  EXPECT_EQ(host_.bytes(STRATA_MEM_PARAMS),
+            expected_partition(kPartitioned, size_) * sizeof(float));
+  EXPECT_EQ(host_.bytes(STRATA_MEM_COMM_BUFFERS), expected_fusion_bytes(kBuckets, size_, true));
+  const auto info = host_.lines(STRATA_LOG_INFO);
+  ASSERT_EQ(info.size(), 1u);
+  EXPECT_TRUE(contains(info[0].text, "8 buckets")) << info[0].text;
+}
+
+TEST_F(Stage3, TheBareAliasSetsThePersistenceThresholdToo) {
+  make(stage_config(3, R"("param_persistence_threshold": 100)"));
+  EXPECT_EQ(host_.bytes(STRATA_MEM_PARAMS),
+            expected_partition(kPartitioned, size_) * sizeof(float));
+}
+
+TEST_F(Stage3, ViewsShowGatheredParametersOnly) {
+  make(config());
+  for (uint32_t p = 0; p < model_->params(); ++p) {
+    const bool partitioned = std::find(kPartitionedParams.begin(), kPartitionedParams.end(), p) !=
+                             kPartitionedParams.end();
+    EXPECT_EQ(zero_->data_of(p), partitioned ? nullptr : model_->data(p).data()) << "param " << p;
+  }
+  ASSERT_EQ(zero_->gather(1), STRATA_OK) << zero_->message();
+  EXPECT_EQ(live_params(), gathered_elements(1, size_) * sizeof(float));
+  const float* w = zero_->data_of(3);
+  ASSERT_NE(w, nullptr);
+  size_t wrong = 0;
+  for (size_t i = 0; i < 1000; ++i) wrong += w[i] != TestModel::initial(3, i) ? 1 : 0;
+  EXPECT_EQ(wrong, 0u) << "gathered values differ from the registered ones";
+  EXPECT_EQ(zero_->data_of(1), nullptr) << "group 0 is not gathered";
+  EXPECT_EQ(zero_->grad_of(3), nullptr) << "a forward gather lends no gradient";
+  ASSERT_EQ(zero_->release(1), STRATA_OK) << zero_->message();
+  EXPECT_EQ(zero_->data_of(3), nullptr);
+  EXPECT_EQ(live_params(), 0u);
+}
+
+TEST_F(Stage3, TrainingStepsReduceAndPublishThroughThePartitions) {
+  make(config());
+  for (int micro = 0; micro < 2; ++micro) micro_batch(micro, micro == 1);
+  ASSERT_EQ(zero_->finish_reduce(), STRATA_OK) << zero_->message();
+  const strata_shard* shards = nullptr;
+  size_t count = 0;
+  ASSERT_EQ(zero_->owned_shards(&shards, &count), STRATA_OK) << zero_->message();
+  std::string first;
+  EXPECT_EQ(wrong_shard_grads(shards, count, {0, 1}, &first), 0u) << first;
+  EXPECT_EQ(coverage_errors(shards, count, *model_), 0u);
+  for (size_t k = 0; k < count; ++k) {
+    for (uint64_t j = 0; j < shards[k].count; ++j) shards[k].master[j] += 2.0f;
+  }
+  ASSERT_EQ(zero_->publish(), STRATA_OK) << zero_->message();
+  ASSERT_EQ(zero_->zero_grad(), STRATA_OK) << zero_->message();
+  size_t wrong = 0;
+  for (uint32_t g = 0; g < 3; ++g) {
+    ASSERT_EQ(zero_->gather(g), STRATA_OK) << zero_->message();
+    for (uint32_t p : kGroups[g]) {
+      const float* w = zero_->data_of(p);
+      for (size_t i = 0; i < model_->size(p); ++i) {
+        wrong += w[i] != TestModel::initial(p, i) + 2.0f ? 1 : 0;
+      }
+    }
+    ASSERT_EQ(zero_->release(g), STRATA_OK) << zero_->message();
+  }
+  EXPECT_EQ(wrong, 0u) << "published parameters (whole and partitioned) differ";
+}
+
+TEST_F(Stage3, TheNextGroupsOfTheLastStepArePrefetched) {
+  make(config());
+  micro_batch(0, true);  // records the trace g0 g1 g2 g2 g1 g0
+  step();
+  ASSERT_EQ(zero_->gather(0), STRATA_OK) << zero_->message();
+  const uint64_t all = gathered_elements(0, size_) + gathered_elements(1, size_) +
+                       gathered_elements(2, size_);
+  EXPECT_EQ(live_params(), all * sizeof(float)) << "g1 and g2 should be in flight";
+  ASSERT_EQ(zero_->release(0), STRATA_OK) << zero_->message();
+  ASSERT_EQ(zero_->gather(1), STRATA_OK) << zero_->message();
+  const float* w = zero_->data_of(3);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w[999], TestModel::initial(3, 999)) << "a prefetched group reads right";
+  ASSERT_EQ(zero_->release(1), STRATA_OK) << zero_->message();
+  ASSERT_EQ(zero_->end_micro_step(false), STRATA_OK) << zero_->message();
+  EXPECT_EQ(live_params(), 0u) << "prefetched g2 is dropped at the end of the micro-batch";
+}
+
+TEST_F(Stage3, PrefetchStaysWithinItsBucketSize) {
+  make(config("\"stage3_prefetch_bucket_size\": " + std::to_string(gathered_elements(1, size_))));
+  micro_batch(0, true);
+  step();
+  ASSERT_EQ(zero_->gather(0), STRATA_OK) << zero_->message();
+  EXPECT_EQ(live_params(),
+            (gathered_elements(0, size_) + gathered_elements(1, size_)) * sizeof(float));
+  ASSERT_EQ(zero_->release(0), STRATA_OK) << zero_->message();
+  ASSERT_EQ(zero_->end_micro_step(true), STRATA_OK) << zero_->message();
+}
+
+TEST_F(Stage3, MaxLiveParametersBoundsGatheredAndPrefetched) {
+  const uint64_t limit = gathered_elements(1, size_);  // the largest group
+  make(config("\"max_live_parameters\": " + std::to_string(limit)));
+  for (int s = 0; s < 2; ++s) {  // the second step prefetches within the limit
+    micro_batch(0, true);
+    step();
+  }
+  ASSERT_EQ(zero_->gather(1), STRATA_OK) << zero_->message();
+  EXPECT_EQ(zero_->gather(0), STRATA_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(
+      zero_->message(),
+      "gather: group 'g0' (#0) needs " + std::to_string(gathered_elements(0, size_)) +
+          " gathered elements, but stage3_max_live_parameters is " + std::to_string(limit)))
+      << zero_->message();
+  EXPECT_TRUE(contains(zero_->message(), "live (group 'g1' (#1))")) << zero_->message();
+  ASSERT_EQ(zero_->release(1), STRATA_OK) << "a failed gather leaves nothing gathered";
+  ASSERT_EQ(zero_->end_micro_step(true), STRATA_OK) << zero_->message();
+}
+
+TEST_F(Stage3, EveryGroupMustBeReleasedBeforeTheMicroBatchEnds) {
+  make(config());
+  ASSERT_EQ(zero_->gather(2, true), STRATA_OK) << zero_->message();
+  EXPECT_EQ(zero_->end_micro_step(false), STRATA_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(
+      contains(zero_->message(), "group 'g2' (#2) is still gathered at the end of the micro-batch"))
+      << zero_->message();
+}
+
+class SequenceCheck : public ::testing::TestWithParam<int> {};
+
+TEST_P(SequenceCheck, DivergingRanksFailAlikeNamingRanksAndGroups) {
+  const int rank = CommEnvironment::rank();
+  if (CommEnvironment::size() < 2) GTEST_SKIP() << "needs two ranks";
+  RecordingHost host;
+  Zero zero(host, GetParam() == 3 ? config() : stage_config(2));
+  TestModel model(kOddSizes, false);
+  ASSERT_EQ(model.register_all(zero), STRATA_OK) << zero.message();
+  for (uint32_t g = 0; g < kGroups.size(); ++g) {
+    ASSERT_EQ(zero.define_group(g, ("g" + std::to_string(g)).c_str(), kGroups[g]), STRATA_OK);
+  }
+  ASSERT_EQ(zero.finalize(), STRATA_OK) << zero.message();
+  ASSERT_EQ(zero.gather(0), STRATA_OK) << zero.message();
+  ASSERT_EQ(zero.release(0), STRATA_OK) << zero.message();
+  // Call 3: rank 1 gathers g2 for backward while everyone else gathers g1.
+  EXPECT_EQ(zero.gather(rank == 1 ? 2 : 1, rank == 1), STRATA_ERR_MISMATCH);
+  EXPECT_EQ(zero.message(),
+            "gather/release sequence diverges at call 3 of this step: rank 0 gathers group 'g1' "
+            "(#1), rank 1 gathers group 'g2' (#2) for backward (every rank must gather and "
+            "release the same groups in the same order)");
+}
+
+TEST_P(SequenceCheck, ARankEndingTheMicroBatchEarlyIsNamed) {
+  const int rank = CommEnvironment::rank();
+  if (CommEnvironment::size() < 2) GTEST_SKIP() << "needs two ranks";
+  RecordingHost host;
+  Zero zero(host, GetParam() == 3 ? config() : stage_config(2));
+  TestModel model(kOddSizes, false);
+  ASSERT_EQ(model.register_all(zero), STRATA_OK) << zero.message();
+  for (uint32_t g = 0; g < kGroups.size(); ++g) {
+    ASSERT_EQ(zero.define_group(g, ("g" + std::to_string(g)).c_str(), kGroups[g]), STRATA_OK);
+  }
+  ASSERT_EQ(zero.finalize(), STRATA_OK) << zero.message();
+  const strata_status s = rank == 0 ? zero.release(0) : zero.end_micro_step(false);
+  EXPECT_EQ(s, STRATA_ERR_MISMATCH);
+  EXPECT_TRUE(contains(zero.message(), "at call 1 of this step: rank 0 releases group 'g0' (#0), "
+                                       "rank 1 ends the micro-batch"))
+      << zero.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(Stages, SequenceCheck, ::testing::Values(2, 3),
+                         [](const auto& info) { return "stage" + std::to_string(info.param); });
+
+}  // namespace
+}  // namespace strata::zero_test
