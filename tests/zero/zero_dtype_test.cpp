@@ -1,61 +1,30 @@
-// Stages 1-3 with a bf16 model: casts go through the precision stratum (the real strata_amp),
-// gradients are averaged in fp32, the stage 2-3 gradient partition and the stage 3 parameter
-// partition hold bf16. Values are small integers, exact in bf16, so results compare exactly.
+// Stages 1-3 with f16 and bf16 models: casts go through the precision stratum (the real
+// strata_amp), gradients are averaged in fp32, the stage 2-3 gradient partition and the stage 3
+// parameter partition hold the model dtype. Values are small integers, exact in both half dtypes,
+// so results compare exactly. (Stage 0: zero_stage0_half_test.cpp.)
+#include "amp_support.hpp"
 #include "sharded_support.hpp"
 
-#include <cstring>
+#include <tuple>
 
 namespace strata::zero_test {
 namespace {
 
-uint16_t to_bf16(float f) {  // exact for the values used here (low 16 bits are zero)
-  uint32_t bits = 0;
-  std::memcpy(&bits, &f, sizeof bits);
-  return static_cast<uint16_t>(bits >> 16);
-}
-float from_bf16(uint16_t h) {
-  const uint32_t bits = uint32_t{h} << 16;
-  float f = 0.0f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-// The amp plugin as a bf16 precision stratum, created once per test.
-class Bf16Precision {
- public:
-  Bf16Precision() {
-    strata_error err = sdk::make_error();
-    if (ops().create(R"({"dtype": "bf16"})", host_.api(), &self_, &err) != STRATA_OK) {
-      throw std::runtime_error(std::string("amp create: ") + err.message);
-    }
-  }
-  ~Bf16Precision() { ops().destroy(self_); }
-  static const strata_precision_ops& ops() {
-    static test::PluginLibrary library(STRATA_TEST_AMP_PLUGIN);
-    return library.ops<strata_precision_ops>();
-  }
-  void* self() const { return self_; }
-
- private:
-  test::FakeHost host_;
-  void* self_ = nullptr;
-};
-
 const std::vector<uint64_t> kSizes = {7, 300, 33};
 
-class Bf16Stage : public ::testing::TestWithParam<int> {
+// (stage, model dtype)
+class HalfStage : public ::testing::TestWithParam<std::tuple<int, int32_t>> {
  protected:
   void SetUp() override {
-    host_.api()->precision = &Bf16Precision::ops();
-    host_.api()->precision_self = precision_.self();
+    precision_.serve(host_);
     ASSERT_EQ(zero_.created(), STRATA_OK) << zero_.message();
     for (uint32_t p = 0; p < kSizes.size(); ++p) {
       data_.emplace_back(kSizes[p]);
       grads_.emplace_back(kSizes[p], 0);
-      for (size_t i = 0; i < kSizes[p]; ++i) data_[p][i] = to_bf16(initial(p, i));
+      for (size_t i = 0; i < kSizes[p]; ++i) data_[p][i] = to_half(initial(p, i), dtype_);
       names_.push_back("w" + std::to_string(p));
       ASSERT_EQ(zero_.register_param(p, names_[p].c_str(), data_[p].data(), grads_[p].data(),
-                                     kSizes[p], STRATA_BF16),
+                                     kSizes[p], dtype_),
                 STRATA_OK) << zero_.message();
     }
     // One group holding everything; at stage 3 only w1 (300 > 100) is partitioned.
@@ -64,23 +33,25 @@ class Bf16Stage : public ::testing::TestWithParam<int> {
   }
   static float initial(size_t p, size_t i) { return static_cast<float>((p * 13 + i) % 64); }
 
+  const int stage_ = std::get<0>(GetParam());
+  const int32_t dtype_ = std::get<1>(GetParam());
   const int rank_ = CommEnvironment::rank();
   const int size_ = CommEnvironment::size();
-  Bf16Precision precision_;
+  AmpPrecision precision_{dtype_};
   RecordingHost host_;
-  Zero zero_{host_, stage_config(GetParam(), R"("stage3_param_persistence_threshold": 100)")};
+  Zero zero_{host_, stage_config(stage_, R"("stage3_param_persistence_threshold": 100)")};
   std::vector<std::vector<uint16_t>> data_, grads_;
   std::vector<std::string> names_;
 };
 
-TEST_P(Bf16Stage, ReducesInFp32AndPublishesBf16) {
+TEST_P(HalfStage, ReducesInFp32AndPublishesTheModelDtype) {
   for (int micro = 0; micro < 2; ++micro) {
     ASSERT_EQ(zero_.gather(0, true), STRATA_OK) << zero_.message();
     for (uint32_t p = 0; p < kSizes.size(); ++p) {
       std::vector<float> g(kSizes[p]);
-      for (size_t i = 0; i < kSizes[p]; ++i) g[i] = from_bf16(grads_[p][i]);
+      for (size_t i = 0; i < kSizes[p]; ++i) g[i] = from_half(grads_[p][i], dtype_);
       TestModel::add_contribution(g.data(), p, kSizes[p], micro, rank_, size_);
-      for (size_t i = 0; i < kSizes[p]; ++i) grads_[p][i] = to_bf16(g[i]);
+      for (size_t i = 0; i < kSizes[p]; ++i) grads_[p][i] = to_half(g[i], dtype_);
       ASSERT_EQ(zero_.grad_ready(p, micro == 1), STRATA_OK) << zero_.message();
     }
     ASSERT_EQ(zero_.release(0), STRATA_OK) << zero_.message();
@@ -105,26 +76,33 @@ TEST_P(Bf16Stage, ReducesInFp32AndPublishesBf16) {
   for (uint32_t p = 0; p < kSizes.size(); ++p) {
     strata_param_view view{};
     ASSERT_EQ(zero_.param_view(p, &view), STRATA_OK) << zero_.message();
-    EXPECT_EQ(view.dtype, STRATA_BF16);
+    EXPECT_EQ(view.dtype, dtype_);
     const auto* w = static_cast<const uint16_t*>(view.data);
     ASSERT_NE(w, nullptr);
-    for (size_t i = 0; i < kSizes[p]; ++i) wrong += from_bf16(w[i]) != initial(p, i) + 1.0f ? 1 : 0;
+    for (size_t i = 0; i < kSizes[p]; ++i) {
+      wrong += from_half(w[i], dtype_) != initial(p, i) + 1.0f ? 1 : 0;
+    }
   }
   EXPECT_EQ(wrong, 0u);
   ASSERT_EQ(zero_.release(0), STRATA_OK) << zero_.message();
 }
 
-TEST_P(Bf16Stage, PartitionsHoldTheModelDtype) {
+TEST_P(HalfStage, PartitionsHoldTheModelDtype) {
   // Buckets (reduce_bucket_size 256, reverse order): [w2] 33, [w1] 300 (oversized, which also
   // closes w2's bucket), [w0] 7.
   const uint64_t partition = expected_partition({33, 300, 7}, size_);
   EXPECT_EQ(host_.bytes(STRATA_MEM_MASTER), partition * sizeof(float));
-  EXPECT_EQ(host_.bytes(STRATA_MEM_GRADS), GetParam() >= 2 ? partition * 2 : 0u);
-  EXPECT_EQ(host_.bytes(STRATA_MEM_PARAMS), GetParam() == 3 ? expected_slice(300, size_) * 2 : 0u);
+  EXPECT_EQ(host_.bytes(STRATA_MEM_GRADS), stage_ >= 2 ? partition * 2 : 0u);
+  EXPECT_EQ(host_.bytes(STRATA_MEM_PARAMS), stage_ == 3 ? expected_slice(300, size_) * 2 : 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Stages, Bf16Stage, ::testing::Values(1, 2, 3),
-                         [](const auto& info) { return "stage" + std::to_string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Stages, HalfStage,
+                         ::testing::Combine(::testing::Values(1, 2, 3),
+                                            ::testing::Values(STRATA_BF16, STRATA_F16)),
+                         [](const auto& info) {
+                           return "stage" + std::to_string(std::get<0>(info.param)) + "_" +
+                                  dtype_label(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace strata::zero_test

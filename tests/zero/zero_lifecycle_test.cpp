@@ -28,12 +28,12 @@ TEST_F(ZeroLifecycle, IndicesMustBeDenseFromZero) {
   EXPECT_TRUE(contains(zero_.message(), "expected index 0, got 1")) << zero_.message();
 }
 
-TEST_F(ZeroLifecycle, NonF32ParametersAreUnsupportedAndNamed) {
-  std::vector<float> d(4), g(4);
-  EXPECT_EQ(zero_.register_param(0, "embed.weight", d.data(), g.data(), 4, STRATA_F16),
+TEST_F(ZeroLifecycle, ParametersOfOtherDtypesThanF32F16Bf16AreUnsupportedAndNamed) {
+  std::vector<double> d(4), g(4);
+  EXPECT_EQ(zero_.register_param(0, "embed.weight", d.data(), g.data(), 4, STRATA_F64),
             STRATA_ERR_UNSUPPORTED);
   EXPECT_TRUE(contains(zero_.message(), "embed.weight")) << zero_.message();
-  EXPECT_TRUE(contains(zero_.message(), "f16")) << zero_.message();
+  EXPECT_TRUE(contains(zero_.message(), "f64")) << zero_.message();
 }
 
 TEST_F(ZeroLifecycle, CallsBeforeFinalizeAreRejected) {

@@ -23,10 +23,11 @@ void check_ranks_agree(CommLink& comm, const std::vector<ParamRecord>& params,
   comm.expect_same_on_all_ranks(
       {static_cast<int64_t>(params.size()), total, checksum,
        static_cast<int64_t>(plan.buckets.size()), static_cast<int64_t>(groups.size()), membership,
-       static_cast<int64_t>(persistent)},
+       static_cast<int64_t>(persistent),
+       static_cast<int64_t>(params.empty() ? int32_t{STRATA_F32} : params.front().dtype)},
       {"the parameter count", "the total element count", "the checksum of parameter sizes",
        "the bucket count", "the group count", "the checksum of group membership",
-       "the count of persistent (unpartitioned) parameters"});
+       "the count of persistent (unpartitioned) parameters", "the model dtype"});
 }
 
 }  // namespace strata::zero

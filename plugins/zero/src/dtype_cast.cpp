@@ -5,6 +5,27 @@
 
 namespace strata::zero {
 
+void check_model_dtype(int32_t dtype, const std::string& who) {
+  if (dtype != STRATA_F32 && dtype != STRATA_F16 && dtype != STRATA_BF16) {
+    sdk::fail(STRATA_ERR_UNSUPPORTED,
+              who + " supports f32, f16 and bf16 parameters, got " + sdk::dtype_name(dtype));
+  }
+}
+
+int32_t common_dtype(const std::vector<ParamRecord>& params, int stage) {
+  if (params.empty()) return STRATA_F32;
+  const ParamRecord& first = params.front();
+  for (const ParamRecord& p : params) {
+    if (p.dtype != first.dtype) {
+      sdk::fail(STRATA_ERR_UNSUPPORTED,
+                "parameter " + p.name + " is " + sdk::dtype_name(p.dtype) + " but parameter " +
+                    first.name + " is " + sdk::dtype_name(first.dtype) + ": sharding stage " +
+                    std::to_string(stage) + " needs one model dtype for all parameters");
+    }
+  }
+  return first.dtype;
+}
+
 void Caster::require(int32_t dtype, const std::string& who) const {
   if (dtype == STRATA_F32) return;
   const strata_precision_ops* ops = host_.precision();

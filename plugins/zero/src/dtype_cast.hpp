@@ -3,10 +3,13 @@
 // no precision stratum at all).
 #pragma once
 
+#include "param.hpp"
+
 #include <strata/plugin.hpp>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace strata::zero {
 
@@ -26,6 +29,12 @@ class Caster {
  private:
   sdk::Host host_;
 };
+
+// Rejects a dtype no stage handles (f32, f16 and bf16 are supported), naming `who`.
+void check_model_dtype(int32_t dtype, const std::string& who);
+// The dtype every parameter shares (f32 for none); throws STRATA_ERR_UNSUPPORTED naming two
+// parameters that differ, since one master/model conversion serves all of them.
+int32_t common_dtype(const std::vector<ParamRecord>& params, int stage);
 
 // `count` elements of `dtype` from `base`, `offset` elements in.
 inline void* element_at(void* base, int32_t dtype, uint64_t offset) {

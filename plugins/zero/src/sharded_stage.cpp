@@ -14,10 +14,7 @@ ShardedStage::ShardedStage(const ZeroConfig& config, const sdk::Host& host, int 
 
 void ShardedStage::check_param(const ParamRecord& param) const {
   const std::string who = "parameter " + param.name + ": sharding stage " + std::to_string(stage_);
-  if (param.dtype != STRATA_F32 && param.dtype != STRATA_F16 && param.dtype != STRATA_BF16) {
-    fail(STRATA_ERR_UNSUPPORTED,
-         who + " supports f32, f16 and bf16 parameters, got " + sdk::dtype_name(param.dtype));
-  }
+  check_model_dtype(param.dtype, who);
   if (param.device.type != STRATA_DEVICE_HOST) {
     fail(STRATA_ERR_UNSUPPORTED, who + " supports host memory only");
   }
@@ -33,15 +30,7 @@ uint64_t ShardedStage::bucket_key(uint32_t param) const {
 
 void ShardedStage::choose_dtype() {
   if (params_.empty()) return;
-  dtype_ = params_.front().dtype;
-  for (const ParamRecord& p : params_) {
-    if (p.dtype != dtype_) {
-      fail(STRATA_ERR_UNSUPPORTED,
-           "parameter " + p.name + " is " + sdk::dtype_name(p.dtype) + " but parameter " +
-               params_.front().name + " is " + sdk::dtype_name(dtype_) + ": sharding stage " +
-               std::to_string(stage_) + " needs one model dtype for all parameters");
-    }
-  }
+  dtype_ = common_dtype(params_, stage_);
   caster_.require(dtype_, "the model dtype of parameter " + params_.front().name);
   if (!comm_.can_move(dtype_)) {
     fail(STRATA_ERR_UNSUPPORTED, std::string("the comm stratum cannot allgather ") +

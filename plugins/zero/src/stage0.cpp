@@ -9,14 +9,10 @@ namespace strata::zero {
 using sdk::fail;
 
 Stage0::Stage0(const ZeroConfig& config, const sdk::Host& host)
-    : host_(host), comm_(host, 0), bucket_capacity_(config.reduce_bucket_size) {}
+    : host_(host), comm_(host, 0), caster_(host), bucket_capacity_(config.reduce_bucket_size) {}
 
 void Stage0::check_param(const ParamRecord& param) const {
-  // fp16/bf16 models need fp32 master copies, which arrive with the precision work later.
-  if (param.dtype != STRATA_F32) {
-    fail(STRATA_ERR_UNSUPPORTED, "parameter " + param.name + ": sharding stage 0 supports f32 " +
-                                     "parameters only, got " + sdk::dtype_name(param.dtype));
-  }
+  check_model_dtype(param.dtype, "parameter " + param.name + ": sharding stage 0");
   if (param.device.type != STRATA_DEVICE_HOST) {
     fail(STRATA_ERR_UNSUPPORTED,
          "parameter " + param.name + ": sharding stage 0 supports host memory only");
@@ -31,44 +27,60 @@ void Stage0::finalize(const std::vector<ParamRecord>& params,
                       const std::vector<GroupRecord>& groups) {
   params_ = params;
   groups_ = GroupState(groups, params.size());
+  dtype_ = common_dtype(params_, 0);
+  if (!params_.empty()) caster_.require(dtype_, "the model dtype of parameter " + params_[0].name);
   std::vector<uint64_t> counts;
   counts.reserve(params_.size());
   for (const ParamRecord& p : params_) counts.push_back(p.count);
-  BucketPlan plan = plan_buckets(counts, bucket_capacity_);
-  check_ranks_agree(comm_, params_, groups, plan, 0);
-  log_plan(plan);
+  plan_ = plan_buckets(counts, bucket_capacity_);
+  check_ranks_agree(comm_, params_, groups, plan_, 0);
   // Parameters registered without a gradient buffer (ABI 1.1) get a whole one of ours.
   full_grads_ = FullGrads(host_, params_);
 
+  BucketBuffers* buffers = nullptr;
+  if (dtype_ == STRATA_F32) {
+    fp32_buckets_ = std::make_unique<Fp32Buckets>(host_, params_, plan_);
+    buffers = fp32_buckets_.get();
+  } else {
+    copies_ = std::make_unique<Fp32Copies>(host_, caster_, params_, plan_, dtype_);
+    buffers = copies_.get();
+  }
   shards_.clear();
-  for (size_t i = 0; i < params_.size(); ++i) {
+  for (uint32_t i = 0; i < params_.size(); ++i) {
     strata_shard shard{};
     shard.struct_size = sizeof(shard);
-    shard.param_index = static_cast<uint32_t>(i);
+    shard.param_index = i;
     shard.offset = 0;
     shard.count = params_[i].count;
-    // fp32 host model: the parameter itself is the master copy, the host grad is the grad.
-    shard.master = static_cast<float*>(params_[i].data);
-    shard.grad = static_cast<float*>(params_[i].grad);
+    // fp32 model: the parameter itself is the master copy, the host grad is the grad. Otherwise
+    // the grads are set by owned_shards (the fp32 gradient copy comes and goes).
+    shard.master = copies_ ? copies_->master_of(i) : static_cast<float*>(params_[i].data);
+    shard.grad = copies_ ? nullptr : static_cast<float*>(params_[i].grad);
     shards_.push_back(shard);
   }
-  reducer_ = std::make_unique<Stage0Reducer>(host_, comm_, params_, std::move(plan));
+  reducer_ = std::make_unique<Stage0Reducer>(comm_, params_, plan_, *buffers);
+  log_plan();
 }
 
-void Stage0::log_plan(const BucketPlan& plan) const {
+void Stage0::log_plan() const {
   uint64_t elements = 0;
   size_t in_place = 0;
-  for (const Bucket& b : plan.buckets) {
+  for (const Bucket& b : plan_.buckets) {
     elements += b.count;
-    in_place += b.in_place ? 1 : 0;
+    in_place += (b.in_place || copies_ != nullptr) ? 1 : 0;
   }
+  const uint64_t fused = copies_ ? 0 : plan_.fused_elements;
+  const std::string masters =
+      copies_ ? std::string(", ") + sdk::dtype_name(dtype_) +
+                    " model: fp32 masters, gradients averaged in fp32 in place"
+              : "";
   host_.log(STRATA_LOG_INFO,
             "zero stage 0: %zu bucket%s (reduce_bucket_size %llu elements, %zu reduced in place), "
-            "%llu gradient elements in %zu params, %.1f MiB of fusion buffers",
-            plan.buckets.size(), plan.buckets.size() == 1 ? "" : "s",
+            "%llu gradient elements in %zu params, %.1f MiB of fusion buffers%s",
+            plan_.buckets.size(), plan_.buckets.size() == 1 ? "" : "s",
             static_cast<unsigned long long>(bucket_capacity_), in_place,
             static_cast<unsigned long long>(elements), params_.size(),
-            static_cast<double>(plan.fused_elements) * sizeof(float) / (1024.0 * 1024.0));
+            static_cast<double>(fused) * sizeof(float) / (1024.0 * 1024.0), masters.c_str());
 }
 
 void Stage0::grad_ready(uint32_t index, bool boundary) {
@@ -79,9 +91,20 @@ void Stage0::grad_ready(uint32_t index, bool boundary) {
 
 void Stage0::finish_reduce() { reducer_->finish(); }
 
+const std::vector<strata_shard>& Stage0::owned_shards() {
+  // The optimizer needs both pointers even before the first reduction (its init_state), so the
+  // fp32 gradient copy of a half model is created here if no bucket did yet.
+  if (copies_) {
+    for (strata_shard& shard : shards_) shard.grad = copies_->grad_of(shard.param_index);
+  }
+  return shards_;
+}
+
 void Stage0::publish() {
-  // Nothing to do: at stage 0 with an fp32 model the optimizer stepped the host's parameters
-  // themselves (each shard's master IS the parameter), and every rank stepped all of them.
+  // fp32 model: nothing to do, the optimizer stepped the host's parameters themselves (each
+  // shard's master IS the parameter), and every rank stepped all of them. Half model: every rank
+  // holds every master, so each rounds them into its own parameters; no communication.
+  if (copies_) copies_->publish();
 }
 
 void Stage0::zero_grad() {
@@ -93,6 +116,10 @@ void Stage0::zero_grad() {
     reducer_->reset_step();
   }
   FullGrads::zero(params_);
+  if (copies_) {
+    copies_->drop_grads();
+    for (strata_shard& shard : shards_) shard.grad = nullptr;
+  }
 }
 
 void Stage0::param_view(uint32_t index, void** data, void** grad) const {

@@ -1,23 +1,14 @@
 #include "stage0_reducer.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
-#include <utility>
 
 namespace strata::zero {
 
-Stage0Reducer::Stage0Reducer(const sdk::Host& host, CommLink& comm,
-                             const std::vector<ParamRecord>& params, BucketPlan plan)
-    : comm_(comm), params_(params), plan_(std::move(plan)), state_(plan_.buckets.size()),
-      ready_(params.size(), 0) {
-  for (size_t k = 0; k < plan_.buckets.size(); ++k) {
-    const Bucket& bucket = plan_.buckets[k];
-    if (!bucket.in_place) {
-      state_[k].fusion = sdk::HostArray<float>(host, bucket.count, STRATA_MEM_COMM_BUFFERS);
-    }
-  }
-}
+Stage0Reducer::Stage0Reducer(CommLink& comm, const std::vector<ParamRecord>& params,
+                             const BucketPlan& plan, BucketBuffers& buffers)
+    : comm_(comm), params_(params), plan_(plan), buffers_(buffers), state_(plan.buckets.size()),
+      ready_(params.size(), 0) {}
 
 Stage0Reducer::~Stage0Reducer() {
   for (BucketState& s : state_) {
@@ -58,18 +49,8 @@ void Stage0Reducer::start_complete_buckets() {
 }
 
 void Stage0Reducer::start(size_t k) {
-  const Bucket& bucket = plan_.buckets[k];
-  BucketState& s = state_[k];
-  float* data = nullptr;
-  if (bucket.in_place) {
-    data = grad_of(bucket.slots.front().param_index);
-  } else {
-    data = s.fusion.data();
-    for (const BucketSlot& slot : bucket.slots) {
-      std::memcpy(data + slot.offset, grad_of(slot.param_index), slot.count * sizeof(float));
-    }
-  }
-  s.request = comm_.start_allreduce(data, data, bucket.count, STRATA_AVG);
+  float* data = buffers_.load(k);
+  state_[k].request = comm_.start_allreduce(data, data, plan_.buckets[k].count, STRATA_AVG);
 }
 
 void Stage0Reducer::wait_and_unpack(size_t k) {
@@ -77,12 +58,7 @@ void Stage0Reducer::wait_and_unpack(size_t k) {
   strata_request req = s.request;
   s.request = nullptr;  // wait() frees it whatever happens
   comm_.wait(req);
-  const Bucket& bucket = plan_.buckets[k];
-  if (bucket.in_place) return;
-  for (const BucketSlot& slot : bucket.slots) {
-    std::memcpy(grad_of(slot.param_index), s.fusion.data() + slot.offset,
-                slot.count * sizeof(float));
-  }
+  buffers_.unload(k);
 }
 
 void Stage0Reducer::finish() {

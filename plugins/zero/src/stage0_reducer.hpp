@@ -9,6 +9,7 @@
 #include "bucket_plan.hpp"
 #include "comm_link.hpp"
 #include "param.hpp"
+#include "stage0_buffers.hpp"
 
 #include <strata/plugin.hpp>
 
@@ -19,19 +20,19 @@ namespace strata::zero {
 
 class Stage0Reducer {
  public:
-  // `params` must outlive the reducer (the stage owns both). Allocates one accounted fusion
-  // buffer (STRATA_MEM_COMM_BUFFERS) per bucket that is not reduced in place.
-  Stage0Reducer(const sdk::Host& host, CommLink& comm, const std::vector<ParamRecord>& params,
-                BucketPlan plan);
-  // Completes reductions still in flight: the comm plugin may still write into our buffers.
+  // `params`, `plan` and `buffers` must outlive the reducer (the stage owns them all); `buffers`
+  // says where each bucket is reduced.
+  Stage0Reducer(CommLink& comm, const std::vector<ParamRecord>& params, const BucketPlan& plan,
+                BucketBuffers& buffers);
+  // Completes reductions still in flight: the comm plugin may still write into the buffers.
   ~Stage0Reducer();
   Stage0Reducer(const Stage0Reducer&) = delete;
   Stage0Reducer& operator=(const Stage0Reducer&) = delete;
 
   // Param `index` has its final gradient for this step. Throws if it was already reported.
   void mark_ready(uint32_t index);
-  // Starts every bucket not yet started, waits for all, copies the averages into the host's
-  // gradient buffers and begins a new step. Collective.
+  // Starts every bucket not yet started, waits for all, unloads the averages and begins a new
+  // step. Collective.
   void finish();
   // True between the first bucket start of a step and finish().
   bool in_flight() const { return next_to_start_ > 0; }
@@ -40,19 +41,18 @@ class Stage0Reducer {
 
  private:
   struct BucketState {
-    sdk::HostArray<float> fusion;  // empty for in-place buckets
-    size_t ready = 0;              // parameters of this bucket reported ready this step
+    size_t ready = 0;  // parameters of this bucket reported ready this step
     strata_request request = nullptr;
   };
 
-  float* grad_of(uint32_t index) const { return static_cast<float*>(params_[index].grad); }
   void start_complete_buckets();
   void start(size_t bucket);
   void wait_and_unpack(size_t bucket);
 
   CommLink& comm_;
   const std::vector<ParamRecord>& params_;
-  BucketPlan plan_;
+  const BucketPlan& plan_;
+  BucketBuffers& buffers_;
   std::vector<BucketState> state_;
   std::vector<uint8_t> ready_;  // per parameter, this step
   size_t next_to_start_ = 0;    // buckets [0, next_to_start_) have started this step

@@ -1,0 +1,45 @@
+// Where a stage-0 bucket is averaged. The reducer runs one in-place fp32 allreduce (AVG) per
+// bucket over the buffer load() fills, and calls unload() once it completed; what the buffer is
+// depends on the model dtype (fp32 here, f16/bf16 in fp32_copies.hpp).
+#pragma once
+
+#include "bucket_plan.hpp"
+#include "param.hpp"
+
+#include <strata/plugin.hpp>
+
+#include <cstddef>
+#include <vector>
+
+namespace strata::zero {
+
+class BucketBuffers {
+ public:
+  virtual ~BucketBuffers() = default;
+  // Gathers bucket `k`'s gradients into the fp32 buffer (plan.buckets[k].count elements) that
+  // is reduced in place, and returns it. It stays valid until unload(k).
+  virtual float* load(size_t k) = 0;
+  // The average is in the buffer load(k) returned: put it where the shards read it.
+  virtual void unload(size_t k) = 0;
+};
+
+// fp32 models: a bucket of one parameter is reduced where it lies, in the host's gradient buffer
+// (which the shards point at); the others are copied into a fusion buffer of their own
+// (STRATA_MEM_COMM_BUFFERS, plan.fused_elements in all) and back.
+class Fp32Buckets final : public BucketBuffers {
+ public:
+  // `params` and `plan` must outlive this object (the stage owns all three).
+  Fp32Buckets(const sdk::Host& host, const std::vector<ParamRecord>& params,
+              const BucketPlan& plan);
+  float* load(size_t k) override;
+  void unload(size_t k) override;
+
+ private:
+  float* grad_of(uint32_t index) const { return static_cast<float*>(params_[index].grad); }
+
+  const std::vector<ParamRecord>& params_;
+  const BucketPlan& plan_;
+  std::vector<sdk::HostArray<float>> fusion_;  // per bucket; empty for in-place buckets
+};
+
+}  // namespace strata::zero
