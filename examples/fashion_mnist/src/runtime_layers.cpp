@@ -102,6 +102,10 @@ void RuntimeLayers::end(std::size_t layer, bool backward) {
     const auto w = static_cast<uint32_t>(2 * layer), b = w + 1;
     add_grad_into(w, runtime_.view(indices_[w]));
     add_grad_into(b, runtime_.view(indices_[b]));
+    // Only now are this micro-batch's gradients in the runtime's buffers; telling the runtime
+    // lets their reduction overlap the rest of backward.
+    runtime_.grad_ready(indices_[w]);
+    runtime_.grad_ready(indices_[b]);
   }
   held_->release();  // throws if the runtime refuses, unlike the guard's destructor
   held_.reset();

@@ -49,9 +49,9 @@ StepResult Trainer::train_step(std::size_t step, double& loss_sum, double& sampl
     // The runtime averages over ranks; dividing by the accumulation count makes the accumulated
     // gradient the mean over the whole global batch. The loss scale is 1 unless fp16 scaling.
     const auto multiplier = static_cast<float>(runtime_.loss_scale() / double(accumulation));
+    // RuntimeLayers reports each layer's gradients ready as its backward ends.
     const double loss =
-        model_.train_batch(inputs_.data(), labels_.data(), batch.size(), multiplier,
-                           [this](std::size_t p) { runtime_.grad_ready(layers_.index(p)); });
+        model_.train_batch(inputs_.data(), labels_.data(), batch.size(), multiplier);
     loss_sum += loss * double(batch.size());
     samples += double(batch.size());
     result = runtime_.step();
