@@ -1,6 +1,10 @@
 // The bad-input catalogue's training host, written against the C API alone (strata.h): create,
 // register two f32 parameters, finalize, step once, destroy. On any failure it prints exactly one
 // line, "error: <message>", to stderr and exits 1, which is what a user of a real host would see.
+//
+// With --groups it is an API 1.1 host: gradients registered as NULL, one group per parameter
+// ("g0", "g1"), and the step's backward gathers each group FOR_BACKWARD and writes the gradient
+// through strata_view_param. Its misuse flags act on that path.
 #include <strata/strata.h>
 
 #include <CLI/CLI.hpp>
@@ -25,8 +29,16 @@ strata_error make_error() {
   return err;
 }
 
+struct Probe {
+  bool groups = false;
+  bool touch_ungathered = false;  // read parameter 0 through its view without gathering it
+  int64_t gather_group = -1;      // gather this group id before training (may be undefined)
+  int diverge_rank = -1;          // this rank gathers the groups in the opposite order
+};
+
 // The two parameters every rank registers; `rename_second` makes this rank's second one differ.
-void register_params(strata_runtime* rt, std::vector<std::vector<float>>& storage, bool rename_second) {
+void register_params(strata_runtime* rt, std::vector<std::vector<float>>& storage, bool rename_second,
+                     bool null_grads) {
   const char* names[2] = {"w0", rename_second ? "w1x" : "w1"};
   storage.assign(4, std::vector<float>(100, 0.01f));  // data and grad for each parameter
   for (int i = 0; i < 2; ++i) {
@@ -37,9 +49,46 @@ void register_params(strata_runtime* rt, std::vector<std::vector<float>>& storag
     p.device = strata_device{STRATA_DEVICE_HOST, 0};
     p.count = storage[2 * i].size();
     p.data = storage[2 * i].data();
-    p.grad = storage[2 * i + 1].data();
+    p.grad = null_grads ? nullptr : storage[2 * i + 1].data();
     strata_error err = make_error();
     check(strata_register_param(rt, &p, nullptr, &err), err);
+  }
+}
+
+void define_groups(strata_runtime* rt) {
+  for (uint32_t i = 0; i < 2; ++i) {
+    const std::string name = "g" + std::to_string(i);
+    strata_error err = make_error();
+    check(strata_define_group(rt, name.c_str(), &i, 1, nullptr, &err), err);
+  }
+}
+
+float* view_data(strata_runtime* rt, uint32_t index, bool want_grad) {
+  strata_param_view view{};
+  view.struct_size = sizeof view;
+  strata_error err = make_error();
+  check(strata_view_param(rt, index, &view, &err), err);
+  return static_cast<float*>(want_grad ? view.grad : view.data);
+}
+
+// What a host that forgot to gather would do: a NULL view is its only warning at stage 3.
+void touch_ungathered(strata_runtime* rt) {
+  if (view_data(rt, 0, false) == nullptr) {
+    throw Failure{"parameter 0 ('w0') is not gathered: strata_view_param returned no data, "
+                  "gather its group before touching it"};
+  }
+}
+
+// One micro-batch's backward: gradient 0.01 into every element, group by group.
+void backward_through_groups(strata_runtime* rt, bool reversed) {
+  for (uint32_t k = 0; k < 2; ++k) {
+    const uint32_t group = reversed ? 1 - k : k;
+    strata_error err = make_error();
+    check(strata_gather(rt, group, STRATA_GATHER_FOR_BACKWARD, &err), err);
+    float* grad = view_data(rt, group, true);
+    if (grad == nullptr) throw Failure{"group gathered for backward lent no gradient buffer"};
+    for (int e = 0; e < 100; ++e) grad[e] += 0.01f;
+    check(strata_release(rt, group, &err), err);
   }
 }
 
@@ -54,6 +103,13 @@ int main(int argc, char** argv) {
   app.add_option("--overrides", overrides, "JSON merge patch applied over the manifest");
   app.add_option("--mismatch-rank", mismatch_rank,
                  "this rank registers a differently named second parameter");
+  Probe probe;
+  app.add_flag("--groups", probe.groups, "API 1.1 host: NULL grads, groups g0 and g1, views");
+  app.add_flag("--touch-ungathered", probe.touch_ungathered,
+               "read parameter 0 through its view without gathering (with --groups)");
+  app.add_option("--gather-group", probe.gather_group, "gather this group id (with --groups)");
+  app.add_option("--diverge-rank", probe.diverge_rank,
+                 "this rank gathers the groups in the opposite order (with --groups)");
   CLI11_PARSE(app, argc, argv);
 
   strata_runtime* rt = nullptr;
@@ -69,8 +125,15 @@ int main(int argc, char** argv) {
     world.struct_size = sizeof world;
     strata_world(rt, &world);
     std::vector<std::vector<float>> storage;
-    register_params(rt, storage, world.rank == mismatch_rank);
+    register_params(rt, storage, world.rank == mismatch_rank, probe.groups);
+    if (probe.groups) define_groups(rt);
     check(strata_finalize(rt, &err), err);
+    if (probe.touch_ungathered) touch_ungathered(rt);
+    if (probe.gather_group >= 0) {
+      check(strata_gather(rt, static_cast<uint32_t>(probe.gather_group), 0, &err), err);
+      check(strata_release(rt, static_cast<uint32_t>(probe.gather_group), &err), err);
+    }
+    if (probe.groups) backward_through_groups(rt, world.rank == probe.diverge_rank);
 
     strata_step_result result{};
     result.struct_size = sizeof result;

@@ -32,7 +32,8 @@ foreach(n IN LISTS ranks)
   endif()
   set(result "${WORK_DIR}/ranks${n}_batch${global}_accum${ACCUMULATION}.bin")
   train(${n} ${global} ${ACCUMULATION} "${result}")
-  execute_process(COMMAND "${COMPARE}" "${reference}" "${result}" ${TOLERANCE}
+  execute_process(COMMAND "${COMPARE}" "${reference}" "${result}" --metric abs
+                          --tolerance ${TOLERANCE} --quiet
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
   string(STRIP "${out}" out)
   message(STATUS "N=${n} micro ${MICRO} x accumulation ${ACCUMULATION} vs 1 rank, batch ${global}: ${out}")
