@@ -1,6 +1,8 @@
 // What the stage 1-3 tests expect of the partition layout, written out independently of the
 // plugin: bucket b of c elements gives every rank a slice of S = ceil(c / N) rounded up to a
-// multiple of 16 elements, and the fusion buffers are 1 or 2 pairs of N*S_max + S_max floats.
+// multiple of 16 elements, and the fusion buffers are 1 or 2 pairs of N*w + w floats, where
+// w = min(S_max, c) and c = ceil(reduce_bucket_size / N) rounded up to a multiple of 16: bigger
+// slices are reduce-scattered in pieces of c.
 #pragma once
 
 #include "test_model.hpp"
@@ -28,9 +30,10 @@ inline uint64_t expected_partition(const std::vector<uint64_t>& buckets, int ran
   return total;
 }
 inline uint64_t expected_fusion_bytes(const std::vector<uint64_t>& buckets, int ranks,
-                                      bool overlap) {
+                                      bool overlap, uint64_t reduce_bucket_size = 256) {
   uint64_t widest = 0;
   for (uint64_t c : buckets) widest = std::max(widest, expected_slice(c, ranks));
+  widest = std::min(widest, expected_slice(reduce_bucket_size, ranks));
   return (overlap ? 2 : 1) * (static_cast<uint64_t>(ranks) + 1) * widest * sizeof(float);
 }
 

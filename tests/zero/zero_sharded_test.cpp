@@ -176,6 +176,38 @@ TEST_P(ShardedStage, MemoryByCategoryIsTheLayoutFormula) {
   }
 }
 
+TEST_P(ShardedStage, ReducesSlicesLargerThanTheBucketCapacityInPieces) {
+  // reduce_bucket_size 16: every slice of kOddSizes' oversized buckets (up to 1008 elements at
+  // one rank) is reduce-scattered in pieces of 16 elements, and the fusion buffers stay that size.
+  const int stage = GetParam();
+  for (const bool overlap : {true, false}) {
+    RecordingHost host;
+    Zero zero(host, R"({"stage": )" + std::to_string(stage) +
+                        R"(, "reduce_bucket_size": 16, "overlap_comm": )" +
+                        (overlap ? "true" : "false") + "}");
+    TestModel model(kOddSizes);
+    ASSERT_EQ(model.register_all(zero), STRATA_OK) << zero.message();
+    ASSERT_EQ(zero.finalize(), STRATA_OK) << zero.message();
+    EXPECT_EQ(host.bytes(STRATA_MEM_COMM_BUFFERS),
+              (overlap ? 2u : 1u) * (static_cast<uint64_t>(size_) + 1) * 16 * sizeof(float));
+    for (int micro = 0; micro < 2; ++micro) {  // stages 2-3 accumulate the pieces' sums
+      model.add_micro_batch(micro, rank_, size_);
+      const bool boundary = micro == 1;
+      for (uint32_t p = 0; p < model.params(); ++p) {
+        ASSERT_EQ(zero.grad_ready(p, boundary), STRATA_OK) << zero.message();
+      }
+      ASSERT_EQ(zero.end_micro_step(boundary), STRATA_OK) << zero.message();
+    }
+    ASSERT_EQ(zero.finish_reduce(), STRATA_OK) << zero.message();
+    const strata_shard* s = nullptr;
+    size_t n = 0;
+    ASSERT_EQ(zero.owned_shards(&s, &n), STRATA_OK) << zero.message();
+    std::string first;
+    EXPECT_EQ(wrong_shard_grads(s, n, {0, 1}, &first), 0u)
+        << (overlap ? "overlapped: " : "blocking: ") << first;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Stages, ShardedStage, ::testing::Values(1, 2, 3),
                          [](const auto& info) { return "stage" + std::to_string(info.param); });
 

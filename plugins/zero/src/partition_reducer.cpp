@@ -1,17 +1,26 @@
 #include "partition_reducer.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 namespace strata::zero {
 
+uint64_t reduce_piece(uint64_t reduce_bucket_size, int ranks) {
+  const auto n = static_cast<uint64_t>(ranks);
+  const uint64_t per_rank = (reduce_bucket_size + n - 1) / n;
+  const uint64_t rounded = (per_rank + kSliceAlignment - 1) / kSliceAlignment * kSliceAlignment;
+  return std::max(kSliceAlignment, rounded);
+}
+
 PartitionReducer::PartitionReducer(const sdk::Host& host, CommLink& comm,
                                    const PartitionLayout& layout, size_t params,
-                                   ReduceTarget& target, bool overlap)
-    : comm_(comm), layout_(layout), target_(target), overlap_(overlap), marked_(params, 0),
+                                   ReduceTarget& target, bool overlap, uint64_t piece)
+    : comm_(comm), layout_(layout), target_(target), overlap_(overlap),
+      piece_(std::max(piece, kSliceAlignment)), marked_(params, 0),
       marked_in_(layout.buckets().size(), 0) {
   if (layout.buckets().empty()) return;
-  const uint64_t slice = layout.max_slice();
+  const uint64_t slice = std::min(layout.max_slice(), piece_);
   const auto ranks = static_cast<uint64_t>(layout.ranks());
   const size_t pairs = overlap ? 2 : 1;
   for (size_t i = 0; i < pairs; ++i) {
@@ -62,20 +71,46 @@ void PartitionReducer::start(size_t count) {
 }
 
 void PartitionReducer::start_one(size_t b) {
-  if (free_fusion_.empty()) wait_oldest();
-  const size_t f = free_fusion_.back();
-  free_fusion_.pop_back();
-  const BucketPartition& part = layout_.bucket(b);
-  const float* send = target_.ready_buffer(b);
-  if (send == nullptr) {
-    target_.fill(b, fusion_[f].send.data());
-    send = fusion_[f].send.data();
+  const uint64_t slice = layout_.bucket(b).slice;
+  const float* ready = target_.ready_buffer(b);
+  uint64_t o = 0;
+  do {  // an empty bucket (S = 0) is still one (empty) collective, alike on every rank
+    const uint64_t n = std::min(piece_, slice - o);
+    const bool last = o + n >= slice;
+    if (free_fusion_.empty()) wait_oldest();
+    const size_t f = free_fusion_.back();
+    const float* send = fusion_[f].send.data();
+    if (ready != nullptr && n == slice) {
+      send = ready;  // one piece: the ready buffer is already laid out as the collective sends
+    } else {
+      gather_piece(b, ready, o, n, fusion_[f].send.data());
+    }
+    free_fusion_.pop_back();
+    pending_.push_back({b, f, o, n, last, nullptr});
+    pending_.back().request = comm_.start_reduce_scatter(send, fusion_[f].recv.data(), n,
+                                                         STRATA_AVG);
+    if (last) target_.sent(b);
+    if (!overlap_) wait_oldest();
+    o += n;
+  } while (o < slice);
+}
+
+void PartitionReducer::gather_piece(size_t b, const float* ready, uint64_t o, uint64_t n,
+                                    float* send) {
+  const uint64_t slice = layout_.bucket(b).slice;
+  const auto ranks = static_cast<uint64_t>(layout_.ranks());
+  if (ready == nullptr && n == slice) {
+    target_.fill(b, 0, ranks * slice, send);  // the whole bucket: one contiguous range
+    return;
   }
-  pending_.push_back({b, f, nullptr});
-  pending_.back().request = comm_.start_reduce_scatter(send, fusion_[f].recv.data(), part.slice,
-                                                       STRATA_AVG);
-  target_.sent(b);
-  if (!overlap_) wait_oldest();
+  for (uint64_t r = 0; r < ranks; ++r) {
+    const uint64_t first = r * slice + o;  // flat position of block r's piece
+    if (ready != nullptr) {
+      std::memcpy(send + r * n, ready + first, n * sizeof(float));
+    } else {
+      target_.fill(b, first, n, send + r * n);
+    }
+  }
 }
 
 void PartitionReducer::wait_oldest() {
@@ -83,7 +118,8 @@ void PartitionReducer::wait_oldest() {
   pending_.pop_front();
   free_fusion_.push_back(p.fusion);  // wait() frees the request whatever happens
   comm_.wait(p.request);
-  target_.deliver(p.bucket, fusion_[p.fusion].recv.data());
+  target_.deliver(p.bucket, p.offset, p.count, fusion_[p.fusion].recv.data());
+  if (p.last) target_.completed(p.bucket);
 }
 
 void PartitionReducer::finish_round() {

@@ -9,9 +9,14 @@
 // start (startable(), agreed as a minimum over ranks).
 //
 // A bucket's gradients travel as fp32 N*S elements, padding zeroed: either a buffer the target
-// already holds in that form, or one of the reducer's fusion buffers the target fills. With
-// overlap at most two buckets are in flight (starting a third waits for the oldest); without,
-// each reduction blocks. The averaged slice of S floats is handed to the target on completion.
+// already holds in that form, or one of the reducer's fusion buffers the target fills. A bucket
+// whose slice S is larger than the piece size c (reduce_piece()) travels in pieces, like publish
+// allgathers: piece o gathers [r*S + o, r*S + o + c) of every rank r's block into N*c floats and
+// reduce-scatters them into c, which is the rank's slice elements [o, o + c). So the fusion
+// buffers are bounded by the bucket capacity, not by the largest parameter (which gets a bucket
+// of its own). Pieces of a bucket are issued in order, all when the bucket starts. With overlap
+// at most two pieces are in flight (starting a third waits for the oldest); without, each
+// reduction blocks. The averaged elements are handed to the target as each piece completes.
 #pragma once
 
 #include "comm_link.hpp"
@@ -19,33 +24,58 @@
 
 #include <strata/plugin.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <vector>
 
 namespace strata::zero {
 
+// The piece size c for `reduce_bucket_size` elements over `ranks`: ceil(reduce_bucket_size / N)
+// rounded up to a multiple of 16, so a bucket within the capacity always travels whole.
+uint64_t reduce_piece(uint64_t reduce_bucket_size, int ranks);
+
+// For ReduceTarget::fill: writes the flat range [first, first + count) of bucket b into `out`,
+// read(slot, param_offset, dst, n) for every part of a parameter in it and zeros elsewhere.
+template <class Read>
+void fill_range(const PartitionLayout& layout, size_t b, uint64_t first, uint64_t count,
+                float* out, Read&& read) {
+  uint64_t at = first;  // first flat element not yet written
+  layout.for_each_piece(b, first, count,
+                        [&](const BucketSlot& slot, uint64_t param_offset, uint64_t flat,
+                            uint64_t n) {
+                          std::fill(out + (at - first), out + (flat - first), 0.0f);
+                          read(slot, param_offset, out + (flat - first), n);
+                          at = flat + n;
+                        });
+  std::fill(out + (at - first), out + count, 0.0f);
+}
+
 // Where a stage's gradients come from and where the reduced slices go.
 class ReduceTarget {
  public:
   virtual ~ReduceTarget() = default;
   // An fp32 buffer of N*S elements holding bucket b's gradients with zeroed padding, to be sent
-  // as is and left untouched until deliver(b); nullptr to have fill() write a fusion buffer.
+  // (or copied from, piece by piece) and left untouched until completed(b); nullptr to have
+  // fill() write fusion buffers.
   virtual const float* ready_buffer(size_t /*bucket*/) { return nullptr; }
-  // Writes bucket b's gradients as fp32 into fusion[0, N*S): slots at their offsets, padding 0.
-  virtual void fill(size_t bucket, float* fusion) = 0;
-  // The reduction of bucket b has started (its sources have been read unless ready_buffer).
+  // Writes the flat range [first, first + count) of bucket b's gradients as fp32 into `out`:
+  // parameter elements at their positions, padding 0. Each flat element is asked for once a round.
+  virtual void fill(size_t bucket, uint64_t first, uint64_t count, float* out) = 0;
+  // Every piece of bucket b has started (its sources have been read unless ready_buffer).
   virtual void sent(size_t /*bucket*/) {}
-  // This rank's averaged slice of bucket b: S floats.
-  virtual void deliver(size_t bucket, const float* slice) = 0;
+  // This rank's averaged elements [offset, offset + count) of its slice of bucket b.
+  virtual void deliver(size_t bucket, uint64_t offset, uint64_t count, const float* values) = 0;
+  // Every piece of bucket b has been delivered.
+  virtual void completed(size_t /*bucket*/) {}
 };
 
 class PartitionReducer {
  public:
-  // Allocates its fusion buffers (STRATA_MEM_COMM_BUFFERS): 1 or 2 (overlap) pairs of N*S_max
-  // and S_max floats. `layout` and `target` must outlive the reducer.
+  // Allocates its fusion buffers (STRATA_MEM_COMM_BUFFERS): 1 or 2 (overlap) pairs of N*w and
+  // w floats, w = min(S_max, piece). `layout` and `target` must outlive the reducer.
   PartitionReducer(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
-                   size_t params, ReduceTarget& target, bool overlap);
+                   size_t params, ReduceTarget& target, bool overlap, uint64_t piece);
   // Completes reductions still in flight: the comm plugin may still write into our buffers.
   ~PartitionReducer();
   PartitionReducer(const PartitionReducer&) = delete;
@@ -75,16 +105,23 @@ class PartitionReducer {
   struct Pending {
     size_t bucket;
     size_t fusion;
+    uint64_t offset;  // within the rank's slice
+    uint64_t count;
+    bool last;        // the bucket's last piece
     strata_request request;
   };
 
   void start_one(size_t bucket);
+  // Writes piece [offset, offset + count) of every rank's block of bucket b into `send`.
+  void gather_piece(size_t bucket, const float* ready, uint64_t offset, uint64_t count,
+                    float* send);
   void wait_oldest();
 
   CommLink& comm_;
   const PartitionLayout& layout_;
   ReduceTarget& target_;
   bool overlap_;
+  uint64_t piece_;
   std::vector<Fusion> fusion_;
   std::vector<size_t> free_fusion_;
   std::deque<Pending> pending_;

@@ -13,7 +13,9 @@ void Stage1::prepare(std::vector<ParamRecord>& params) {
 void Stage1::on_finalized() {
   reducer_ = std::make_unique<PartitionReducer>(host_, comm_, layout_, params_.size(),
                                                 static_cast<ReduceTarget&>(*this),
-                                                config_.overlap_comm);
+                                                config_.overlap_comm,
+                                                reduce_piece(config_.reduce_bucket_size,
+                                                             layout_.ranks()));
 }
 
 void Stage1::grad_ready(uint32_t index, bool boundary) {
@@ -41,19 +43,17 @@ float* Stage1::fp32_grads() {
   return grad_partition_.data();
 }
 
-void Stage1::fill(size_t b, float* fusion) {
-  const BucketPartition& part = layout_.bucket(b);
-  const uint64_t padded = part.slice * static_cast<uint64_t>(layout_.ranks());
-  std::memset(fusion + part.count, 0, (padded - part.count) * sizeof(float));
-  for (const BucketSlot& slot : layout_.plan().buckets[b].slots) {
-    caster_.convert(params_[slot.param_index].grad, dtype_, fusion + slot.offset, STRATA_F32,
-                    slot.count);
-  }
+void Stage1::fill(size_t b, uint64_t first, uint64_t count, float* out) {
+  fill_range(layout_, b, first, count, out,
+             [&](const BucketSlot& slot, uint64_t param_offset, float* dst, uint64_t n) {
+               caster_.convert(element_at(params_[slot.param_index].grad, dtype_, param_offset),
+                               dtype_, dst, STRATA_F32, n);
+             });
 }
 
-void Stage1::deliver(size_t b, const float* slice) {
+void Stage1::deliver(size_t b, uint64_t offset, uint64_t count, const float* values) {
   const BucketPartition& part = layout_.bucket(b);
-  caster_.add_into(fp32_grads() + part.offset, STRATA_F32, slice, part.slice);
+  caster_.add_into(fp32_grads() + part.offset + offset, STRATA_F32, values, count);
 }
 
 void Stage1::zero_grad() {

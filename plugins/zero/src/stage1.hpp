@@ -27,8 +27,8 @@ class Stage1 final : public ShardedStage, private ReduceTarget {
   void on_finalized() override;
   float* fp32_grads() override;
 
-  void fill(size_t bucket, float* fusion) override;
-  void deliver(size_t bucket, const float* slice) override;
+  void fill(size_t bucket, uint64_t first, uint64_t count, float* out) override;
+  void deliver(size_t bucket, uint64_t offset, uint64_t count, const float* values) override;
 
   FullGrads full_grads_;
   sdk::HostArray<float> grad_partition_;  // transient: between a step's reductions and zero_grad

@@ -2,6 +2,7 @@
 
 #include "full_grads.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -27,7 +28,9 @@ void Stage2::on_finalized() {
   sequence_ = std::make_unique<SequenceCheck>(comm_, groups_);
   reducer_ = std::make_unique<PartitionReducer>(host_, comm_, layout_, params_.size(),
                                                 static_cast<ReduceTarget&>(*this),
-                                                config_.overlap_comm);
+                                                config_.overlap_comm,
+                                                reduce_piece(config_.reduce_bucket_size,
+                                                             layout_.ranks()));
   direct_.assign(layout_.buckets().size(), 0);
 }
 
@@ -163,29 +166,35 @@ const float* Stage2::ready_buffer(size_t b) {
   return out;
 }
 
-void Stage2::fill(size_t b, float* fusion) {
-  const BucketPartition& part = layout_.bucket(b);
-  const uint64_t padded = part.slice * static_cast<uint64_t>(layout_.ranks());
-  std::memset(fusion + part.count, 0, (padded - part.count) * sizeof(float));
-  for (const BucketSlot& slot : layout_.plan().buckets[b].slots) {
-    void* host = params_[slot.param_index].grad;
-    const void* source = host != nullptr ? host : lent_.source(slot.param_index);
-    if (source == nullptr) {
-      std::memset(fusion + slot.offset, 0, slot.count * sizeof(float));
-      continue;
-    }
-    caster_.convert(source, dtype_, fusion + slot.offset, STRATA_F32, slot.count);
-    if (host != nullptr) std::memset(host, 0, slot.count * sdk::dtype_size(dtype_));
-  }
+void Stage2::fill(size_t b, uint64_t first, uint64_t count, float* out) {
+  const size_t esize = sdk::dtype_size(dtype_);
+  fill_range(layout_, b, first, count, out,
+             [&](const BucketSlot& slot, uint64_t param_offset, float* dst, uint64_t n) {
+               void* host = params_[slot.param_index].grad;
+               const void* source = host != nullptr ? host : lent_.source(slot.param_index);
+               if (source == nullptr) {
+                 std::fill(dst, dst + n, 0.0f);
+                 return;
+               }
+               caster_.convert(element_at(source, dtype_, param_offset), dtype_, dst, STRATA_F32,
+                               n);
+               // The host starts the next micro-batch from zero (only what was read is zeroed).
+               if (host != nullptr) {
+                 std::memset(element_at(host, dtype_, param_offset), 0, n * esize);
+               }
+             });
 }
 
 void Stage2::sent(size_t b) {
   if (!direct_[b]) lent_.consumed(b);
 }
 
-void Stage2::deliver(size_t b, const float* slice) {
+void Stage2::deliver(size_t b, uint64_t offset, uint64_t count, const float* values) {
   const BucketPartition& part = layout_.bucket(b);
-  caster_.add_into(partition_at(part.offset), dtype_, slice, part.slice);
+  caster_.add_into(partition_at(part.offset + offset), dtype_, values, count);
+}
+
+void Stage2::completed(size_t b) {
   if (direct_[b]) {
     direct_[b] = 0;
     lent_.consumed(b);

@@ -43,9 +43,10 @@ class Stage2 : public ShardedStage, private ReduceTarget {
 
  private:
   const float* ready_buffer(size_t bucket) override;
-  void fill(size_t bucket, float* fusion) override;
+  void fill(size_t bucket, uint64_t first, uint64_t count, float* out) override;
   void sent(size_t bucket) override;
-  void deliver(size_t bucket, const float* slice) override;
+  void deliver(size_t bucket, uint64_t offset, uint64_t count, const float* values) override;
+  void completed(size_t bucket) override;
 
   void complete_micro_batch(bool boundary);
   void* partition_at(uint64_t offset) const;
