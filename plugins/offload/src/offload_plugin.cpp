@@ -26,9 +26,11 @@ strata_status create(const char* config_json, const strata_host_api* host, void*
     if (config_json == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "config: NULL JSON text");
     const sdk::Host services(host);
     const OptimizerConfig config = parse_offload_config(config_json);
-    *self = new Optimizer(services, config);
-    services.log(STRATA_LOG_DEBUG, "optimizer %s runs on the host (offload device none)",
-                 optimizer_name(config.kind));
+    auto* opt = new Optimizer(services, config);
+    *self = opt;
+    services.log(STRATA_LOG_INFO,
+                 "optimizer %s runs on the host (offload device none): CPU kernels %s, %u threads",
+                 optimizer_name(config.kind), opt->isa_choice().c_str(), opt->threads());
   });
 }
 
@@ -70,7 +72,7 @@ const strata_plugin_descriptor kDescriptor = {
     STRATA_PLUGIN_OFFLOAD,
     "offload",
     "0.1.0",
-    "optimizer executor (SGD, Adam, AdamW) where the parameters live; offload device none",
+    "optimizer executor (SGD, Adam, AdamW, Lion) where the parameters live; offload device none",
     &kOps,
 };
 

@@ -2,9 +2,10 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
-#include "adam_kernel.hpp"
-#include "sgd_kernel.hpp"
+#include "cpu_isa.hpp"
+#include "tiled_step.hpp"
 
 namespace strata::offload {
 namespace {
@@ -28,7 +29,10 @@ void check_shard(const strata_shard& s, size_t i) {
 }  // namespace
 
 Optimizer::Optimizer(const sdk::Host& host, const OptimizerConfig& config)
-    : host_(host), config_(config) {}
+    : host_(host),
+      config_(config),
+      isa_choice_(select_cpu_isa_from_env()),
+      pool_(cpu_threads_from_env()) {}
 
 size_t Optimizer::state_floats_per_element() const {
   switch (config_.kind) {
@@ -37,6 +41,8 @@ size_t Optimizer::state_floats_per_element() const {
     case OptimizerKind::adam:
     case OptimizerKind::adamw:
       return 2;  // exp_avg, exp_avg_sq
+    case OptimizerKind::lion:
+      return 1;  // exp_avg
   }
   return 0;
 }
@@ -101,10 +107,17 @@ void Optimizer::step(std::span<const strata_shard> shards, const strata_step_arg
             std::to_string(lr_factor));
   }
   check_same_shards(shards);
-  if (config_.kind == OptimizerKind::sgd) {
-    step_sgd(shards, grad_scale, lr_factor);
-  } else {
-    step_adam(shards, args.step, grad_scale, lr_factor);
+  switch (config_.kind) {
+    case OptimizerKind::sgd:
+      step_sgd(shards, grad_scale, lr_factor);
+      break;
+    case OptimizerKind::adam:
+    case OptimizerKind::adamw:
+      step_adam(shards, args.step, grad_scale, lr_factor);
+      break;
+    case OptimizerKind::lion:
+      step_lion(shards, grad_scale, lr_factor);
+      break;
   }
   stepped_ = true;
 }
@@ -119,14 +132,15 @@ void Optimizer::step_sgd(std::span<const strata_shard> shards, double grad_scale
   s.buf_keep = stepped_ ? static_cast<float>(c.momentum) : 0.0f;
   s.grad_keep = stepped_ ? static_cast<float>(1.0 - c.dampening) : 1.0f;
   s.momentum = static_cast<float>(c.momentum);
+  s.nesterov = c.nesterov;
+  std::vector<SgdArrays> arrays;
+  arrays.reserve(shards.size());
   for (size_t i = 0; i < shards.size(); ++i) {
     const strata_shard& sh = shards[i];
-    if (c.momentum > 0.0) {
-      sgd_momentum(sh.master, sh.grad, shards_[i].state, sh.count, s, c.nesterov);
-    } else {
-      sgd_plain(sh.master, sh.grad, sh.count, s);
-    }
+    float* buffer = c.momentum > 0.0 ? shards_[i].state : nullptr;
+    arrays.push_back({sh.master, sh.grad, buffer, sh.count, {}});
   }
+  sgd_step(pool_, s, arrays);
 }
 
 void Optimizer::step_adam(std::span<const strata_shard> shards, uint64_t step, double grad_scale,
@@ -148,12 +162,36 @@ void Optimizer::step_adam(std::span<const strata_shard> shards, uint64_t step, d
   s.step_size = static_cast<float>(lr / bc1);
   s.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
   s.eps = static_cast<float>(c.eps);
+  std::vector<AdamArrays> arrays;
+  arrays.reserve(shards.size());
   for (size_t i = 0; i < shards.size(); ++i) {
     const strata_shard& sh = shards[i];
     float* exp_avg = shards_[i].state;
     float* exp_avg_sq = exp_avg == nullptr ? nullptr : exp_avg + sh.count;
-    adam_update(sh.master, sh.grad, exp_avg, exp_avg_sq, sh.count, s);
+    arrays.push_back({sh.master, sh.grad, exp_avg, exp_avg_sq, sh.count, {}});
   }
+  adam_step(pool_, s, arrays);
+}
+
+void Optimizer::step_lion(std::span<const strata_shard> shards, double grad_scale,
+                          double lr_factor) {
+  const LionConfig& c = config_.lion;
+  const double lr = c.lr * lr_factor;
+  LionScalars s{};
+  s.grad_scale = static_cast<float>(grad_scale);
+  s.lr = static_cast<float>(lr);
+  s.param_decay = static_cast<float>(lr * c.weight_decay);
+  s.beta1 = static_cast<float>(c.beta1);
+  s.one_minus_beta1 = static_cast<float>(1.0 - c.beta1);
+  s.beta2 = static_cast<float>(c.beta2);
+  s.one_minus_beta2 = static_cast<float>(1.0 - c.beta2);
+  std::vector<LionArrays> arrays;
+  arrays.reserve(shards.size());
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const strata_shard& sh = shards[i];
+    arrays.push_back({sh.master, sh.grad, shards_[i].state, sh.count, {}});
+  }
+  lion_step(pool_, s, arrays);
 }
 
 }  // namespace strata::offload

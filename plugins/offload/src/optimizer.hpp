@@ -1,13 +1,15 @@
 // One offload instance: the configured optimizer, its state for the shards it was given, and the
-// step that runs where the parameters live (host memory).
+// step that runs where the parameters live (host memory), on the CPU kernels' thread pool.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <strata/plugin.hpp>
 #include <vector>
 
 #include "optimizer_config.hpp"
+#include "thread_pool.hpp"
 
 namespace strata::offload {
 
@@ -16,6 +18,9 @@ class Optimizer {
   Optimizer(const sdk::Host& host, const OptimizerConfig& config);
 
   OptimizerKind kind() const { return config_.kind; }
+  // For the log: the kernels' instruction set and why, e.g. "avx2 (the widest this CPU has)".
+  const std::string& isa_choice() const { return isa_choice_; }
+  unsigned threads() const { return pool_.threads(); }
 
   // Allocates zeroed state (STRATA_MEM_OPTIMIZER_STATE) for exactly these shards, replacing any
   // earlier state.
@@ -38,9 +43,12 @@ class Optimizer {
   void step_sgd(std::span<const strata_shard> shards, double grad_scale, double lr_factor);
   void step_adam(std::span<const strata_shard> shards, uint64_t step, double grad_scale,
                  double lr_factor);
+  void step_lion(std::span<const strata_shard> shards, double grad_scale, double lr_factor);
 
   sdk::Host host_;
   OptimizerConfig config_;
+  std::string isa_choice_;  // chosen before the pool starts: a bad STRATA_CPU_ISA fails first
+  ThreadPool pool_;
   sdk::HostArray<float> state_;
   std::vector<ShardState> shards_;
   bool initialized_ = false;

@@ -91,7 +91,7 @@ class ObjectReader {
   std::vector<std::string> known_;
 };
 
-void read_betas(ObjectReader& params, AdamConfig& adam) {
+void read_betas(ObjectReader& params, double& beta1, double& beta2) {
   const json* v = params.find("betas");
   if (v == nullptr) return;
   auto in_range = [](const json& b) {
@@ -100,8 +100,8 @@ void read_betas(ObjectReader& params, AdamConfig& adam) {
   if (!v->is_array() || v->size() != 2 || !in_range((*v)[0]) || !in_range((*v)[1])) {
     invalid(params.path("betas"), "expected two numbers in [0, 1), got " + v->dump());
   }
-  adam.beta1 = (*v)[0].get<double>();
-  adam.beta2 = (*v)[1].get<double>();
+  beta1 = (*v)[0].get<double>();
+  beta2 = (*v)[1].get<double>();
 }
 
 SgdConfig read_sgd(ObjectReader& params) {
@@ -126,7 +126,7 @@ AdamConfig read_adam(ObjectReader& params, OptimizerKind kind) {
   AdamConfig adam;
   adam.weight_decay = kind == OptimizerKind::adamw ? 0.01 : 0.0;  // torch.optim.AdamW's default
   adam.lr = params.positive("lr", adam.lr);
-  read_betas(params, adam);
+  read_betas(params, adam.beta1, adam.beta2);
   adam.eps = params.positive("eps", adam.eps);
   adam.weight_decay = params.non_negative("weight_decay", adam.weight_decay);
   adam.bias_correction = params.boolean("bias_correction", adam.bias_correction);
@@ -138,17 +138,28 @@ AdamConfig read_adam(ObjectReader& params, OptimizerKind kind) {
   return adam;
 }
 
+LionConfig read_lion(ObjectReader& params) {
+  LionConfig lion;
+  lion.lr = params.positive("lr", lion.lr);
+  read_betas(params, lion.beta1, lion.beta2);
+  lion.weight_decay = params.non_negative("weight_decay", lion.weight_decay);
+  return lion;
+}
+
 OptimizerKind read_kind(ObjectReader& block) {
   const json* type = block.find("type");
   const std::string path = block.path("type");
-  if (type == nullptr) invalid(path, "missing; expected one of Adam, AdamW, SGD");
-  if (!type->is_string()) invalid(path, "expected one of Adam, AdamW, SGD, got " + type->dump());
+  if (type == nullptr) invalid(path, "missing; expected one of Adam, AdamW, SGD, Lion");
+  if (!type->is_string()) {
+    invalid(path, "expected one of Adam, AdamW, SGD, Lion, got " + type->dump());
+  }
   const std::string name = lower(type->get<std::string>());
   if (name == "sgd") return OptimizerKind::sgd;
   if (name == "adam") return OptimizerKind::adam;
   if (name == "adamw") return OptimizerKind::adamw;
+  if (name == "lion") return OptimizerKind::lion;
   invalid(path, "unsupported optimizer " + type->dump() +
-                    "; supported: Adam, AdamW, SGD (case-insensitive)");
+                    "; supported: Adam, AdamW, SGD, Lion (case-insensitive)");
 }
 
 OptimizerConfig read_optimizer(const json& root) {
@@ -164,10 +175,17 @@ OptimizerConfig read_optimizer(const json& root) {
   block.reject_unknown("");
   const json empty = json::object();
   ObjectReader params(params_json == nullptr ? empty : *params_json, "optimizer.params");
-  if (config.kind == OptimizerKind::sgd) {
-    config.sgd = read_sgd(params);
-  } else {
-    config.adam = read_adam(params, config.kind);
+  switch (config.kind) {
+    case OptimizerKind::sgd:
+      config.sgd = read_sgd(params);
+      break;
+    case OptimizerKind::adam:
+    case OptimizerKind::adamw:
+      config.adam = read_adam(params, config.kind);
+      break;
+    case OptimizerKind::lion:
+      config.lion = read_lion(params);
+      break;
   }
   params.reject_unknown(std::string(" for ") + optimizer_name(config.kind));
   return config;
@@ -223,6 +241,8 @@ const char* optimizer_name(OptimizerKind kind) {
       return "adam";
     case OptimizerKind::adamw:
       return "adamw";
+    case OptimizerKind::lion:
+      return "lion";
   }
   return "unknown";
 }

@@ -5,7 +5,7 @@
 
 namespace strata::offload {
 
-enum class OptimizerKind { sgd, adam, adamw };
+enum class OptimizerKind { sgd, adam, adamw, lion };
 
 // torch.optim.SGD semantics (L2 weight decay added to the gradient).
 struct SgdConfig {
@@ -29,10 +29,20 @@ struct AdamConfig {
   bool decoupled_weight_decay = true;
 };
 
+// Lion (Chen et al. 2023), DeepSpeed's "Lion" type: c = b1*m + (1-b1)*g;
+// p -= lr * (sign(c) + wd*p); m = b2*m + (1-b2)*g.
+struct LionConfig {
+  double lr = 1e-3;  // DeepSpeed's default
+  double beta1 = 0.9;
+  double beta2 = 0.99;
+  double weight_decay = 0.0;
+};
+
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::adam;
   SgdConfig sgd;    // used when kind == sgd
   AdamConfig adam;  // used when kind == adam or adamw
+  LionConfig lion;  // used when kind == lion
 };
 
 // Parses and validates the whole config object. Throws sdk::Error naming the JSON path:
@@ -40,7 +50,7 @@ struct OptimizerConfig {
 // build cannot run on.
 OptimizerConfig parse_offload_config(std::string_view json_text);
 
-// Lower-case name reported by query(): "sgd", "adam" or "adamw". Static storage.
+// Lower-case name reported by query(): "sgd", "adam", "adamw" or "lion". Static storage.
 const char* optimizer_name(OptimizerKind kind);
 
 }  // namespace strata::offload
