@@ -31,6 +31,13 @@ const char* collective_name(strata_collective c) {
   return "?";
 }
 
+// Checked once at create: gather, release, views and every step ask.
+bool has_group_ops(const strata_sharding_ops& ops) {
+  return STRATA_STRUCT_HAS(&ops, strata_sharding_ops, end_micro_step) &&
+         ops.define_group != nullptr && ops.gather != nullptr && ops.release != nullptr &&
+         ops.param_view != nullptr && ops.end_micro_step != nullptr;
+}
+
 }  // namespace
 
 Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(options)) {
@@ -77,6 +84,7 @@ void Engine::create_training_strata() {
   precision_.call("query", &strata_precision_ops::query, &precision_caps_);
   sharding_caps_ = new_caps<strata_sharding_caps>();
   sharding_.call("query", &strata_sharding_ops::query, &sharding_caps_);
+  sharding_groups_ = has_group_ops(sharding_.ops());
   offload_caps_ = new_caps<strata_offload_caps>();
   offload_.call("query", &strata_offload_ops::query, &offload_caps_);
 }
@@ -217,13 +225,6 @@ void Engine::record_host_buffers() {
     if (view.data == p.data) ledger_.record(STRATA_MEM_PARAMS, p.bytes());
     if (p.grad != nullptr && view.grad == p.grad) ledger_.record(STRATA_MEM_GRADS, p.bytes());
   }
-}
-
-bool Engine::sharding_has_groups() const {
-  const strata_sharding_ops& ops = sharding_.ops();
-  return STRATA_STRUCT_HAS(&ops, strata_sharding_ops, end_micro_step) &&
-         ops.define_group != nullptr && ops.gather != nullptr && ops.release != nullptr &&
-         ops.param_view != nullptr && ops.end_micro_step != nullptr;
 }
 
 uint32_t Engine::define_group(const std::string& name, const uint32_t* params, size_t count) {

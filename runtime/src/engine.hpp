@@ -51,8 +51,8 @@ class Engine {
   void require_finalized(const char* call) const;
   void check_param_index(const char* call, uint32_t index) const;
   void check_group_id(const char* call, uint32_t group) const;
-  // Whether the sharding plugin's ops table has the ABI 1.1 group calls.
-  bool sharding_has_groups() const;
+  // Whether the sharding plugin's ops table has the ABI 1.1 group calls (fixed at create).
+  bool sharding_has_groups() const { return sharding_groups_; }
   void record_host_buffers();
   void apply_step(const strata_shard* shards, size_t count, double scale, double norm);
 
@@ -72,6 +72,7 @@ class Engine {
   strata_precision_caps precision_caps_{};
   strata_sharding_caps sharding_caps_{};
   strata_offload_caps offload_caps_{};
+  bool sharding_groups_ = false;
 
   ParamRegistry registry_;
   bool finalized_ = false;

@@ -77,7 +77,7 @@ int train(const Options& options) {
   model.init(options.seed);  // the same on every rank; finalize broadcasts rank 0's anyway
   RuntimeLayers layers(runtime, model);
 
-  Trainer trainer(runtime, model, layers, train_set, &test_set,
+  Trainer trainer(runtime, model, train_set, &test_set,
                   {options.epochs, options.seed, options.max_steps});
   if (world.rank == 0) {
     std::printf(

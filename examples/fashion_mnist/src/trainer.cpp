@@ -21,11 +21,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-Trainer::Trainer(Runtime& runtime, Mlp& model, const RuntimeLayers& layers, const Dataset& train,
-                 const Dataset* test, TrainConfig config)
+Trainer::Trainer(Runtime& runtime, Mlp& model, const Dataset& train, const Dataset* test,
+                 TrainConfig config)
     : runtime_(runtime),
       model_(model),
-      layers_(layers),
       train_(train),
       test_(test),
       config_(config),

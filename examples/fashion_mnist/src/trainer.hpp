@@ -37,10 +37,10 @@ class Trainer {
   using StepHook = std::function<void(const StepResult&)>;
   using EpochHook = std::function<void(const EpochStats&)>;
 
-  // `layers` connects `model` to `runtime`; `test` may be null. All referenced objects must
-  // outlive the trainer.
-  Trainer(Runtime& runtime, Mlp& model, const RuntimeLayers& layers, const Dataset& train,
-          const Dataset* test, TrainConfig config);
+  // `model` must be connected to `runtime` (RuntimeLayers); `test` may be null. All referenced
+  // objects must outlive the trainer.
+  Trainer(Runtime& runtime, Mlp& model, const Dataset& train, const Dataset* test,
+          TrainConfig config);
 
   void on_step(StepHook hook) { step_hook_ = std::move(hook); }     // after every optimizer step
   void on_epoch(EpochHook hook) { epoch_hook_ = std::move(hook); }  // on every rank
@@ -56,7 +56,6 @@ class Trainer {
 
   Runtime& runtime_;
   Mlp& model_;
-  const RuntimeLayers& layers_;
   const Dataset& train_;
   const Dataset* test_;
   TrainConfig config_;
