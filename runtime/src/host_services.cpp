@@ -25,6 +25,8 @@ const strata_host_api* HostServices::make_table(std::string plugin_label,
   api.comm_self = comm_self;
   api.precision = precision;
   api.precision_self = precision_self;
+  api.alloc_bytes_at = &HostServices::alloc_bytes_at;
+  api.account_bytes = &HostServices::account_bytes;
   contexts_.push_back(std::move(ctx));
   return &contexts_.back()->api;
 }
@@ -43,6 +45,24 @@ void* HostServices::alloc_bytes(void* ctx, size_t bytes, size_t alignment, int32
 
 void HostServices::free_bytes(void* ctx, void* ptr) {
   static_cast<Context*>(ctx)->owner->ledger_.release(ptr);
+}
+
+void* HostServices::alloc_bytes_at(void* ctx, size_t bytes, size_t alignment, int32_t category,
+                                   int32_t location) {
+  // Device memory is not the host's to hand out, and disk is accounted, never allocated: the
+  // ledger answers NULL for both, as the ABI says.
+  return static_cast<Context*>(ctx)->owner->ledger_.allocate(bytes, alignment, category, location);
+}
+
+void HostServices::account_bytes(void* ctx, int32_t category, int32_t location, int64_t delta) {
+  const auto* context = static_cast<const Context*>(ctx);
+  if (!context->owner->ledger_.account(category, location, delta)) {
+    // No status to return through this call: the log is the only place the bug can show.
+    logger().error("{}: account_bytes: expected a strata_mem_category (0..{}) and a "
+                   "strata_mem_location (0..{}), got {} and {}",
+                   context->label, STRATA_MEM_CATEGORY_COUNT - 1, STRATA_MEM_LOCATION_COUNT - 1,
+                   category, location);
+  }
 }
 
 }  // namespace strata::rt

@@ -1,5 +1,6 @@
 // The host-services tables lent to plugins (strata_host_api): logging attributed to the plugin,
-// accounted allocation through the MemoryLedger, and the comm/precision strata's instances.
+// accounted allocation (pageable or pinned) and disk accounting through the MemoryLedger, and the
+// comm/precision strata's instances.
 #pragma once
 
 #include "memory_ledger.hpp"
@@ -33,6 +34,9 @@ class HostServices {
   static void log(void* ctx, int32_t level, const char* message);
   static void* alloc_bytes(void* ctx, size_t bytes, size_t alignment, int32_t category);
   static void free_bytes(void* ctx, void* ptr);
+  static void* alloc_bytes_at(void* ctx, size_t bytes, size_t alignment, int32_t category,
+                              int32_t location);
+  static void account_bytes(void* ctx, int32_t category, int32_t location, int64_t delta);
 
   MemoryLedger& ledger_;
   std::vector<std::unique_ptr<Context>> contexts_;

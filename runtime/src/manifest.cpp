@@ -248,8 +248,10 @@ void compose_configs(Manifest& m) {
 
   json offload = json::object();
   if (const json* optimizer = block("optimizer")) offload["optimizer"] = *optimizer;
-  if (zero && zero->contains("offload_optimizer") && !(*zero)["offload_optimizer"].is_null()) {
-    offload["offload_optimizer"] = (*zero)["offload_optimizer"];
+  // Where the optimizer state lives and how it is streamed are the offload stratum's business,
+  // though DeepSpeed spells them inside zero_optimization.
+  for (const char* key : {"offload_optimizer", "offload_param", "sub_group_size"}) {
+    if (zero && zero->contains(key) && !(*zero)[key].is_null()) offload[key] = (*zero)[key];
   }
   m.offload.config = merged(std::move(offload), m.offload.config);
 }

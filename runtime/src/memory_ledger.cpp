@@ -2,8 +2,13 @@
 
 #include "log.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fmt/format.h>
 
 namespace strata::rt {
@@ -11,6 +16,10 @@ namespace {
 
 const char* const kCategoryNames[STRATA_MEM_CATEGORY_COUNT] = {
     "params", "grads", "master", "optimizer_state", "comm_buffers", "other"};
+const char* const kLocationNames[STRATA_MEM_LOCATION_COUNT] = {"host", "pinned", "device", "disk"};
+
+bool valid_category(int32_t c) { return c >= 0 && c < STRATA_MEM_CATEGORY_COUNT; }
+bool valid_location(int32_t l) { return l >= 0 && l < STRATA_MEM_LOCATION_COUNT; }
 
 std::string human_bytes(uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -23,6 +32,31 @@ std::string human_bytes(uint64_t bytes) {
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
 }
 
+// One category of the summary: "1.0 MiB" on the host alone, "1.0 MiB pinned" in one other place,
+// "2.0 MiB (1.0 MiB pinned, 512.0 KiB device)" when spread, and " + 96.0 MiB on disk" after.
+std::string describe(const strata_memory_report& r, int c) {
+  std::string text = human_bytes(r.current[c]);
+  std::string elsewhere;
+  int places = 0;
+  for (int l : {STRATA_MEM_HOST_PINNED, STRATA_MEM_DEVICE}) {
+    const uint64_t bytes = r.located[l][c];
+    if (bytes == 0) continue;
+    ++places;
+    if (!elsewhere.empty()) elsewhere += ", ";
+    elsewhere += bytes == r.current[c] ? std::string(kLocationNames[l])
+                                       : human_bytes(bytes) + ' ' + kLocationNames[l];
+  }
+  if (places == 1 && r.located[STRATA_MEM_HOST][c] == 0) {
+    text += ' ' + elsewhere;  // all of it in one non-host place: "1.5 MiB pinned"
+  } else if (places > 0) {
+    text += " (" + elsewhere + ')';
+  }
+  if (r.located[STRATA_MEM_DISK][c] != 0) {
+    text += " + " + human_bytes(r.located[STRATA_MEM_DISK][c]) + " on disk";
+  }
+  return text;
+}
+
 }  // namespace
 
 MemoryLedger::~MemoryLedger() {
@@ -31,25 +65,46 @@ MemoryLedger::~MemoryLedger() {
   for (auto& [ptr, allocation] : live_) {
     logger().warn("memory: {} bytes of {} still allocated at shutdown", allocation.bytes,
                   kCategoryNames[allocation.category]);
+    if (allocation.location == STRATA_MEM_HOST_PINNED) munlock(ptr, allocation.allocated);
     std::free(ptr);
   }
 }
 
-void* MemoryLedger::allocate(size_t bytes, size_t alignment, int32_t category) {
-  if (category < 0 || category >= STRATA_MEM_CATEGORY_COUNT) return nullptr;
+void* MemoryLedger::allocate(size_t bytes, size_t alignment, int32_t category, int32_t location) {
+  if (!valid_category(category) ||
+      (location != STRATA_MEM_HOST && location != STRATA_MEM_HOST_PINNED)) {
+    errno = EINVAL;
+    return nullptr;
+  }
   alignment = std::max(alignment, sizeof(void*));
-  if ((alignment & (alignment - 1)) != 0) return nullptr;  // aligned_alloc needs a power of two
+  if ((alignment & (alignment - 1)) != 0) {  // aligned_alloc needs a power of two
+    errno = EINVAL;
+    return nullptr;
+  }
+  const bool pinned = location == STRATA_MEM_HOST_PINNED;
+  // Locks do not nest: munlock of one block unlocks every page it touches. Pinned blocks get
+  // whole pages to themselves so that freeing one never unlocks a neighbour.
+  if (pinned) alignment = std::max(alignment, static_cast<size_t>(sysconf(_SC_PAGESIZE)));
   const size_t rounded = std::max<size_t>((bytes + alignment - 1) / alignment * alignment, alignment);
   void* ptr = std::aligned_alloc(alignment, rounded);
   if (ptr == nullptr) return nullptr;
+  if (pinned && mlock(ptr, rounded) != 0) {
+    const int why = errno;  // free() may not touch errno, but older C libraries did
+    logger().debug("memory: mlock of {} bytes refused: {} (RLIMIT_MEMLOCK?)", rounded,
+                   std::strerror(why));
+    std::free(ptr);
+    errno = why;
+    return nullptr;
+  }
   std::lock_guard lock(mutex_);
-  live_[ptr] = {bytes, category};
-  add(category, bytes);
+  live_[ptr] = {bytes, rounded, category, location};
+  add(category, location, bytes);
   return ptr;
 }
 
 void MemoryLedger::release(void* ptr) {
   if (ptr == nullptr) return;
+  Allocation allocation{};
   {
     std::lock_guard lock(mutex_);
     auto it = live_.find(ptr);
@@ -57,28 +112,62 @@ void MemoryLedger::release(void* ptr) {
       logger().error("memory: free of a pointer not allocated through the host table");
       return;  // not ours: freeing it would corrupt the heap
     }
-    current_[it->second.category] -= it->second.bytes;
+    allocation = it->second;
+    subtract(allocation.category, allocation.location, allocation.bytes);
     live_.erase(it);
   }
+  if (allocation.location == STRATA_MEM_HOST_PINNED) munlock(ptr, allocation.allocated);
   std::free(ptr);
 }
 
-void MemoryLedger::record(strata_mem_category category, uint64_t bytes) {
+void MemoryLedger::record(strata_mem_category category, uint64_t bytes,
+                          strata_mem_location location) {
   std::lock_guard lock(mutex_);
-  add(category, bytes);
+  add(category, location, bytes);
 }
 
-void MemoryLedger::add(int32_t category, uint64_t bytes) {
-  current_[category] += bytes;
-  peak_[category] = std::max(peak_[category], current_[category]);
+bool MemoryLedger::account(int32_t category, int32_t location, int64_t delta) {
+  if (!valid_category(category) || !valid_location(location)) return false;
+  std::lock_guard lock(mutex_);
+  if (delta >= 0) {
+    add(category, location, static_cast<uint64_t>(delta));
+    return true;
+  }
+  const uint64_t give_back = static_cast<uint64_t>(-(delta + 1)) + 1;  // -INT64_MIN overflows
+  const uint64_t held = located_[location][category];
+  if (give_back > held) {
+    logger().error("memory: {} bytes of {} given back at {}, but only {} were accounted",
+                   give_back, kCategoryNames[category], kLocationNames[location], held);
+  }
+  subtract(category, location, std::min(give_back, held));
+  return true;
+}
+
+void MemoryLedger::add(int32_t category, int32_t location, uint64_t bytes) {
+  located_[location][category] += bytes;
+  if (location == STRATA_MEM_DISK) return;  // the peaks are of memory
+  uint64_t memory = 0;
+  for (int l = 0; l < STRATA_MEM_LOCATION_COUNT; ++l) {
+    if (l != STRATA_MEM_DISK) memory += located_[l][category];
+  }
+  peak_[category] = std::max(peak_[category], memory);
+}
+
+void MemoryLedger::subtract(int32_t category, int32_t location, uint64_t bytes) {
+  located_[location][category] -= bytes;
 }
 
 strata_memory_report MemoryLedger::report() const {
   std::lock_guard lock(mutex_);
   strata_memory_report out{};
   out.struct_size = sizeof(out);
-  std::copy(std::begin(current_), std::end(current_), out.current);
-  std::copy(std::begin(peak_), std::end(peak_), out.peak);
+  for (int c = 0; c < STRATA_MEM_CATEGORY_COUNT; ++c) {
+    for (int l = 0; l < STRATA_MEM_LOCATION_COUNT; ++l) {
+      out.located[l][c] = located_[l][c];
+      if (l != STRATA_MEM_DISK) out.current[c] += located_[l][c];
+    }
+    out.peak[c] = peak_[c];
+  }
   return out;
 }
 
@@ -87,7 +176,7 @@ std::string MemoryLedger::summary() const {
   std::string line;
   for (int c = 0; c < STRATA_MEM_CATEGORY_COUNT; ++c) {
     if (c != 0) line += ' ';
-    line += fmt::format("{}={}", kCategoryNames[c], human_bytes(r.current[c]));
+    line += fmt::format("{}={}", kCategoryNames[c], describe(r, c));
   }
   return line;
 }

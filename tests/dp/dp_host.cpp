@@ -37,6 +37,7 @@ struct Options {
   bool skew_init = false;   // rank r initialises with seed + r: finalize must still agree them
   uint64_t corrupt_at = 0;  // perturb rank 1's params after this step (checks the checker)
   std::string dump;
+  std::string set;          // JSON merged over the manifest last (RFC 7386), e.g. an offload block
 };
 
 // FNV-1a over the raw bytes: any bit that differs changes the hash (with overwhelming odds).
@@ -73,6 +74,7 @@ nlohmann::json overrides(const Options& o) {
                       {"train_micro_batch_size_per_gpu", nullptr}};
   if (o.stage) j["zero_optimization"] = {{"stage", *o.stage}};
   if (o.clip) j["gradient_clipping"] = *o.clip;
+  if (!o.set.empty()) j.merge_patch(nlohmann::json::parse(o.set));
   return j;
 }
 
@@ -159,6 +161,9 @@ int main(int argc, char** argv) {
   app.add_flag("--skew-init", o.skew_init, "Initialise every rank differently");
   app.add_option("--corrupt-at", o.corrupt_at, "Perturb rank 1's parameters after this step");
   app.add_option("--dump", o.dump, "Rank 0 writes the final parameters here");
+  app.add_option("--set", o.set,
+                 "JSON merged over the manifest after the flags above, e.g. "
+                 R"('{"zero_optimization": {"offload_optimizer": {"device": "cpu"}}}')");
   CLI11_PARSE(app, argc, argv);
   try {
     return strata::dptest::run(o);

@@ -6,7 +6,11 @@
 #include <strata/plugin.hpp>
 
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -39,7 +43,9 @@ class PluginLibrary {
   const strata_plugin_descriptor* descriptor_ = nullptr;
 };
 
-// A host-services table whose allocations are counted per category.
+// A host-services table whose allocations are counted per category and location (ABI 1.2):
+// pinned allocations are really page-locked with mlock, so a plugin's fallback path runs when the
+// system refuses, just as under the runtime.
 class FakeHost {
  public:
   FakeHost() {
@@ -51,28 +57,23 @@ class FakeHost {
       if (level >= STRATA_LOG_WARN) std::fprintf(stderr, "[plugin] %s\n", msg);
     };
     api_.alloc_bytes = [](void* ctx, size_t bytes, size_t alignment, int32_t category) -> void* {
-      auto* self = static_cast<FakeHost*>(ctx);
-      if (alignment < sizeof(void*)) alignment = sizeof(void*);
-      size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-      void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
-      if (p == nullptr) return nullptr;
-      std::lock_guard<std::mutex> lock(self->mutex_);
-      self->live_[p] = {bytes, category};
-      self->bytes_[category] += bytes;
-      return p;
+      return static_cast<FakeHost*>(ctx)->allocate(bytes, alignment, category, STRATA_MEM_HOST);
     };
-    api_.free_bytes = [](void* ctx, void* p) {
-      if (p == nullptr) return;
+    api_.free_bytes = [](void* ctx, void* p) { static_cast<FakeHost*>(ctx)->release(p); };
+    api_.alloc_bytes_at = [](void* ctx, size_t bytes, size_t alignment, int32_t category,
+                             int32_t location) -> void* {
+      return static_cast<FakeHost*>(ctx)->allocate(bytes, alignment, category, location);
+    };
+    api_.account_bytes = [](void* ctx, int32_t category, int32_t location, int64_t delta) {
       auto* self = static_cast<FakeHost*>(ctx);
-      {
-        std::lock_guard<std::mutex> lock(self->mutex_);
-        auto it = self->live_.find(p);
-        if (it != self->live_.end()) {
-          self->bytes_[it->second.second] -= it->second.first;
-          self->live_.erase(it);
-        }
+      if (category < 0 || category >= STRATA_MEM_CATEGORY_COUNT || location < 0 ||
+          location >= STRATA_MEM_LOCATION_COUNT) {
+        std::fprintf(stderr, "[host] account_bytes: invalid category %d or location %d\n",
+                     static_cast<int>(category), static_cast<int>(location));
+        return;
       }
-      std::free(p);
+      std::lock_guard<std::mutex> lock(self->mutex_);
+      self->located_[location][category] += static_cast<uint64_t>(delta);  // wraps on misuse
     };
   }
   FakeHost(const FakeHost&) = delete;
@@ -84,16 +85,72 @@ class FakeHost {
     api_.precision = ops;
     api_.precision_self = self;
   }
+  // Memory (host and pinned) held in category c; disk is not memory.
   size_t bytes(strata_mem_category c) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return bytes_[c];
+    return located_[STRATA_MEM_HOST][c] + located_[STRATA_MEM_HOST_PINNED][c] +
+           located_[STRATA_MEM_DEVICE][c];
+  }
+  // Bytes held in category c at location l, disk included.
+  uint64_t located(strata_mem_location l, strata_mem_category c) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return located_[l][c];
   }
 
  private:
+  struct Allocation {
+    size_t bytes;
+    size_t rounded;
+    int32_t category;
+    int32_t location;
+  };
+
+  void* allocate(size_t bytes, size_t alignment, int32_t category, int32_t location) {
+    if (category < 0 || category >= STRATA_MEM_CATEGORY_COUNT) return nullptr;
+    if (location != STRATA_MEM_HOST && location != STRATA_MEM_HOST_PINNED) return nullptr;
+    const bool pinned = location == STRATA_MEM_HOST_PINNED;
+    if (alignment < sizeof(void*)) alignment = sizeof(void*);
+    // Locks do not nest, so pinned blocks own whole pages (see the runtime's MemoryLedger).
+    if (pinned && alignment < static_cast<size_t>(sysconf(_SC_PAGESIZE))) {
+      alignment = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    }
+    size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+    if (rounded == 0) rounded = alignment;
+    void* p = std::aligned_alloc(alignment, rounded);
+    if (p == nullptr) return nullptr;
+    if (pinned && mlock(p, rounded) != 0) {
+      const int why = errno;  // the caller may report why the pages could not be locked
+      std::free(p);
+      errno = why;
+      return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_[p] = {bytes, rounded, category, location};
+    located_[location][category] += bytes;
+    return p;
+  }
+
+  void release(void* p) {
+    if (p == nullptr) return;
+    Allocation a{};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = live_.find(p);
+      if (it != live_.end()) {
+        a = it->second;
+        located_[a.location][a.category] -= a.bytes;
+        live_.erase(it);
+      }
+    }
+    // An unknown pointer is freed all the same, so that a double free shows under ASan.
+    if (a.location == STRATA_MEM_HOST_PINNED) munlock(p, a.rounded);
+    std::free(p);
+  }
+
   strata_host_api api_{};
   std::mutex mutex_;
-  std::map<void*, std::pair<size_t, int32_t>> live_;
-  size_t bytes_[STRATA_MEM_CATEGORY_COUNT] = {};
+  std::map<void*, Allocation> live_;
+  uint64_t located_[STRATA_MEM_LOCATION_COUNT][STRATA_MEM_CATEGORY_COUNT] = {};
 };
 
 }  // namespace strata::test

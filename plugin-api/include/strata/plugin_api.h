@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define STRATA_ABI_MAJOR 1
-#define STRATA_ABI_MINOR 1 /* 1.1: parameter groups, gather/release, views */
+#define STRATA_ABI_MINOR 2 /* 1.1: parameter groups, gather/release, views; 1.2: memory locations */
 
 /* Name of the single exported entry symbol. A major bump introduces strata_plugin_entry_v2. */
 #define STRATA_PLUGIN_ENTRY_SYMBOL "strata_plugin_entry_v1"
@@ -143,6 +143,16 @@ typedef enum strata_mem_category {
   STRATA_MEM_OTHER = 5,
   STRATA_MEM_CATEGORY_COUNT = 6
 } strata_mem_category;
+
+/* Where accounted bytes live (ABI 1.2). The memory report gives bytes per location and category;
+ * its per-category totals count memory only (host, pinned and device), never disk. */
+typedef enum strata_mem_location {
+  STRATA_MEM_HOST = 0,        /* pageable host memory */
+  STRATA_MEM_HOST_PINNED = 1, /* page-locked host memory (never swapped; DMA-able) */
+  STRATA_MEM_DEVICE = 2,      /* accelerator memory */
+  STRATA_MEM_DISK = 3,        /* bytes held in files, e.g. optimizer state offloaded to NVMe */
+  STRATA_MEM_LOCATION_COUNT = 4
+} strata_mem_location;
 
 /* ------------------------------------------------------------------------------------------ */
 /* Communication stratum                                                                      */
@@ -307,6 +317,18 @@ typedef struct strata_host_api {
   /* The precision stratum's instance, for casts (sharding uses it to publish). */
   const struct strata_precision_ops* precision;
   void* precision_self;
+
+  /* ---- ABI 1.2: memory locations. Check with STRATA_STRUCT_HAS before calling. ---- */
+  /* Accounted allocation in `location`: STRATA_MEM_HOST (as alloc_bytes) or STRATA_MEM_HOST_PINNED
+   * (page-locked with mlock). Returns NULL on failure, including when the system refuses to lock
+   * the pages (RLIMIT_MEMLOCK); the caller may then fall back to STRATA_MEM_HOST. Free with
+   * free_bytes, which unlocks. Thread-safe. */
+  void* (*alloc_bytes_at)(void* host_ctx, size_t bytes, size_t alignment, int32_t category,
+                          int32_t location);
+  /* Counts bytes the plugin holds outside the allocator, chiefly files (STRATA_MEM_DISK): adds
+   * `delta` (negative to give back) to `category` at `location`. The plugin gives back what it
+   * recorded before destroy returns. Thread-safe. */
+  void (*account_bytes)(void* host_ctx, int32_t category, int32_t location, int64_t delta);
 } strata_host_api;
 
 /* ------------------------------------------------------------------------------------------ */

@@ -1,5 +1,6 @@
-// strata_offload: the entry point and the strata_offload_ops table. Device "none": the optimizer
-// runs where the parameters live (host memory in ABI 1.0).
+// strata_offload: the entry point and the strata_offload_ops table. The optimizer step runs on the
+// CPU kernels; its state lives beside the parameters (device none), in host memory that may be
+// page-locked (cpu) or in files on an NVMe drive streamed through buffers (nvme).
 #include <span>
 #include <strata/plugin.hpp>
 
@@ -29,8 +30,15 @@ strata_status create(const char* config_json, const strata_host_api* host, void*
     auto* opt = new Optimizer(services, config);
     *self = opt;
     services.log(STRATA_LOG_INFO,
-                 "optimizer %s runs on the host (offload device none): CPU kernels %s, %u threads",
-                 optimizer_name(config.kind), opt->isa_choice().c_str(), opt->threads());
+                 "optimizer %s runs on the host (offload_optimizer.device %s): CPU kernels %s, "
+                 "%u threads",
+                 optimizer_name(config.kind), device_name(config.offload.device),
+                 opt->isa_choice().c_str(), opt->threads());
+    if (config.offload.param_device == OffloadDevice::cpu) {
+      services.log(STRATA_LOG_INFO,
+                   "offload_param.device cpu: parameter partitions stay in host memory between "
+                   "uses (where this runtime keeps them)");
+    }
   });
 }
 
@@ -50,7 +58,12 @@ strata_status query(void* self, strata_offload_caps* caps, strata_error* err) {
 }
 
 strata_status init_state(void* self, const strata_shard* shards, size_t count, strata_error* err) {
-  return sdk::guard(err, [&] { instance(self).init_state(shard_list(shards, count)); });
+  return sdk::guard(err, [&] {
+    Optimizer& opt = instance(self);
+    opt.init_state(shard_list(shards, count));
+    sdk::Host(opt.host()).log(STRATA_LOG_INFO, "optimizer state: %s",
+                              opt.state_location().c_str());
+  });
 }
 
 strata_status step(void* self, const strata_shard* shards, size_t count,
@@ -72,7 +85,7 @@ const strata_plugin_descriptor kDescriptor = {
     STRATA_PLUGIN_OFFLOAD,
     "offload",
     "0.1.0",
-    "optimizer executor (SGD, Adam, AdamW, Lion) where the parameters live; offload device none",
+    "optimizer executor (SGD, Adam, AdamW, Lion) on the CPU; state in memory or on NVMe",
     &kOps,
 };
 

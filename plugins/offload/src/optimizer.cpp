@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cpu_isa.hpp"
+#include "swap_file.hpp"
 #include "tiled_step.hpp"
 
 namespace strata::offload {
@@ -32,7 +33,12 @@ Optimizer::Optimizer(const sdk::Host& host, const OptimizerConfig& config)
     : host_(host),
       config_(config),
       isa_choice_(select_cpu_isa_from_env()),
-      pool_(cpu_threads_from_env()) {}
+      pool_(cpu_threads_from_env()) {
+  // Bad nvme_path is a configuration error: report it at create, not when the state is made.
+  if (config_.offload.device == OffloadDevice::nvme) {
+    SwapFile probe(config_.offload.nvme_path, "offload_optimizer.nvme_path");
+  }
+}
 
 size_t Optimizer::state_floats_per_element() const {
   switch (config_.kind) {
@@ -48,26 +54,25 @@ size_t Optimizer::state_floats_per_element() const {
 }
 
 void Optimizer::init_state(std::span<const strata_shard> shards) {
-  size_t elements = 0;
+  StateLayout layout;
+  layout.floats_per_element = state_floats_per_element();
+  std::vector<ShardShape> shapes;
+  shapes.reserve(shards.size());
   for (size_t i = 0; i < shards.size(); ++i) {
     check_shard(shards[i], i);
-    elements += shards[i].count;
+    layout.shard_counts.push_back(shards[i].count);
+    shapes.push_back({shards[i].param_index, shards[i].offset, shards[i].count});
   }
-  const size_t per_element = state_floats_per_element();
-  // One contiguous allocation; shard i's state starts where shard i-1's ends.
-  sdk::HostArray<float> state;
-  if (per_element * elements > 0) {
-    state = sdk::HostArray<float>(host_, per_element * elements, STRATA_MEM_OPTIMIZER_STATE);
+  store_.reset();  // give back the old state (memory, disk) before asking for the new
+  initialized_ = false;
+  const OffloadConfig& where = config_.offload;
+  if (where.device == OffloadDevice::nvme) {
+    store_ = make_nvme_store(host_, layout, where);
+  } else {
+    store_ = make_memory_store(host_, layout,
+                               where.device == OffloadDevice::cpu && where.pin_memory);
   }
-  std::vector<ShardState> layout;
-  layout.reserve(shards.size());
-  float* next = state.data();
-  for (const strata_shard& s : shards) {
-    layout.push_back({s.param_index, s.offset, s.count, next});
-    if (next != nullptr) next += per_element * s.count;
-  }
-  state_ = std::move(state);
-  shards_ = std::move(layout);
+  shards_ = std::move(shapes);
   initialized_ = true;
   stepped_ = false;
 }
@@ -80,7 +85,7 @@ void Optimizer::check_same_shards(std::span<const strata_shard> shards) const {
   }
   for (size_t i = 0; i < shards.size(); ++i) {
     check_shard(shards[i], i);
-    const ShardState& known = shards_[i];
+    const ShardShape& known = shards_[i];
     if (shards[i].param_index != known.param_index || shards[i].offset != known.offset ||
         shards[i].count != known.count) {
       invalid("shards[" + std::to_string(i) + "]: expected param " +
@@ -107,23 +112,31 @@ void Optimizer::step(std::span<const strata_shard> shards, const strata_step_arg
             std::to_string(lr_factor));
   }
   check_same_shards(shards);
-  switch (config_.kind) {
-    case OptimizerKind::sgd:
-      step_sgd(shards, grad_scale, lr_factor);
-      break;
-    case OptimizerKind::adam:
-    case OptimizerKind::adamw:
-      step_adam(shards, args.step, grad_scale, lr_factor);
-      break;
-    case OptimizerKind::lion:
-      step_lion(shards, grad_scale, lr_factor);
-      break;
-  }
+  store_->for_each_piece([&](std::span<const StateSlice> slices) {
+    step_piece(shards, slices, args.step, grad_scale, lr_factor);
+  });
   stepped_ = true;
 }
 
-void Optimizer::step_sgd(std::span<const strata_shard> shards, double grad_scale,
-                         double lr_factor) {
+void Optimizer::step_piece(std::span<const strata_shard> shards,
+                           std::span<const StateSlice> slices, uint64_t step, double grad_scale,
+                           double lr_factor) {
+  switch (config_.kind) {
+    case OptimizerKind::sgd:
+      step_sgd(shards, slices, grad_scale, lr_factor);
+      break;
+    case OptimizerKind::adam:
+    case OptimizerKind::adamw:
+      step_adam(shards, slices, step, grad_scale, lr_factor);
+      break;
+    case OptimizerKind::lion:
+      step_lion(shards, slices, grad_scale, lr_factor);
+      break;
+  }
+}
+
+void Optimizer::step_sgd(std::span<const strata_shard> shards,
+                         std::span<const StateSlice> slices, double grad_scale, double lr_factor) {
   const SgdConfig& c = config_.sgd;
   SgdScalars s{};
   s.lr = static_cast<float>(c.lr * lr_factor);
@@ -134,16 +147,17 @@ void Optimizer::step_sgd(std::span<const strata_shard> shards, double grad_scale
   s.momentum = static_cast<float>(c.momentum);
   s.nesterov = c.nesterov;
   std::vector<SgdArrays> arrays;
-  arrays.reserve(shards.size());
-  for (size_t i = 0; i < shards.size(); ++i) {
-    const strata_shard& sh = shards[i];
-    float* buffer = c.momentum > 0.0 ? shards_[i].state : nullptr;
-    arrays.push_back({sh.master, sh.grad, buffer, sh.count, {}});
+  arrays.reserve(slices.size());
+  for (const StateSlice& sl : slices) {
+    const strata_shard& sh = shards[sl.shard];
+    float* buffer = c.momentum > 0.0 ? sl.state : nullptr;
+    arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, buffer, sl.count, {}});
   }
   sgd_step(pool_, s, arrays);
 }
 
-void Optimizer::step_adam(std::span<const strata_shard> shards, uint64_t step, double grad_scale,
+void Optimizer::step_adam(std::span<const strata_shard> shards,
+                          std::span<const StateSlice> slices, uint64_t step, double grad_scale,
                           double lr_factor) {
   const AdamConfig& c = config_.adam;
   const double lr = c.lr * lr_factor;
@@ -163,17 +177,19 @@ void Optimizer::step_adam(std::span<const strata_shard> shards, uint64_t step, d
   s.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
   s.eps = static_cast<float>(c.eps);
   std::vector<AdamArrays> arrays;
-  arrays.reserve(shards.size());
-  for (size_t i = 0; i < shards.size(); ++i) {
-    const strata_shard& sh = shards[i];
-    float* exp_avg = shards_[i].state;
-    float* exp_avg_sq = exp_avg == nullptr ? nullptr : exp_avg + sh.count;
-    arrays.push_back({sh.master, sh.grad, exp_avg, exp_avg_sq, sh.count, {}});
+  arrays.reserve(slices.size());
+  for (const StateSlice& sl : slices) {
+    const strata_shard& sh = shards[sl.shard];
+    float* exp_avg = sl.state;
+    float* exp_avg_sq = exp_avg == nullptr ? nullptr : exp_avg + sl.count;
+    arrays.push_back(
+        {sh.master + sl.begin, sh.grad + sl.begin, exp_avg, exp_avg_sq, sl.count, {}});
   }
   adam_step(pool_, s, arrays);
 }
 
-void Optimizer::step_lion(std::span<const strata_shard> shards, double grad_scale,
+void Optimizer::step_lion(std::span<const strata_shard> shards,
+                          std::span<const StateSlice> slices, double grad_scale,
                           double lr_factor) {
   const LionConfig& c = config_.lion;
   const double lr = c.lr * lr_factor;
@@ -186,10 +202,10 @@ void Optimizer::step_lion(std::span<const strata_shard> shards, double grad_scal
   s.beta2 = static_cast<float>(c.beta2);
   s.one_minus_beta2 = static_cast<float>(1.0 - c.beta2);
   std::vector<LionArrays> arrays;
-  arrays.reserve(shards.size());
-  for (size_t i = 0; i < shards.size(); ++i) {
-    const strata_shard& sh = shards[i];
-    arrays.push_back({sh.master, sh.grad, shards_[i].state, sh.count, {}});
+  arrays.reserve(slices.size());
+  for (const StateSlice& sl : slices) {
+    const strata_shard& sh = shards[sl.shard];
+    arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, sl.state, sl.count, {}});
   }
   lion_step(pool_, s, arrays);
 }

@@ -1,95 +1,16 @@
-// Parsing and validation of {"optimizer": {...}, "offload_optimizer": {...}}. Every error names
+// Parsing and validation of {"optimizer": {...}, "offload_optimizer": {...}, ...}. Every error names
 // the JSON path of the offending key and what was expected there.
 #include "optimizer_config.hpp"
 
-#include <algorithm>
-#include <cctype>
-#include <cmath>
-#include <nlohmann/json.hpp>
-#include <strata/plugin.hpp>
 #include <string>
-#include <vector>
+
+#include "object_reader.hpp"
+#include "offload_config.hpp"
 
 namespace strata::offload {
 namespace {
 
-using nlohmann::json;
-
-[[noreturn]] void invalid(const std::string& path, const std::string& what) {
-  sdk::fail(STRATA_ERR_INVALID_ARGUMENT, path + ": " + what);
-}
-
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-// Reads the keys of one JSON object by name, remembering which were asked for, so that whatever
-// is left over afterwards can be reported as unknown (typos must not be silently ignored).
-class ObjectReader {
- public:
-  // `object` may be null (treated as {}); anything else that is not an object is an error.
-  ObjectReader(const json& object, std::string path) : object_(object), path_(std::move(path)) {
-    if (!object_.is_null() && !object_.is_object()) {
-      invalid(path_, "expected an object, got " + object_.dump());
-    }
-  }
-
-  const json* find(const std::string& key) {
-    if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);
-    if (!object_.is_object()) return nullptr;
-    auto it = object_.find(key);
-    return it == object_.end() || it->is_null() ? nullptr : &*it;
-  }
-  std::string path(const std::string& key) const { return path_ + "." + key; }
-
-  double number(const std::string& key, double fallback, bool (*ok)(double), const char* expected) {
-    const json* v = find(key);
-    if (v == nullptr) return fallback;
-    if (!v->is_number() || !ok(v->get<double>())) {
-      invalid(path(key), std::string("expected ") + expected + ", got " + v->dump());
-    }
-    return v->get<double>();
-  }
-  double positive(const std::string& key, double fallback) {
-    return number(
-        key, fallback, [](double x) { return std::isfinite(x) && x > 0; },
-        "a positive finite number");
-  }
-  double non_negative(const std::string& key, double fallback) {
-    return number(
-        key, fallback, [](double x) { return std::isfinite(x) && x >= 0; },
-        "a non-negative finite number");
-  }
-  bool boolean(const std::string& key, bool fallback) {
-    const json* v = find(key);
-    if (v == nullptr) return fallback;
-    if (!v->is_boolean()) invalid(path(key), "expected true or false, got " + v->dump());
-    return v->get<bool>();
-  }
-
-  // Rejects every key that no find() asked for, naming the accepted ones.
-  void reject_unknown(const std::string& context) const {
-    if (!object_.is_object()) return;
-    for (const auto& item : object_.items()) {
-      if (std::find(known_.begin(), known_.end(), item.key()) == known_.end()) {
-        invalid(path(item.key()), "unknown key" + context + "; expected one of " + join(known_));
-      }
-    }
-  }
-
- private:
-  const json& object_;
-  std::string path_;
-  std::vector<std::string> known_;
-};
+using namespace config;
 
 void read_betas(ObjectReader& params, double& beta1, double& beta2) {
   const json* v = params.find("betas");
@@ -191,30 +112,6 @@ OptimizerConfig read_optimizer(const json& root) {
   return config;
 }
 
-// Only device "none" runs in this build: the step happens where the parameters already live.
-void read_offload(const json& root) {
-  auto it = root.find("offload_optimizer");
-  if (it == root.end() || it->is_null()) return;
-  ObjectReader block(*it, "offload_optimizer");
-  const json* device = block.find("device");
-  // DeepSpeed's other offload_optimizer keys only matter for cpu/nvme; accept them so that an
-  // existing ds_config reads the same.
-  for (const char* key : {"nvme_path", "buffer_count", "pin_memory", "pipeline_read",
-                          "pipeline_write", "fast_init", "ratio"}) {
-    block.find(key);
-  }
-  block.reject_unknown("");
-  if (device == nullptr) return;
-  const std::string name = device->is_string() ? device->get<std::string>() : "";
-  if (name == "none") return;
-  if (name == "cpu" || name == "nvme") {
-    sdk::fail(STRATA_ERR_UNSUPPORTED, "offload_optimizer.device: '" + name +
-                                          "' is not available in this build of strata_offload "
-                                          "(only 'none')");
-  }
-  invalid("offload_optimizer.device", "expected one of none|cpu|nvme, got " + device->dump());
-}
-
 }  // namespace
 
 OptimizerConfig parse_offload_config(std::string_view json_text) {
@@ -222,12 +119,14 @@ OptimizerConfig parse_offload_config(std::string_view json_text) {
   if (root.is_discarded()) invalid("config", "not valid JSON");
   if (!root.is_object()) invalid("config", "expected a JSON object, got " + root.dump());
   OptimizerConfig config = read_optimizer(root);
-  read_offload(root);
+  config.offload = read_offload(root);
   // Checked last so that a missing or malformed optimizer block is the error reported first.
   for (const auto& item : root.items()) {
-    if (item.key() != "optimizer" && item.key() != "offload_optimizer") {
+    if (item.key() != "optimizer" && item.key() != "offload_optimizer" &&
+        item.key() != "offload_param" && item.key() != "sub_group_size") {
       invalid(item.key(),
-              "unknown key in the offload config; expected optimizer, offload_optimizer");
+              "unknown key in the offload config; expected optimizer, offload_optimizer, "
+              "offload_param, sub_group_size");
     }
   }
   return config;

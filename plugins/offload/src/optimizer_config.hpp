@@ -1,7 +1,9 @@
-// The offload plugin's configuration: DeepSpeed's `optimizer` block plus `offload_optimizer`.
+// The offload plugin's configuration: DeepSpeed's `optimizer` block plus where it runs (offload_config.hpp).
 #pragma once
 
 #include <string_view>
+
+#include "offload_config.hpp"
 
 namespace strata::offload {
 
@@ -43,11 +45,12 @@ struct OptimizerConfig {
   SgdConfig sgd;    // used when kind == sgd
   AdamConfig adam;  // used when kind == adam or adamw
   LionConfig lion;  // used when kind == lion
+  OffloadConfig offload;
 };
 
-// Parses and validates the whole config object. Throws sdk::Error naming the JSON path:
-// STRATA_ERR_INVALID_ARGUMENT for bad values, STRATA_ERR_UNSUPPORTED for an offload device this
-// build cannot run on.
+// Parses and validates the whole config object ({"optimizer", "offload_optimizer", "offload_param",
+// "sub_group_size"}). Throws sdk::Error naming the JSON path: STRATA_ERR_INVALID_ARGUMENT for bad
+// values, STRATA_ERR_UNSUPPORTED for a combination this build cannot run.
 OptimizerConfig parse_offload_config(std::string_view json_text);
 
 // Lower-case name reported by query(): "sgd", "adam", "adamw" or "lion". Static storage.

@@ -37,7 +37,8 @@ enum class Field {
 // ZeRO++ quantisation, MiCS, ZenFlow), for checkpoint files and for tuning knobs of DeepSpeed's
 // own machinery that Strata does not have (sub groups, reuse distance) have none: kNever.
 inline constexpr int kAlways = 0, kStage1 = 1, kStage2 = 2, kStage3 = 3, kNever = 4;
-// offload_optimizer/offload_param configure the offload stratum, which validates them.
+// offload_optimizer, offload_param and sub_group_size configure the offload stratum, which
+// validates them.
 inline constexpr int kOtherStratum = -1;
 
 struct KeySpec {
@@ -70,7 +71,7 @@ inline constexpr KeySpec kKeys[] = {
     {"load_from_fp32_weights", Kind::kBool, kNever},
     {"elastic_checkpoint", Kind::kBool, kNever},
     {"zenflow", Kind::kOptionalObject, kNever},
-    {"sub_group_size", Kind::kNonNegInt, kNever},
+    {"sub_group_size", Kind::kNonNegInt, kOtherStratum},
     {"prefetch_bucket_size", Kind::kNonNegInt, kStage3, Field::kPrefetchBucketSize},
     {"stage3_prefetch_bucket_size", Kind::kNonNegInt, kStage3, Field::kPrefetchBucketSize},
     {"param_persistence_threshold", Kind::kNonNegInt, kStage3, Field::kPersistenceThreshold},

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define STRATA_API_VERSION_MAJOR 1
-#define STRATA_API_VERSION_MINOR 1 /* 1.1: parameter groups, gather/release, views */
+#define STRATA_API_VERSION_MINOR 2 /* 1.1: parameter groups, gather/release, views; 1.2: memory locations */
 
 #if defined(_WIN32)
 #define STRATA_API
@@ -152,8 +152,11 @@ STRATA_API strata_status strata_barrier(strata_runtime* rt, strata_error* err);
  * everything plugins allocated through the host-services table. */
 typedef struct strata_memory_report {
   size_t struct_size;
+  /* Memory (host, pinned host and device together; never disk), by category. */
   uint64_t current[STRATA_MEM_CATEGORY_COUNT];
   uint64_t peak[STRATA_MEM_CATEGORY_COUNT];
+  /* API 1.2: current bytes by strata_mem_location and category, disk included. */
+  uint64_t located[STRATA_MEM_LOCATION_COUNT][STRATA_MEM_CATEGORY_COUNT];
 } strata_memory_report;
 
 STRATA_API strata_status strata_memory(const strata_runtime* rt, strata_memory_report* out);

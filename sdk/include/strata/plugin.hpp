@@ -148,6 +148,23 @@ class Host {
   }
   void free(void* p) const { api_->free_bytes(api_->host_ctx, p); }
 
+  // ABI 1.2 hosts can place memory and account disk bytes; older hosts cannot.
+  bool has_locations() const {
+    return STRATA_STRUCT_HAS(api_, strata_host_api, account_bytes) &&
+           api_->alloc_bytes_at != nullptr && api_->account_bytes != nullptr;
+  }
+  // Page-locked accounted memory, or nullptr when the host is older than 1.2 or the system refuses
+  // to lock the pages (the caller decides whether to fall back to alloc()).
+  void* try_alloc_pinned(size_t bytes, strata_mem_category category, size_t alignment = 64) const {
+    if (!has_locations()) return nullptr;
+    return api_->alloc_bytes_at(api_->host_ctx, bytes, alignment, category,
+                                STRATA_MEM_HOST_PINNED);
+  }
+  // Records bytes held outside the allocator (files); a no-op on hosts older than 1.2.
+  void account(strata_mem_category category, strata_mem_location location, int64_t delta) const {
+    if (has_locations()) api_->account_bytes(api_->host_ctx, category, location, delta);
+  }
+
   // The comm stratum, or throws if this plugin was created without one.
   const strata_comm_ops& comm() const {
     if (api_->comm == nullptr) fail(STRATA_ERR_UNSUPPORTED, "no comm stratum available");

@@ -1,0 +1,34 @@
+// Where the optimizer state lives and where the step runs: DeepSpeed's
+// zero_optimization.offload_optimizer / offload_param blocks and sub_group_size.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+namespace strata::offload {
+
+enum class OffloadDevice { none, cpu, nvme };
+
+struct OffloadConfig {
+  // none: state beside the parameters (host memory in ABI 1.x). cpu: host memory, page-locked
+  // when pin_memory. nvme: files under nvme_path, streamed through buffer_count buffers.
+  OffloadDevice device = OffloadDevice::none;
+  std::string nvme_path = "/local_nvme";  // DeepSpeed's default
+  uint32_t buffer_count = 4;              // DeepSpeed's default; at least 2
+  bool pin_memory = false;
+  // Elements per piece that the nvme pipeline reads, steps and writes back as one unit
+  // (zero_optimization.sub_group_size; DeepSpeed's default 1e9).
+  uint64_t sub_group_size = 1'000'000'000;
+  // offload_param.device: none or cpu (parameter partitions stay in host memory either way).
+  OffloadDevice param_device = OffloadDevice::none;
+  bool param_pin_memory = false;
+};
+
+// Reads offload_optimizer, offload_param and sub_group_size from the offload config object.
+// Throws sdk::Error naming the JSON path.
+OffloadConfig read_offload(const nlohmann::json& root);
+
+const char* device_name(OffloadDevice device);
+
+}  // namespace strata::offload
