@@ -3,7 +3,6 @@
 #include <numeric>
 
 namespace strata::rt {
-namespace {
 
 strata_buffer host_buffer(const void* data, uint64_t count, int32_t dtype) {
   strata_buffer b{};
@@ -14,8 +13,6 @@ strata_buffer host_buffer(const void* data, uint64_t count, int32_t dtype) {
   b.device = strata_device{STRATA_DEVICE_HOST, 0};
   return b;
 }
-
-}  // namespace
 
 void Collectives::allreduce(const void* send, void* recv, uint64_t count, int32_t dtype,
                             int32_t op) const {

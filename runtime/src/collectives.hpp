@@ -12,6 +12,10 @@
 
 namespace strata::rt {
 
+// A view of `count` elements of `dtype` in host memory, for plugin calls. `data` is only read
+// when the callee treats the buffer as input.
+strata_buffer host_buffer(const void* data, uint64_t count, int32_t dtype);
+
 class Collectives {
  public:
   Collectives(const PluginInstance<strata_comm_ops>& comm, int world_size)

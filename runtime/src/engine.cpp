@@ -358,8 +358,29 @@ void Engine::apply_step(const strata_shard* shards, size_t count, double scale, 
   args.grad_scale = 1.0 / (scale * clip);
   args.lr_factor = 1.0;
   offload_.call("step", &strata_offload_ops::step, shards, count, &args);
+  if (!offload_caps_.writes_model_copy) round_model_copies(shards, count);
   sharding_.call("publish", &strata_sharding_ops::publish);
   precision_.call("update", &strata_precision_ops::update, 0);
+}
+
+void Engine::round_model_copies(const strata_shard* shards, size_t count) {
+  // ABI 1.2: the sharding plugin asked for model-dtype copies of these shards and the offload
+  // plugin did not write them in its pass, so they are made here, before publish reads them.
+  for (size_t i = 0; i < count; ++i) {
+    const strata_shard& s = shards[i];
+    if (!STRATA_STRUCT_HAS(&s, strata_shard, model_dtype) || s.model == nullptr || s.count == 0) {
+      continue;
+    }
+    const strata_buffer master = host_buffer(s.master, s.count, STRATA_F32);
+    const strata_buffer model = host_buffer(s.model, s.count, s.model_dtype);
+    precision_.call("cast", &strata_precision_ops::cast, &master, &model);
+    if (!said_model_copies_) {
+      said_model_copies_ = true;
+      logger().info("model copies: offload plugin '{}' does not write them in its step; the "
+                    "runtime rounds the masters through precision plugin '{}'",
+                    offload_.name(), precision_.name());
+    }
+  }
 }
 
 }  // namespace strata::rt

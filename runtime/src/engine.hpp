@@ -55,6 +55,7 @@ class Engine {
   bool sharding_has_groups() const { return sharding_groups_; }
   void record_host_buffers();
   void apply_step(const strata_shard* shards, size_t count, double scale, double norm);
+  void round_model_copies(const strata_shard* shards, size_t count);
 
   Manifest manifest_;
   BatchConfig batch_{};
@@ -72,6 +73,7 @@ class Engine {
   strata_precision_caps precision_caps_{};
   strata_sharding_caps sharding_caps_{};
   strata_offload_caps offload_caps_{};
+  bool said_model_copies_ = false;  // round_model_copies logged once
   bool sharding_groups_ = false;
 
   ParamRegistry registry_;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "optim_harness.hpp"
+#include "strata/half.hpp"
 
 namespace strata::test {
 namespace {
@@ -229,6 +230,94 @@ TEST(OffloadCpu, PinnedStateIsCountedWhereItLives) {
   EXPECT_EQ(pinned + pageable, state);
   EXPECT_TRUE(pinned == state || pageable == state) << "all in one place";
   if (pinned == 0) GTEST_SKIP() << "this system refused mlock; the state stayed pageable";
+}
+
+// ABI 1.2 model copies: a shard that names an f16/bf16 destination gets its updated master written
+// there, rounded to nearest even, in the step's own pass; whatever the state's device and piece
+// boundaries. With fused_copy_out false the plugin says so in its caps and leaves them alone.
+struct CopyCase {
+  std::string offload;
+  uint64_t sub_group_size;
+  bool fused;
+};
+
+void PrintTo(const CopyCase& c, std::ostream* os) {
+  *os << c.offload << " sub_group_size " << c.sub_group_size << (c.fused ? " fused" : " not fused");
+}
+
+class OffloadModelCopy : public ::testing::TestWithParam<CopyCase> {};
+
+TEST_P(OffloadModelCopy, WritesTheRoundedMastersWhereTheShardsSay) {
+  const CopyCase& c = GetParam();
+  ScratchDir dir;
+  std::string offload = c.offload;
+  if (const auto at = offload.find("$DIR"); at != std::string::npos) {
+    offload.replace(at, 4, dir.path());
+  }
+  std::string config = with_offload(R"({"type": "AdamW", "params": {"lr": 0.01}})", offload,
+                                    c.sub_group_size);
+  if (!c.fused) config.insert(1, R"("fused_copy_out": false, )");
+  FakeHost host;
+  Instance<strata_offload_ops> opt(offload_ops(), host, config);
+  ASSERT_EQ(opt.status(), STRATA_OK) << opt.message();
+  strata_offload_caps caps{};
+  caps.struct_size = sizeof(caps);
+  caps.writes_model_copy = -1;
+  strata_error err = sdk::make_error();
+  ASSERT_EQ(opt.ops().query(opt.self(), &caps, &err), STRATA_OK) << err.message;
+  EXPECT_EQ(caps.writes_model_copy, c.fused ? 1 : 0);
+
+  ShardSet shards({300, 77, 1, 500});
+  std::vector<std::vector<uint16_t>> models(shards.size());
+  std::vector<strata_shard> list(shards.data(), shards.data() + shards.size());
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (size_t i = 0; i < list.size(); ++i) {
+    for (float& m : shards.master(i)) m = normal(rng);
+    for (float& g : shards.grad(i)) g = normal(rng);
+    models[i].assign(list[i].count, 0xABCD);  // a sentinel no rounding produces here
+    list[i].model = models[i].data();
+    list[i].model_dtype = i % 2 == 0 ? STRATA_F16 : STRATA_BF16;
+  }
+  ASSERT_EQ(opt.ops().init_state(opt.self(), list.data(), list.size(), &err), STRATA_OK)
+      << err.message;
+  for (uint64_t t = 1; t <= 3; ++t) {
+    const strata_step_args args{sizeof(strata_step_args), t, 1.0, 1.0};
+    ASSERT_EQ(opt.ops().step(opt.self(), list.data(), list.size(), &args, &err), STRATA_OK)
+        << err.message;
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    for (size_t k = 0; k < models[i].size(); ++k) {
+      const float m = shards.master(i)[k];
+      const uint16_t expected = !c.fused ? uint16_t{0xABCD}
+                                : list[i].model_dtype == STRATA_F16 ? float_to_f16(m)
+                                                                    : float_to_bf16(m);
+      ASSERT_EQ(models[i][k], expected) << "shard " << i << " element " << k << " master " << m;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Offload, OffloadModelCopy,
+    ::testing::Values(CopyCase{R"({"device": "none"})", 1000000000, true},
+                      CopyCase{R"({"device": "cpu"})", 1000000000, false},
+                      CopyCase{R"({"device": "nvme", "nvme_path": "$DIR", "buffer_count": 2})",
+                               61, true}));
+
+TEST(OffloadModelCopy, RejectsAModelCopyThatIsNotHalfPrecision) {
+  FakeHost host;
+  Instance<strata_offload_ops> opt(offload_ops(), host, R"({"optimizer": {"type": "Adam"}})");
+  ASSERT_EQ(opt.status(), STRATA_OK) << opt.message();
+  ShardSet shards({8});
+  strata_shard shard = shards.data()[0];
+  std::vector<float> model(8);
+  shard.model = model.data();
+  shard.model_dtype = STRATA_F32;
+  strata_error err = sdk::make_error();
+  EXPECT_EQ(opt.ops().init_state(opt.self(), &shard, 1, &err), STRATA_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(err.message).find("shards[0].model_dtype: expected f16 or bf16"),
+            std::string::npos)
+      << err.message;
 }
 
 }  // namespace

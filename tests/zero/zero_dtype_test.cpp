@@ -69,6 +69,18 @@ TEST_P(HalfStage, ReducesInFp32AndPublishesTheModelDtype) {
       shards[k].master[j] += 1.0f;
     }
   }
+  // As an ABI 1.2 runtime: where a shard names a model copy, the step (the offload plugin in its
+  // pass, or the runtime) writes it before publish. Stage 3 lends the copies of its partitioned
+  // parameter (w1: 300 elements, over the threshold of 100); stages 1-2 publish by allgather.
+  size_t lent = 0;
+  for (size_t k = 0; k < count; ++k) {
+    if (shards[k].model == nullptr) continue;
+    ++lent;
+    EXPECT_EQ(shards[k].model_dtype, dtype_);
+    auto* copy = static_cast<uint16_t*>(shards[k].model);
+    for (uint64_t j = 0; j < shards[k].count; ++j) copy[j] = to_half(shards[k].master[j], dtype_);
+  }
+  EXPECT_EQ(lent > 0, stage_ == 3) << lent << " shards lent model copies";
   ASSERT_EQ(zero_.publish(), STRATA_OK) << zero_.message();
   ASSERT_EQ(zero_.zero_grad(), STRATA_OK) << zero_.message();
   ASSERT_EQ(zero_.gather(0), STRATA_OK) << zero_.message();

@@ -159,7 +159,24 @@ TEST_P(Stage0Half, NonBoundaryMicroStepsLeaveTheHalfGradientsAlone) {
   EXPECT_EQ(host_.bytes(STRATA_MEM_GRADS), 0u) << "no fp32 gradients before the boundary";
 }
 
+// On an ABI 1.2 runtime the shards name the parameters themselves as their model copies: the step
+// writes them (the offload plugin in its pass, or the runtime), and publish leaves them alone.
+TEST_P(Stage0Half, OnRuntime12TheStepWritesTheParametersAndPublishLeavesThem) {
+  finalize();
+  auto list = shards();
+  for (strata_shard& s : list) {
+    EXPECT_EQ(s.model, static_cast<void*>(data_[s.param_index].data()));
+    EXPECT_EQ(s.model_dtype, dtype_);
+    for (uint64_t j = 0; j < s.count; ++j) s.master[j] += 1.0f;
+  }
+  const auto before = data_;
+  ASSERT_EQ(zero_.publish(), STRATA_OK) << zero_.message();
+  EXPECT_EQ(data_, before) << "publish rounded what the step is to write";
+}
+
+// On a 1.1 runtime (no model copies in the ABI) publish rounds every master itself.
 TEST_P(Stage0Half, PublishRoundsEveryMasterToNearestEven) {
+  host_.api()->abi_minor = 1;  // read by the plugin at finalize
   finalize();
   // Masters a quarter, a half (a tie) and three quarters of the way from a parameter value to the
   // next representable one up in magnitude (bits + 1).

@@ -272,6 +272,12 @@ typedef struct strata_shard {
   uint64_t count;
   float* master;
   float* grad;
+  /* ABI 1.2: where the updated master's model-dtype copy goes (`count` elements of
+   * `model_dtype`, STRATA_F16 or STRATA_BF16), or NULL when the sharding plugin rounds the masters
+   * itself in publish. When set, the copy is made between step and publish: by the offload plugin
+   * in its own pass if its caps say writes_model_copy, else by the runtime (precision cast). */
+  void* model;
+  int32_t model_dtype;
 } strata_shard;
 
 /* Where the host reads a parameter and writes its gradient right now (ABI 1.1). Filled by
@@ -442,6 +448,9 @@ typedef struct strata_offload_caps {
   size_t struct_size;
   int32_t device_type;     /* where the step runs: STRATA_DEVICE_HOST or CUDA */
   const char* optimizer;   /* e.g. "adamw"; static storage */
+  /* ABI 1.2: 1 if step writes every shard's `model` copy (when set) in the same pass as the
+   * update, 0 if the runtime must cast after step. */
+  int32_t writes_model_copy;
 } strata_offload_caps;
 
 typedef struct strata_step_args {
@@ -460,7 +469,8 @@ typedef struct strata_offload_ops {
   /* Allocates optimizer state for exactly these shards (the same list every later step gets). */
   strata_status (*init_state)(void* self, const strata_shard* shards, size_t count,
                               strata_error* err);
-  /* Updates shard masters in place from shard grads. */
+  /* Updates shard masters in place from shard grads (and writes their model copies when the caps
+   * say writes_model_copy). */
   strata_status (*step)(void* self, const strata_shard* shards, size_t count,
                         const strata_step_args* args, strata_error* err);
 } strata_offload_ops;

@@ -80,6 +80,10 @@ OffloadConfig read_offload(const json& root) {
   OffloadConfig c;
   read_optimizer_block(root, c);
   read_param_block(root, c);
+  if (auto fused = root.find("fused_copy_out"); fused != root.end() && !fused->is_null()) {
+    if (!fused->is_boolean()) invalid("fused_copy_out", "expected true or false, got " + fused->dump());
+    c.fused_copy_out = fused->get<bool>();
+  }
   // DeepSpeed configs write it as 1e9: any integral number will do.
   const json top = {{"sub_group_size", root.contains("sub_group_size") ? root["sub_group_size"]
                                                                       : json()}};

@@ -23,9 +23,13 @@ struct OffloadConfig {
   // offload_param.device: none or cpu (parameter partitions stay in host memory either way).
   OffloadDevice param_device = OffloadDevice::none;
   bool param_pin_memory = false;
+  // Write the shards' f16/bf16 model copies in the optimizer's pass (offload.config key
+  // "fused_copy_out"; false leaves the cast to the runtime, for comparison).
+  bool fused_copy_out = true;
 };
 
-// Reads offload_optimizer, offload_param and sub_group_size from the offload config object.
+// Reads offload_optimizer, offload_param, sub_group_size and fused_copy_out from the offload
+// config object.
 // Throws sdk::Error naming the JSON path.
 OffloadConfig read_offload(const nlohmann::json& root);
 

@@ -54,6 +54,9 @@ strata_status query(void* self, strata_offload_caps* caps, strata_error* err) {
     if (STRATA_STRUCT_HAS(caps, strata_offload_caps, optimizer)) {
       caps->optimizer = optimizer_name(opt.kind());
     }
+    if (STRATA_STRUCT_HAS(caps, strata_offload_caps, writes_model_copy)) {
+      caps->writes_model_copy = opt.writes_model_copy() ? 1 : 0;
+    }
   });
 }
 

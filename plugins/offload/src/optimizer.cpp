@@ -25,6 +25,20 @@ void check_shard(const strata_shard& s, size_t i) {
   if (s.count > 0 && (s.master == nullptr || s.grad == nullptr)) {
     invalid(where + ": master and grad must not be NULL for a non-empty shard");
   }
+  if (STRATA_STRUCT_HAS(&s, strata_shard, model_dtype) && s.model != nullptr &&
+      s.model_dtype != STRATA_F16 && s.model_dtype != STRATA_BF16) {
+    invalid(where + ".model_dtype: expected f16 or bf16 for a model copy, got " +
+            std::string(sdk::dtype_name(s.model_dtype)));
+  }
+}
+
+// The model-dtype destination of a slice of shard `s` (ABI 1.2), or none.
+HalfCopy model_copy(const strata_shard& s, uint64_t begin, bool enabled) {
+  if (!enabled || !STRATA_STRUCT_HAS(&s, strata_shard, model_dtype) || s.model == nullptr) {
+    return {};
+  }
+  const HalfType type = s.model_dtype == STRATA_F16 ? HalfType::f16 : HalfType::bf16;
+  return {static_cast<uint16_t*>(s.model) + begin, type};
 }
 
 }  // namespace
@@ -151,7 +165,8 @@ void Optimizer::step_sgd(std::span<const strata_shard> shards,
   for (const StateSlice& sl : slices) {
     const strata_shard& sh = shards[sl.shard];
     float* buffer = c.momentum > 0.0 ? sl.state : nullptr;
-    arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, buffer, sl.count, {}});
+    arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, buffer, sl.count,
+                      model_copy(sh, sl.begin, config_.offload.fused_copy_out)});
   }
   sgd_step(pool_, s, arrays);
 }
@@ -182,8 +197,8 @@ void Optimizer::step_adam(std::span<const strata_shard> shards,
     const strata_shard& sh = shards[sl.shard];
     float* exp_avg = sl.state;
     float* exp_avg_sq = exp_avg == nullptr ? nullptr : exp_avg + sl.count;
-    arrays.push_back(
-        {sh.master + sl.begin, sh.grad + sl.begin, exp_avg, exp_avg_sq, sl.count, {}});
+    arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, exp_avg, exp_avg_sq, sl.count,
+                      model_copy(sh, sl.begin, config_.offload.fused_copy_out)});
   }
   adam_step(pool_, s, arrays);
 }
@@ -205,7 +220,8 @@ void Optimizer::step_lion(std::span<const strata_shard> shards,
   arrays.reserve(slices.size());
   for (const StateSlice& sl : slices) {
     const strata_shard& sh = shards[sl.shard];
-    arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, sl.state, sl.count, {}});
+    arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, sl.state, sl.count,
+                      model_copy(sh, sl.begin, config_.offload.fused_copy_out)});
   }
   lion_step(pool_, s, arrays);
 }

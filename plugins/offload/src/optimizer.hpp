@@ -26,6 +26,7 @@ class Optimizer {
   const std::string& isa_choice() const { return isa_choice_; }
   unsigned threads() const { return pool_.threads(); }
   OffloadDevice device() const { return config_.offload.device; }
+  bool writes_model_copy() const { return config_.offload.fused_copy_out; }
   // Where the state lives, for the log; empty before init_state.
   std::string state_location() const { return store_ ? store_->describe() : std::string(); }
 

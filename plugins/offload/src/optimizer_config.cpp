@@ -123,10 +123,11 @@ OptimizerConfig parse_offload_config(std::string_view json_text) {
   // Checked last so that a missing or malformed optimizer block is the error reported first.
   for (const auto& item : root.items()) {
     if (item.key() != "optimizer" && item.key() != "offload_optimizer" &&
-        item.key() != "offload_param" && item.key() != "sub_group_size") {
+        item.key() != "offload_param" && item.key() != "sub_group_size" &&
+        item.key() != "fused_copy_out") {
       invalid(item.key(),
               "unknown key in the offload config; expected optimizer, offload_optimizer, "
-              "offload_param, sub_group_size");
+              "offload_param, sub_group_size, fused_copy_out");
     }
   }
   return config;

@@ -97,9 +97,35 @@ void ShardedStage::publish() {
   publish_by_allgather(host_, comm_, caster_, layout_, params_, dtype_,
                        allgather_piece(config_.allgather_bucket_size, comm_.size()),
                        master_.data());
+  if (model_copies_lent_) return;  // the step wrote the partitioned slices already
   for (size_t b = 0; b < layout_.buckets().size(); ++b) {
     if (layout_.bucket(b).partitioned) publish_partitioned(b);
   }
+}
+
+void ShardedStage::lend_model_copies(const std::function<void*(size_t bucket)>& slice_of) {
+  if (dtype_ == STRATA_F32 || host_.raw()->abi_minor < 2) return;  // older runtimes ignore it
+  const size_t esize = sdk::dtype_size(dtype_);
+  const auto& buckets = layout_.buckets();
+  size_t lent = 0;
+  for (size_t i = 0; i < ranges_.size(); ++i) {
+    const uint64_t at = ranges_[i].partition_offset;
+    for (size_t b = 0; b < buckets.size(); ++b) {
+      const BucketPartition& part = buckets[b];
+      if (at < part.offset || at >= part.offset + part.slice) continue;
+      if (part.partitioned) {
+        shards_[i].model = static_cast<unsigned char*>(slice_of(b)) + (at - part.offset) * esize;
+        shards_[i].model_dtype = dtype_;
+        ++lent;
+      }
+      break;
+    }
+  }
+  model_copies_lent_ = true;
+  host_.log(STRATA_LOG_INFO,
+            "zero stage %d: the step writes the %s copies of %zu partitioned shards; publish "
+            "rounds none of them",
+            stage_, sdk::dtype_name(dtype_), lent);
 }
 
 size_t ShardedStage::persistent_params() const {

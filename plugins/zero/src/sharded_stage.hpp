@@ -10,6 +10,7 @@
 
 #include <strata/plugin.hpp>
 
+#include <functional>
 #include <vector>
 
 namespace strata::zero {
@@ -43,6 +44,11 @@ class ShardedStage : public Stage {
 
   size_t persistent_params() const;  // parameters in non-partitioned buckets (stage 3 counts)
 
+  // ABI 1.2, half models: the shards of partitioned buckets name their place in `slice_of(b)` (the
+  // bucket's model-dtype slice) as their model copy, which the step then writes (the offload
+  // plugin in its pass, or the runtime), so publish has nothing to round for those buckets.
+  void lend_model_copies(const std::function<void*(size_t bucket)>& slice_of);
+
   sdk::Host host_;
   ZeroConfig config_;
   CommLink comm_;
@@ -60,6 +66,7 @@ class ShardedStage : public Stage {
   int stage_;
   std::vector<OwnedRange> ranges_;
   std::vector<strata_shard> shards_;
+  bool model_copies_lent_ = false;
 };
 
 }  // namespace strata::zero

@@ -46,6 +46,7 @@ void Stage0::finalize(const std::vector<ParamRecord>& params,
     buffers = copies_.get();
   }
   shards_.clear();
+  model_copies_lent_ = false;
   for (uint32_t i = 0; i < params_.size(); ++i) {
     strata_shard shard{};
     shard.struct_size = sizeof(shard);
@@ -56,10 +57,23 @@ void Stage0::finalize(const std::vector<ParamRecord>& params,
     // the grads are set by owned_shards (the fp32 gradient copy comes and goes).
     shard.master = copies_ ? copies_->master_of(i) : static_cast<float*>(params_[i].data);
     shard.grad = copies_ ? nullptr : static_cast<float*>(params_[i].grad);
+    // Half model on an ABI 1.2 runtime: the step rounds the master into the parameter itself
+    // (fused into the offload plugin's pass where it can), so publish has nothing left to do.
+    if (copies_ && host_.raw()->abi_minor >= 2) {
+      shard.model = params_[i].data;
+      shard.model_dtype = dtype_;
+      model_copies_lent_ = true;
+    }
     shards_.push_back(shard);
   }
   reducer_ = std::make_unique<Stage0Reducer>(comm_, params_, plan_, *buffers);
   log_plan();
+  if (model_copies_lent_) {
+    host_.log(STRATA_LOG_INFO,
+              "zero stage 0: the step writes the %s parameters from the fp32 masters; publish "
+              "rounds none of them",
+              sdk::dtype_name(dtype_));
+  }
 }
 
 void Stage0::log_plan() const {
@@ -104,7 +118,7 @@ void Stage0::publish() {
   // fp32 model: nothing to do, the optimizer stepped the host's parameters themselves (each
   // shard's master IS the parameter), and every rank stepped all of them. Half model: every rank
   // holds every master, so each rounds them into its own parameters; no communication.
-  if (copies_) copies_->publish();
+  if (copies_ && !model_copies_lent_) copies_->publish();
 }
 
 void Stage0::zero_grad() {

@@ -49,6 +49,7 @@ class Stage0 final : public Stage {
   // Declared before the reducer, whose destructor may still wait for reductions into them.
   std::unique_ptr<Fp32Buckets> fp32_buckets_;  // fp32 models
   std::unique_ptr<Fp32Copies> copies_;         // f16/bf16 models
+  bool model_copies_lent_ = false;  // ABI 1.2: the step writes the parameters (see finalize)
   std::unique_ptr<Stage0Reducer> reducer_;     // after finalize
 };
 

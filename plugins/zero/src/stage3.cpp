@@ -16,6 +16,7 @@ void Stage3::on_finalized() {
   gatherer_ = std::make_unique<ParamGatherer>(host_, comm_, layout_, params_, groups_, dtype_,
                                               config_);
   gatherer_->fill_from_params();
+  lend_model_copies([this](size_t b) { return gatherer_->slice(b); });
 }
 
 void Stage3::publish_partitioned(size_t b) {
