@@ -141,6 +141,43 @@ INSTANTIATE_TEST_SUITE_P(
         DeviceCase{"NvmeOnePiece", R"({"device": "nvme", "nvme_path": "$DIR"})", 1000000000}),
     [](const auto& info) { return info.param.name; });
 
+// Where the kernel refuses io_uring the same transfers run synchronously (forced here with
+// STRATA_NVME_SYNC_IO=1): same parameters, and the plugin warns that nothing overlaps.
+TEST(OffloadNvme, SynchronousFallbackGivesTheSameParameters) {
+  ScratchDir dir;
+  const std::string optimizer = R"({"type": "Adam", "params": {"lr": 0.01}})";
+  const std::string nvme =
+      R"({"device": "nvme", "buffer_count": 2, "nvme_path": ")" + dir.path() + "\"}";
+  const auto expected = train(with_offload(optimizer, nvme, 61), 20);
+  ::setenv("STRATA_NVME_SYNC_IO", "1", 1);
+  const auto got = train(with_offload(optimizer, nvme, 61), 20);
+  ::unsetenv("STRATA_NVME_SYNC_IO");
+  ASSERT_EQ(got.size(), expected.size());
+  EXPECT_EQ(got, expected);
+  // The plugin says which path it took, in the line that says where the state is.
+  static std::vector<std::string> lines;
+  lines.clear();
+  FakeHost host;
+  host.api()->log = [](void*, int32_t, const char* message) { lines.emplace_back(message); };
+  ::setenv("STRATA_NVME_SYNC_IO", "1", 1);
+  {
+    Instance<strata_offload_ops> opt(offload_ops(), host, with_offload(optimizer, nvme, 61));
+    ASSERT_EQ(opt.status(), STRATA_OK) << opt.message();
+    ShardSet shards({100});
+    strata_error err = sdk::make_error();
+    EXPECT_EQ(opt.ops().init_state(opt.self(), shards.data(), shards.size(), &err), STRATA_OK)
+        << err.message;
+  }
+  ::unsetenv("STRATA_NVME_SYNC_IO");
+  const auto said = [&](const std::string& text) {
+    return std::any_of(lines.begin(), lines.end(),
+                       [&](const std::string& l) { return l.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(said("io_uring is unavailable (STRATA_NVME_SYNC_IO=1)"));
+  EXPECT_TRUE(said("synchronous I/O)"));
+  EXPECT_EQ(dir.entries(), 0u);
+}
+
 std::string nvme_adam(const std::string& dir, uint64_t sub_group_size) {
   return with_offload(R"({"type": "Adam"})",
                       R"({"device": "nvme", "buffer_count": 2, "nvme_path": ")" + dir + "\"}",

@@ -1,7 +1,8 @@
 // Asynchronous reads and writes on one file through io_uring (liburing). Each operation carries a
 // tag (the buffer it uses); wait(tag) returns once every operation on that buffer has finished.
 // Where the kernel refuses io_uring (old kernels, seccomp filters in containers) the queue does
-// the same transfers synchronously, so results never depend on it, only the overlap does.
+// the same transfers synchronously, so results never depend on it, only the overlap does
+// (STRATA_NVME_SYNC_IO=1 forces that path).
 #pragma once
 
 #include <cstddef>
