@@ -50,7 +50,7 @@ class NvmeStore final : public StateStore {
     const uint64_t last = elements - (count - 1) * piece_elements_;
     try {
       file_.reserve((count - 1) * slot + round_up(last * per * sizeof(float), kDirectAlignment));
-      cut_pieces(layout);
+      cut_pieces(layout, slot);
       host_.account(STRATA_MEM_OPTIMIZER_STATE, STRATA_MEM_DISK,
                     static_cast<int64_t>(file_.size()));
       accounted_ = true;
@@ -133,10 +133,10 @@ class NvmeStore final : public StateStore {
 
   unsigned tag(size_t piece) const { return static_cast<unsigned>(piece % buffers_.size()); }
 
-  // Walks the shards in order, cutting every piece_elements_ elements.
-  void cut_pieces(const StateLayout& layout) {
+  // Walks the shards in order, cutting every piece_elements_ elements; piece p's slot starts at
+  // p * slot bytes.
+  void cut_pieces(const StateLayout& layout, uint64_t slot) {
     const uint64_t per = layout.floats_per_element;
-    const uint64_t slot = round_up(piece_elements_ * per * sizeof(float), kDirectAlignment);
     Piece piece{0, 0, {}, {}};
     uint64_t in_piece = 0;
     auto close_piece = [&] {

@@ -62,7 +62,7 @@ void read_param_block(const json& root, OffloadConfig& c) {
   if (it == root.end() || it->is_null()) return;
   ObjectReader block(*it, "offload_param");
   c.param_device = read_device(block);
-  c.param_pin_memory = block.boolean("pin_memory", false);
+  block.boolean("pin_memory", false);  // checked, and moot: partitions stay in host memory
   for (const char* key : {"nvme_path", "buffer_count", "buffer_size", "max_in_cpu"}) {
     block.find(key);
   }
@@ -84,11 +84,10 @@ OffloadConfig read_offload(const json& root) {
     if (!fused->is_boolean()) invalid("fused_copy_out", "expected true or false, got " + fused->dump());
     c.fused_copy_out = fused->get<bool>();
   }
-  // DeepSpeed configs write it as 1e9: any integral number will do.
-  const json top = {{"sub_group_size", root.contains("sub_group_size") ? root["sub_group_size"]
-                                                                      : json()}};
-  ObjectReader reader(top, "zero_optimization");
-  c.sub_group_size = integer_at_least(reader, "sub_group_size", c.sub_group_size, 1, "");
+  // DeepSpeed spells it inside zero_optimization, and configs write it as 1e9: any integral
+  // number will do. (This reader only looks up the one key, so it rejects nothing else.)
+  ObjectReader zero(root, "zero_optimization");
+  c.sub_group_size = integer_at_least(zero, "sub_group_size", c.sub_group_size, 1, "");
   return c;
 }
 

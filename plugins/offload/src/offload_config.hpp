@@ -22,7 +22,6 @@ struct OffloadConfig {
   uint64_t sub_group_size = 1'000'000'000;
   // offload_param.device: none or cpu (parameter partitions stay in host memory either way).
   OffloadDevice param_device = OffloadDevice::none;
-  bool param_pin_memory = false;
   // Write the shards' f16/bf16 model copies in the optimizer's pass (offload.config key
   // "fused_copy_out"; false leaves the cast to the runtime, for comparison).
   bool fused_copy_out = true;

@@ -25,7 +25,6 @@ class Optimizer {
   // For the log: the kernels' instruction set and why, e.g. "avx2 (the widest this CPU has)".
   const std::string& isa_choice() const { return isa_choice_; }
   unsigned threads() const { return pool_.threads(); }
-  OffloadDevice device() const { return config_.offload.device; }
   bool writes_model_copy() const { return config_.offload.fused_copy_out; }
   // Where the state lives, for the log; empty before init_state.
   std::string state_location() const { return store_ ? store_->describe() : std::string(); }
