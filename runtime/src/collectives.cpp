@@ -18,14 +18,14 @@ void Collectives::allreduce(const void* send, void* recv, uint64_t count, int32_
                             int32_t op) const {
   const strata_buffer s = host_buffer(send, count, dtype);
   const strata_buffer r = host_buffer(recv, count, dtype);
-  comm_.call("allreduce", &strata_comm_ops::allreduce, &s, &r, op, nullptr);
+  call("allreduce", &strata_comm_ops::allreduce, &s, &r, op, nullptr);
 }
 
 void Collectives::allgather(const void* send, void* recv, uint64_t count_per_rank,
                             int32_t dtype) const {
   const strata_buffer s = host_buffer(send, count_per_rank, dtype);
   const strata_buffer r = host_buffer(recv, count_per_rank * static_cast<uint64_t>(world_size_), dtype);
-  comm_.call("allgather", &strata_comm_ops::allgather, &s, &r, nullptr);
+  call("allgather", &strata_comm_ops::allgather, &s, &r, nullptr);
 }
 
 void Collectives::allgatherv(const void* send, uint64_t send_count, void* recv,
@@ -35,16 +35,16 @@ void Collectives::allgatherv(const void* send, uint64_t send_count, void* recv,
   const uint64_t total = std::accumulate(counts.begin(), counts.end(), uint64_t{0});
   const strata_buffer s = host_buffer(send, send_count, dtype);
   const strata_buffer r = host_buffer(recv, total, dtype);
-  comm_.call("allgatherv", &strata_comm_ops::allgatherv, &s, &r, counts.data(), displs.data(),
+  call("allgatherv", &strata_comm_ops::allgatherv, &s, &r, counts.data(), displs.data(),
              nullptr);
 }
 
 void Collectives::broadcast(void* buf, uint64_t count, int32_t dtype, int32_t root) const {
   const strata_buffer b = host_buffer(buf, count, dtype);
-  comm_.call("broadcast", &strata_comm_ops::broadcast, &b, root, nullptr);
+  call("broadcast", &strata_comm_ops::broadcast, &b, root, nullptr);
 }
 
-void Collectives::barrier() const { comm_.call("barrier", &strata_comm_ops::barrier, nullptr); }
+void Collectives::barrier() const { call("barrier", &strata_comm_ops::barrier, nullptr); }
 
 std::vector<std::string> Collectives::allgather_strings(const std::string& mine) const {
   const uint64_t my_length = mine.size();

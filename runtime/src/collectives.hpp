@@ -2,12 +2,13 @@
 // (agreement on errors, parameter checks, statistics) and the host API's metric collectives.
 #pragma once
 
-#include "plugin_instance.hpp"
+#include "error.hpp"
 
 #include <strata/plugin_api.h>
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace strata::rt {
@@ -18,8 +19,9 @@ strata_buffer host_buffer(const void* data, uint64_t count, int32_t dtype);
 
 class Collectives {
  public:
-  Collectives(const PluginInstance<strata_comm_ops>& comm, int world_size)
-      : comm_(comm), world_size_(world_size) {}
+  // `ops`/`self`: the comm stratum (the tracked proxy); `label` names its plugin in errors.
+  Collectives(const strata_comm_ops& ops, void* self, std::string label, int world_size)
+      : ops_(ops), self_(self), label_(std::move(label)), world_size_(world_size) {}
 
   void allreduce(const void* send, void* recv, uint64_t count, int32_t dtype, int32_t op) const;
   void allgather(const void* send, void* recv, uint64_t count_per_rank, int32_t dtype) const;
@@ -32,7 +34,18 @@ class Collectives {
   std::vector<std::string> allgather_strings(const std::string& mine) const;
 
  private:
-  const PluginInstance<strata_comm_ops>& comm_;
+  // Calls ops.<fn>(self, args..., &err) and throws on failure, naming the plugin and `what`.
+  template <class Fn, class... Args>
+  void call(const char* what, Fn strata_comm_ops::*fn, Args&&... args) const {
+    strata_error err{};
+    err.struct_size = sizeof(err);
+    const strata_status status = (ops_.*fn)(self_, std::forward<Args>(args)..., &err);
+    if (status != STRATA_OK) throw Error(status, label_ + ": " + what + ": " + err.message);
+  }
+
+  const strata_comm_ops& ops_;
+  void* self_;
+  std::string label_;
   int world_size_;
 };
 

@@ -2,7 +2,9 @@
 
 #include "error.hpp"
 #include "log.hpp"
+#include "manifest_agreement.hpp"
 #include "plugin_loader.hpp"
+#include "sha256.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -38,22 +40,44 @@ bool has_group_ops(const strata_sharding_ops& ops) {
          ops.param_view != nullptr && ops.end_micro_step != nullptr;
 }
 
+PluginIdentity identity_of(const std::string& stratum, const LoadedPlugin& plugin) {
+  const strata_plugin_descriptor& d = plugin.descriptor();
+  return {stratum, d.name != nullptr ? d.name : "?", d.version != nullptr ? d.version : "?",
+          sha256_file_hex(plugin.path())};
+}
+
 }  // namespace
 
 Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(options)) {
+  activity_.enter_call(ApiCall::Create);
+  LoadedPlugin comm_library = load_plugin(manifest_.comm, STRATA_PLUGIN_COMM, manifest_);
+  std::vector<PluginIdentity> plugins{identity_of("comm", comm_library)};
   const strata_host_api* comm_host = host_services_.make_table("comm", nullptr, nullptr, nullptr, nullptr);
-  comm_.create(load_plugin(manifest_.comm, STRATA_PLUGIN_COMM, manifest_), manifest_.comm,
-               manifest_.source, comm_host);
+  comm_.create(std::move(comm_library), manifest_.comm, manifest_.source, comm_host);
   comm_caps_ = new_caps<strata_comm_caps>();
   comm_.call("query", &strata_comm_ops::query, &comm_caps_);
   const strata_comm_caps& caps = comm_caps_;
   world_ = {sizeof(strata_world_info), caps.rank, caps.size, caps.local_rank, caps.local_size};
   set_log_rank(world_.rank);
-  collectives_ = std::make_unique<Collectives>(comm_, world_.size);
+  tracked_comm_ = std::make_unique<TrackedComm>(comm_.ops(), comm_.self(), activity_);
+  collectives_ = std::make_unique<Collectives>(*tracked_comm_->ops(), tracked_comm_->self(),
+                                               comm_.label(), world_.size);
+  if (world_.size > 1) start_watchdog();
 
+  // Each phase ends on every rank alike, so no rank is left in a collective the others skipped.
+  LoadedPlugin precision, sharding, offload;
+  run_agreed("loading plugins", [&] {
+    precision = load_plugin(manifest_.precision, STRATA_PLUGIN_PRECISION, manifest_);
+    sharding = load_plugin(manifest_.sharding, STRATA_PLUGIN_SHARDING, manifest_);
+    offload = load_plugin(manifest_.offload, STRATA_PLUGIN_OFFLOAD, manifest_);
+    plugins.push_back(identity_of("precision", precision));
+    plugins.push_back(identity_of("sharding", sharding));
+    plugins.push_back(identity_of("offload", offload));
+  });
+  agree_across_ranks(*collectives_, manifest_.source, agreement_entries(manifest_.json, plugins));
   run_agreed("start-up", [&] {
     batch_ = resolve_batch(manifest_, world_.size);
-    create_training_strata();
+    create_training_strata(std::move(precision), std::move(sharding), std::move(offload));
     check_capabilities();
   });
   if (world_.rank == 0) {
@@ -65,21 +89,46 @@ Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(o
         world_.size, batch_.train_batch_size, batch_.micro_batch_size,
         batch_.gradient_accumulation_steps);
   }
+  activity_.leave_call();
 }
 
-void Engine::create_training_strata() {
+Engine::~Engine() {
+  activity_.enter_call(ApiCall::Destroy);
+  if (watchdog_) watchdog_->closing();
+  if (failure_ && world_.size > 1) {
+    // The other ranks are ending (the watchdog told them why); a collective teardown would wait
+    // for them forever and keep this rank's host from reporting its error.
+    logger().info("the comm stratum is left without its teardown after this rank's failure");
+    comm_.abandon();
+  }
+  // The comm stratum's teardown (MPI_Finalize) waits for the other ranks: count it as waiting, so
+  // a rank that never arrives is reported like any other stall. The members go after this body.
+  activity_.begin_wait();
+}
+
+void Engine::start_watchdog() {
+  run_agreed("control channel", [&] {
+    control_ = std::make_unique<ControlChannel>(*collectives_, world_.rank, world_.size, 60.0);
+  });
+  WatchdogSettings settings;
+  settings.warning_seconds = manifest_.stall_warning_seconds;
+  settings.shutdown_seconds = manifest_.stall_shutdown_seconds;
+  watchdog_ = std::make_unique<Watchdog>(*control_, activity_, world_.rank, world_.size, settings);
+}
+
+void Engine::create_training_strata(LoadedPlugin precision, LoadedPlugin sharding,
+                                    LoadedPlugin offload) {
+  const strata_comm_ops* comm = tracked_comm_->ops();
+  void* comm_self = tracked_comm_->self();
   // Precision first: sharding publishes through its casts. Each table names the plugin's peers.
-  precision_.create(load_plugin(manifest_.precision, STRATA_PLUGIN_PRECISION, manifest_),
-                    manifest_.precision, manifest_.source,
-                    host_services_.make_table("precision", &comm_.ops(), comm_.self(), nullptr, nullptr));
+  precision_.create(std::move(precision), manifest_.precision, manifest_.source,
+                    host_services_.make_table("precision", comm, comm_self, nullptr, nullptr));
   const strata_host_api* peers = host_services_.make_table(
-      "sharding", &comm_.ops(), comm_.self(), &precision_.ops(), precision_.self());
-  sharding_.create(load_plugin(manifest_.sharding, STRATA_PLUGIN_SHARDING, manifest_),
-                   manifest_.sharding, manifest_.source, peers);
-  offload_.create(load_plugin(manifest_.offload, STRATA_PLUGIN_OFFLOAD, manifest_),
-                  manifest_.offload, manifest_.source,
-                  host_services_.make_table("offload", &comm_.ops(), comm_.self(),
-                                            &precision_.ops(), precision_.self()));
+      "sharding", comm, comm_self, &precision_.ops(), precision_.self());
+  sharding_.create(std::move(sharding), manifest_.sharding, manifest_.source, peers);
+  offload_.create(std::move(offload), manifest_.offload, manifest_.source,
+                  host_services_.make_table("offload", comm, comm_self, &precision_.ops(),
+                                            precision_.self()));
   precision_caps_ = new_caps<strata_precision_caps>();
   precision_.call("query", &strata_precision_ops::query, &precision_caps_);
   sharding_caps_ = new_caps<strata_sharding_caps>();
@@ -163,15 +212,51 @@ uint32_t Engine::register_param(const strata_param_desc& desc) {
   return registry_.add(desc);
 }
 
-void Engine::finalize() {
-  if (finalized_) throw Error(STRATA_ERR_INVALID_ARGUMENT, "finalize: called twice");
-  registry_.verify_same_on_all_ranks(*collectives_);
-  for (const ParamRecord& p : registry_.params()) {
-    collectives_->broadcast(p.data, p.count, p.dtype, 0);
+template <class Body>
+auto Engine::guarded(ApiCall call, int64_t arg, Body&& body) {
+  if (failure_) {
+    throw Error(failure_->code(), std::string("an earlier call failed on this rank, so the runtime "
+                                              "cannot continue: ") + failure_->what());
   }
-  run_agreed("finalize", [&] { setup_after_registration(); });
-  finalized_ = true;
-  logger().info("memory: {}", ledger_.summary());
+  activity_.enter_call(call, arg);
+  try {
+    if constexpr (std::is_void_v<decltype(body())>) {
+      body();
+      activity_.leave_call();
+    } else {
+      auto result = body();
+      activity_.leave_call();
+      return result;
+    }
+  } catch (const std::exception& e) {
+    activity_.leave_call();
+    const auto* error = dynamic_cast<const Error*>(&e);
+    failure_ = Error(error != nullptr ? error->code() : STRATA_ERR_INTERNAL, e.what());
+    if (watchdog_) {
+      watchdog_->local_failure(std::string(api_call_name(call)) + " failed at step " +
+                               std::to_string(global_steps_) + ": " + e.what());
+    }
+    throw;
+  }
+}
+
+void Engine::finalize() {
+  guarded(ApiCall::Finalize, -1, [&] {
+    if (finalized_) throw Error(STRATA_ERR_INVALID_ARGUMENT, "finalize: called twice");
+    registry_.verify_same_on_all_ranks(*collectives_);
+    for (const ParamRecord& p : registry_.params()) {
+      collectives_->broadcast(p.data, p.count, p.dtype, 0);
+    }
+    run_agreed("finalize", [&] { setup_after_registration(); });
+    finalized_ = true;
+    if (watchdog_) {
+      ActivityNames names;
+      for (const ParamRecord& p : registry_.params()) names.params.push_back(p.name);
+      for (const GroupRecord& g : registry_.groups()) names.groups.push_back(g.name);
+      watchdog_->set_names(std::move(names));
+    }
+    logger().info("memory: {}", ledger_.summary());
+  });
 }
 
 void Engine::setup_after_registration() {
@@ -233,20 +318,24 @@ uint32_t Engine::define_group(const std::string& name, const uint32_t* params, s
 }
 
 void Engine::gather(uint32_t group, uint32_t flags) {
-  require_finalized("gather");
-  check_group_id("gather", group);
-  if ((flags & ~STRATA_GATHER_FOR_BACKWARD) != 0) {
-    throw Error(STRATA_ERR_INVALID_ARGUMENT,
-                "gather: unknown flags " + std::to_string(flags) +
-                    " (expected 0 or STRATA_GATHER_FOR_BACKWARD)");
-  }
-  if (sharding_has_groups()) sharding_.call("gather", &strata_sharding_ops::gather, group, flags);
+  guarded(ApiCall::Gather, group, [&] {
+    require_finalized("gather");
+    check_group_id("gather", group);
+    if ((flags & ~STRATA_GATHER_FOR_BACKWARD) != 0) {
+      throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                  "gather: unknown flags " + std::to_string(flags) +
+                      " (expected 0 or STRATA_GATHER_FOR_BACKWARD)");
+    }
+    if (sharding_has_groups()) sharding_.call("gather", &strata_sharding_ops::gather, group, flags);
+  });
 }
 
 void Engine::release(uint32_t group) {
-  require_finalized("release");
-  check_group_id("release", group);
-  if (sharding_has_groups()) sharding_.call("release", &strata_sharding_ops::release, group);
+  guarded(ApiCall::Release, group, [&] {
+    require_finalized("release");
+    check_group_id("release", group);
+    if (sharding_has_groups()) sharding_.call("release", &strata_sharding_ops::release, group);
+  });
 }
 
 strata_param_view Engine::param_view(uint32_t index) const {
@@ -288,9 +377,11 @@ void Engine::require_finalized(const char* call) const {
 }
 
 void Engine::grad_ready(uint32_t index) {
-  require_finalized("grad_ready");
-  check_param_index("grad_ready", index);
-  sharding_.call("grad_ready", &strata_sharding_ops::grad_ready, index, boundary() ? 1 : 0);
+  guarded(ApiCall::GradReady, index, [&] {
+    require_finalized("grad_ready");
+    check_param_index("grad_ready", index);
+    sharding_.call("grad_ready", &strata_sharding_ops::grad_ready, index, boundary() ? 1 : 0);
+  });
 }
 
 double Engine::loss_scale() const {
@@ -300,6 +391,10 @@ double Engine::loss_scale() const {
 }
 
 strata_step_result Engine::step() {
+  return guarded(ApiCall::Step, -1, [&] { return step_once(); });
+}
+
+strata_step_result Engine::step_once() {
   require_finalized("step");
   strata_step_result result{};
   result.struct_size = sizeof(result);
@@ -333,7 +428,13 @@ strata_step_result Engine::step() {
       }
       result.outcome = STRATA_STEP_SKIPPED;
       result.grad_norm = std::numeric_limits<double>::infinity();
+      ++consecutive_skips_;
+      if (precision_caps_.dynamic_scaling == 0 &&
+          consecutive_skips_ >= manifest_.max_consecutive_skips) {
+        fail_runaway_skips(shards, count);
+      }
     } else {
+      consecutive_skips_ = 0;
       result.grad_norm = std::sqrt(global[1]) / scale;
       apply_step(shards, count, scale, result.grad_norm);
       result.outcome = STRATA_STEP_APPLIED;
@@ -345,7 +446,43 @@ strata_step_result Engine::step() {
   result.loss_scale = loss_scale();
   result.global_steps = global_steps_;
   result.skipped_steps = skipped_steps_;
+  activity_.set_progress(global_steps_, micro_steps_);
   return result;
+}
+
+// Collective (every rank skipped alike). Names the first parameter, in registration order, whose
+// reduced gradient holds an inf or nan on any rank, and the first such element in it.
+void Engine::fail_runaway_skips(const strata_shard* shards, size_t count) {
+  constexpr int64_t kElementBits = 40;
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  int64_t mine = kNone;
+  for (size_t i = 0; i < count; ++i) {
+    const strata_shard& s = shards[i];
+    for (uint64_t e = 0; e < s.count; ++e) {
+      if (std::isfinite(s.grad[e])) continue;
+      const int64_t element = std::min<int64_t>(static_cast<int64_t>(s.offset + e), (int64_t{1} << kElementBits) - 1);
+      mine = std::min(mine, (static_cast<int64_t>(s.param_index) << kElementBits) | element);
+      break;
+    }
+  }
+  int64_t first = mine;
+  if (sharding_caps_.shards_replicated == 0) {
+    collectives_->allreduce(&mine, &first, 1, STRATA_I64, STRATA_MIN);
+  }
+  std::string where = "no gradient element is inf or nan, so the sum of squares overflowed";
+  if (first != kNone) {
+    const auto param = static_cast<size_t>(first >> kElementBits);
+    where = "the first parameter with a non-finite gradient is " +
+            registry_.params()[param].signature() + " (element " +
+            std::to_string(first & ((int64_t{1} << kElementBits) - 1)) + ")";
+  }
+  throw Error(STRATA_ERR_NUMERIC,
+              "step " + std::to_string(global_steps_) + ": " + std::to_string(consecutive_skips_) +
+                  " steps in a row had non-finite gradients (max_consecutive_skips = " +
+                  std::to_string(manifest_.max_consecutive_skips) + ") and precision plugin '" +
+                  precision_.name() + "' (" + strata_dtype_name(precision_caps_.model_dtype) +
+                  ") has no loss scale to lower; " + where +
+                  ". Check the learning rate, the data and the loss for inf or nan");
 }
 
 void Engine::apply_step(const strata_shard* shards, size_t count, double scale, double norm) {

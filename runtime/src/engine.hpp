@@ -2,16 +2,22 @@
 // "The step pipeline"). One instance per process; used by one thread at a time.
 #pragma once
 
+#include "activity.hpp"
 #include "collectives.hpp"
+#include "control_channel.hpp"
 #include "host_services.hpp"
 #include "manifest.hpp"
 #include "memory_ledger.hpp"
 #include "param_registry.hpp"
+#include "error.hpp"
 #include "plugin_instance.hpp"
+#include "tracked_comm.hpp"
+#include "watchdog.hpp"
 
 #include <strata/strata.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace strata::rt {
@@ -19,6 +25,7 @@ namespace strata::rt {
 class Engine {
  public:
   explicit Engine(const strata_create_options& options);  // collective
+  ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -40,13 +47,22 @@ class Engine {
   strata_memory_report memory() const { return ledger_.report(); }
 
  private:
-  void create_training_strata();
+  void start_watchdog();
+  void create_training_strata(LoadedPlugin precision, LoadedPlugin sharding, LoadedPlugin offload);
   void check_capabilities() const;
   void setup_after_registration();
   // Runs `body`, then agrees across ranks whether any rank failed, so that a rank that failed
   // locally does not leave the others waiting forever in the next collective.
   template <class Body>
   void run_agreed(const char* phase, Body&& body);
+  // Runs a host call that may take part in collectives. If it fails, this rank cannot continue
+  // (its peers would wait for it forever): the failure is remembered, every later call fails with
+  // it, and the watchdog tells the other ranks, which end with this rank's message.
+  template <class Body>
+  auto guarded(ApiCall call, int64_t arg, Body&& body);
+  strata_step_result step_once();
+  // Ends the run when non-finite gradients keep coming and there is no loss scale to lower.
+  [[noreturn]] void fail_runaway_skips(const strata_shard* shards, size_t count);
   bool boundary() const { return (micro_steps_ + 1) % batch_.gradient_accumulation_steps == 0; }
   void require_finalized(const char* call) const;
   void check_param_index(const char* call, uint32_t index) const;
@@ -61,10 +77,15 @@ class Engine {
   BatchConfig batch_{};
   strata_world_info world_{};
   // Declaration order is teardown order reversed: plugins go before the comm transport, and
-  // everything they allocated is returned to the ledger before it goes.
+  // everything they allocated is returned to the ledger before it goes; the watchdog outlives the
+  // comm stratum, whose teardown (MPI_Finalize) may itself wait on the other ranks.
   MemoryLedger ledger_;
   HostServices host_services_{ledger_};
+  ActivityBoard activity_;
+  std::unique_ptr<ControlChannel> control_;  // ranks > 1
+  std::unique_ptr<Watchdog> watchdog_;       // ranks > 1
   PluginInstance<strata_comm_ops> comm_;
+  std::unique_ptr<TrackedComm> tracked_comm_;  // what the runtime and plugins call
   std::unique_ptr<Collectives> collectives_;
   PluginInstance<strata_precision_ops> precision_;
   PluginInstance<strata_sharding_ops> sharding_;
@@ -82,6 +103,9 @@ class Engine {
   uint64_t global_steps_ = 0;
   uint64_t applied_steps_ = 0;
   uint64_t skipped_steps_ = 0;
+  uint64_t consecutive_skips_ = 0;
+  // The first failure of a guarded call on this rank (code, message); later calls repeat it.
+  std::optional<Error> failure_;
 };
 
 }  // namespace strata::rt

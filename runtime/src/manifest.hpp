@@ -32,9 +32,17 @@ struct Manifest {
   std::optional<uint64_t> train_micro_batch_size_per_gpu;
   std::optional<uint64_t> gradient_accumulation_steps;
   double gradient_clipping = 0.0;
+  // Strata's fault keys (issue 10): "stall_inspector": {"warning_seconds", "shutdown_seconds"}
+  // (0 turns one off; STRATA_STALL_WARNING_SECONDS / STRATA_STALL_SHUTDOWN_SECONDS override them)
+  // and "max_consecutive_skips" (non-finite steps in a row, with no loss scale left to lower,
+  // before the run ends).
+  double stall_warning_seconds = 60.0;
+  double stall_shutdown_seconds = 300.0;
+  uint64_t max_consecutive_skips = 10;
 };
 
-// Throws strata::rt::Error (STRATA_ERR_INVALID_ARGUMENT) naming source, JSON path and expectation.
+// Throws strata::rt::Error (STRATA_ERR_INVALID_ARGUMENT) naming source, JSON path and expectation,
+// for any text at all (too large, too deep, out-of-range numbers included); never crashes.
 Manifest load_manifest(const strata_create_options& options);
 
 struct BatchConfig {

@@ -52,10 +52,15 @@ class PluginInstance {
     if (status != STRATA_OK) throw Error(status, label_ + ": " + what + ": " + err.message);
   }
 
+  // Forgets the instance without destroying it: for a comm stratum whose teardown (MPI_Finalize)
+  // would wait forever for ranks that are not coming.
+  void abandon() { self_ = nullptr; }
+
   const Ops& ops() const { return *ops_; }
   void* self() const { return self_; }
   const LoadedPlugin& library() const { return library_; }
   const char* name() const { return library_.descriptor().name; }
+  const std::string& label() const { return label_; }  // "comm plugin 'allreduce-mpi'"
 
   static strata_error new_error() {
     strata_error err{};

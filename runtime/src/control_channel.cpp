@@ -1,0 +1,401 @@
+#include "control_channel.hpp"
+
+#include "error.hpp"
+#include "log.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <cstdlib>
+
+namespace strata::rt {
+namespace {
+
+constexpr uint32_t kMagic = 0x53544331;  // "STC1"
+constexpr size_t kHeader = 12;           // magic, type, length (uint32 each)
+constexpr size_t kMaxPayload = 16384;
+constexpr size_t kMaxQueued = 64 * 1024;
+constexpr size_t kSecret = 32, kNonce = 16, kMac = 32;
+
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void fail(const std::string& message) { throw Error(STRATA_ERR_COMM, message); }
+
+std::string errno_text() { return std::strerror(errno); }
+
+void random_bytes(unsigned char* out, size_t n) {
+  while (n > 0) {
+    const ssize_t got = getrandom(out, n, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      fail("control channel: getrandom failed: " + errno_text());
+    }
+    out += got;
+    n -= static_cast<size_t>(got);
+  }
+}
+
+int remaining_ms(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return static_cast<int>(std::max<int64_t>(0, left.count()));
+}
+
+// Reads exactly n bytes before the deadline; false on timeout, EOF or error.
+bool read_exact(int fd, void* data, size_t n, Clock::time_point deadline) {
+  auto* p = static_cast<unsigned char*>(data);
+  while (n > 0) {
+    pollfd pfd{fd, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, remaining_ms(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    const ssize_t got = ::recv(fd, p, n, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+bool write_all(int fd, const void* data, size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (n > 0) {
+    const ssize_t put = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return false;
+    p += put;
+    n -= static_cast<size_t>(put);
+  }
+  return true;
+}
+
+void mac_of(const unsigned char* secret, const unsigned char* nonce, int32_t rank,
+            unsigned char* out) {
+  unsigned char message[kNonce + sizeof(int32_t)];
+  std::memcpy(message, nonce, kNonce);
+  std::memcpy(message + kNonce, &rank, sizeof rank);
+  unsigned int length = kMac;
+  HMAC(EVP_sha256(), secret, static_cast<int>(kSecret), message, sizeof message, out, &length);
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
+}
+
+// The address this rank's listener binds and the others connect to.
+std::string listen_address(bool one_host) {
+  if (one_host) return "127.0.0.1";
+  if (const char* env = std::getenv("STRATA_CONTROL_ADDR"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) fail("control channel: getifaddrs failed: " + errno_text());
+  std::string found;
+  for (ifaddrs* a = list; a != nullptr && found.empty(); a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
+    if ((a->ifa_flags & IFF_UP) == 0 || (a->ifa_flags & IFF_LOOPBACK) != 0) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+    found = text;
+  }
+  freeifaddrs(list);
+  if (found.empty()) {
+    fail("control channel: ranks run on several hosts, but this host has no non-loopback IPv4 "
+         "address; set STRATA_CONTROL_ADDR to the address the other ranks can reach");
+  }
+  return found;
+}
+
+sockaddr_in parse_address(const std::string& host, uint16_t port, const std::string& what) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    fail("control channel: " + what + " '" + host + "' is not an IPv4 address");
+  }
+  return addr;
+}
+
+int make_socket() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) fail("control channel: socket failed: " + errno_text());
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+void set_nonblocking(int fd) {
+  const int flags = fcntl(fd, F_GETFL, 0);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+std::string frame(ControlMessage type, const std::string& payload) {
+  const uint32_t header[3] = {kMagic, static_cast<uint32_t>(type),
+                              static_cast<uint32_t>(std::min(payload.size(), kMaxPayload))};
+  std::string out(reinterpret_cast<const char*>(header), kHeader);
+  out.append(payload, 0, header[2]);
+  return out;
+}
+
+}  // namespace
+
+uint64_t process_start_time(int64_t pid) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (f == nullptr) return 0;
+  char text[1024] = {};
+  const size_t got = std::fread(text, 1, sizeof text - 1, f);
+  std::fclose(f);
+  // Fields after the command name (which may hold spaces) start past the last ')'.
+  const char* at = std::strrchr(text, ')');
+  if (got == 0 || at == nullptr) return 0;
+  unsigned long long start = 0;
+  // state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime
+  // cstime priority nice num_threads itrealvalue starttime
+  if (std::sscanf(at + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                  &start) != 1) {
+    return 0;
+  }
+  return start;
+}
+
+ControlChannel::ControlChannel(const Collectives& collectives, int rank, int size,
+                               double timeout_seconds)
+    : rank_(rank), peers_(static_cast<size_t>(size)) {
+  const auto deadline =
+      Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
+  const std::vector<std::string> hosts = collectives.allgather_strings(host_name());
+  const bool one_host = std::all_of(hosts.begin(), hosts.end(),
+                                    [&](const std::string& h) { return h == hosts.front(); });
+
+  // Listen before anyone connects; the backlog holds every peer that connects before we accept.
+  const std::string address = listen_address(one_host);
+  const int listener = make_socket();
+  sockaddr_in bound = parse_address(address, 0, one_host ? "loopback" : "STRATA_CONTROL_ADDR");
+  if (::bind(listener, reinterpret_cast<sockaddr*>(&bound), sizeof bound) != 0 ||
+      ::listen(listener, size) != 0) {
+    const std::string why = errno_text();
+    ::close(listener);
+    fail("control channel: cannot listen on " + address + ": " + why);
+  }
+  socklen_t length = sizeof bound;
+  getsockname(listener, reinterpret_cast<sockaddr*>(&bound), &length);
+  const std::vector<std::string> endpoints =
+      collectives.allgather_strings(address + " " + std::to_string(ntohs(bound.sin_port)));
+  const int64_t pid = getpid();
+  const std::vector<std::string> ids = collectives.allgather_strings(
+      std::to_string(pid) + " " + std::to_string(process_start_time(pid)));
+  for (size_t r = 0; r < ids.size(); ++r) {
+    RankProcess p;
+    p.host = hosts[r];
+    std::sscanf(ids[r].c_str(), "%ld %lu", &p.pid, &p.start_time);
+    processes_.push_back(p);
+  }
+
+  unsigned char secret[kSecret];
+  if (rank == 0) random_bytes(secret, kSecret);
+  collectives.broadcast(secret, kSecret, STRATA_U8, 0);
+
+  try {
+    // Lower ranks listen, higher ranks connect: rank r connects to 0..r-1, then accepts r+1...
+    for (int peer = 0; peer < rank; ++peer) {
+      const std::string& endpoint = endpoints[static_cast<size_t>(peer)];
+      const size_t space = endpoint.find(' ');
+      const sockaddr_in to = parse_address(endpoint.substr(0, space),
+                                           static_cast<uint16_t>(std::stoi(endpoint.substr(space + 1))),
+                                           "rank " + std::to_string(peer) + "'s address");
+      const int fd = make_socket();
+      peers_[static_cast<size_t>(peer)].fd = fd;
+      if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) {
+        fail("control channel: cannot connect to rank " + std::to_string(peer) + " at " +
+             endpoint + ": " + errno_text());
+      }
+      unsigned char nonce[kNonce];
+      unsigned char reply[sizeof(int32_t) + kMac];
+      const int32_t me = rank;
+      if (!read_exact(fd, nonce, kNonce, deadline)) {
+        fail("control channel: rank " + std::to_string(peer) + " did not greet within " +
+             std::to_string(timeout_seconds) + " s");
+      }
+      std::memcpy(reply, &me, sizeof me);
+      mac_of(secret, nonce, me, reply + sizeof me);
+      if (!write_all(fd, reply, sizeof reply)) {
+        fail("control channel: lost rank " + std::to_string(peer) + " during the handshake");
+      }
+    }
+    int expected = size - 1 - rank;
+    while (expected > 0) {
+      pollfd pfd{listener, POLLIN, 0};
+      const int ready = ::poll(&pfd, 1, remaining_ms(deadline));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) {
+        fail("control channel: " + std::to_string(expected) + " higher rank(s) did not connect within " +
+             std::to_string(timeout_seconds) + " s");
+      }
+      sockaddr_in from{};
+      socklen_t from_length = sizeof from;
+      const int fd = ::accept4(listener, reinterpret_cast<sockaddr*>(&from), &from_length, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      char who[INET_ADDRSTRLEN] = {};
+      inet_ntop(AF_INET, &from.sin_addr, who, sizeof who);
+      const std::string origin = std::string(who) + ":" + std::to_string(ntohs(from.sin_port));
+      unsigned char nonce[kNonce];
+      unsigned char reply[sizeof(int32_t) + kMac];
+      unsigned char expected_mac[kMac];
+      random_bytes(nonce, kNonce);
+      int32_t claimed = -1;
+      const bool answered = write_all(fd, nonce, kNonce) && read_exact(fd, reply, sizeof reply, deadline);
+      if (answered) {
+        std::memcpy(&claimed, reply, sizeof claimed);
+        mac_of(secret, nonce, claimed, expected_mac);
+      }
+      const bool valid = answered && claimed > rank && claimed < size &&
+                         peers_[static_cast<size_t>(claimed)].fd < 0 &&
+                         CRYPTO_memcmp(expected_mac, reply + sizeof claimed, kMac) == 0;
+      if (!valid) {
+        logger().warn("control channel: refused a connection from {}: it did not prove the job's "
+                      "secret", origin);
+        ::close(fd);
+        continue;
+      }
+      const int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      peers_[static_cast<size_t>(claimed)].fd = fd;
+      --expected;
+    }
+  } catch (...) {
+    ::close(listener);
+    for (Peer& p : peers_) {
+      if (p.fd >= 0) ::close(p.fd);
+    }
+    OPENSSL_cleanse(secret, kSecret);
+    throw;
+  }
+  ::close(listener);
+  OPENSSL_cleanse(secret, kSecret);
+  for (Peer& p : peers_) {
+    if (p.fd >= 0) set_nonblocking(p.fd);
+  }
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+ControlChannel::~ControlChannel() {
+  for (Peer& p : peers_) {
+    if (p.fd >= 0) ::close(p.fd);
+  }
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void ControlChannel::flush_locked(Peer& peer) {
+  while (!peer.out.empty() && peer.fd >= 0) {
+    const ssize_t put = ::send(peer.fd, peer.out.data(), peer.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return;  // full (EAGAIN) or broken: poll() reports a broken one as closed
+    peer.out.erase(0, static_cast<size_t>(put));
+  }
+}
+
+void ControlChannel::send_all(ControlMessage type, const std::string& payload) {
+  const std::string message = frame(type, payload);
+  std::lock_guard lock(mutex_);
+  for (Peer& p : peers_) {
+    if (p.fd < 0 || p.out.size() + message.size() > kMaxQueued) continue;
+    p.out += message;
+    flush_locked(p);
+  }
+}
+
+void ControlChannel::wake() {
+  const uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof one);
+}
+
+void ControlChannel::close_locked(int rank) {
+  Peer& p = peers_[static_cast<size_t>(rank)];
+  if (p.fd >= 0) ::close(p.fd);
+  p.fd = -1;
+  p.in.clear();
+  p.out.clear();
+}
+
+void ControlChannel::read_from(int rank, std::vector<ControlEvent>& events) {
+  Peer& p = peers_[static_cast<size_t>(rank)];
+  char buffer[8192];
+  std::string closed;  // why the connection ended, once it has; what came before it still counts
+  for (;;) {
+    const ssize_t got = ::recv(p.fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (got <= 0) {
+      closed = got == 0 ? "connection closed" : "connection failed: " + errno_text();
+      break;
+    }
+    p.in.append(buffer, static_cast<size_t>(got));
+  }
+  while (p.in.size() >= kHeader) {
+    uint32_t header[3];
+    std::memcpy(header, p.in.data(), kHeader);
+    if (header[0] != kMagic || header[2] > kMaxPayload) {
+      closed = "sent a malformed message";
+      break;
+    }
+    if (p.in.size() < kHeader + header[2]) break;
+    events.push_back({ControlEvent::Kind::Message, rank, static_cast<ControlMessage>(header[1]),
+                      p.in.substr(kHeader, header[2])});
+    p.in.erase(0, kHeader + header[2]);
+  }
+  if (!closed.empty()) {
+    events.push_back({ControlEvent::Kind::Closed, rank, {}, closed});
+    close_locked(rank);
+  }
+}
+
+std::vector<ControlEvent> ControlChannel::poll(int timeout_ms) {
+  std::vector<pollfd> fds;
+  std::vector<int> ranks;
+  {
+    std::lock_guard lock(mutex_);
+    for (size_t r = 0; r < peers_.size(); ++r) {
+      if (peers_[r].fd < 0) continue;
+      fds.push_back({peers_[r].fd, static_cast<short>(POLLIN | (peers_[r].out.empty() ? 0 : POLLOUT)), 0});
+      ranks.push_back(static_cast<int>(r));
+    }
+  }
+  fds.push_back({wake_fd_, POLLIN, 0});
+  const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+  std::vector<ControlEvent> events;
+  if (ready <= 0) return events;
+  std::lock_guard lock(mutex_);
+  if ((fds.back().revents & POLLIN) != 0) {
+    uint64_t count = 0;
+    (void)!::read(wake_fd_, &count, sizeof count);
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    Peer& p = peers_[static_cast<size_t>(ranks[i])];
+    if (p.fd != fds[i].fd) continue;  // closed meanwhile
+    if ((fds[i].revents & POLLOUT) != 0) flush_locked(p);
+    if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) read_from(ranks[i], events);
+  }
+  return events;
+}
+
+}  // namespace strata::rt

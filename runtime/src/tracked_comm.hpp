@@ -1,0 +1,56 @@
+// The comm stratum as the runtime and the other plugins reach it: the comm plugin's own ops table
+// behind a proxy table that records every collective, and every wait for one, on the
+// ActivityBoard. The stall inspector needs to know when a rank is blocked and in which collective,
+// whoever started it (the runtime, or the sharding plugin through its host table), and the comm
+// plugin need not cooperate for that. The cost is a few relaxed stores per collective.
+#pragma once
+
+#include "activity.hpp"
+
+#include <strata/plugin_api.h>
+
+namespace strata::rt {
+
+class TrackedComm {
+ public:
+  // `ops`/`self` are the comm plugin's instance; both must outlive this object.
+  TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& board);
+  TrackedComm(const TrackedComm&) = delete;
+  TrackedComm& operator=(const TrackedComm&) = delete;
+
+  // The proxy table and the `self` to pass to it (lent to plugins in their host tables).
+  const strata_comm_ops* ops() const { return &table_; }
+  void* self() const { return const_cast<TrackedComm*>(this); }
+
+ private:
+  static TrackedComm& of(void* self) { return *static_cast<TrackedComm*>(self); }
+  // Records the start (and, when `req` is NULL, the blocking wait) of collective `name`.
+  template <class Call>
+  strata_status collective(const char* name, strata_request* req, Call&& call);
+
+  static strata_status create(const char*, const strata_host_api*, void**, strata_error* err);
+  static void destroy(void*) {}
+  static strata_status query(void* self, strata_comm_caps* caps, strata_error* err);
+  static strata_status allreduce(void* self, const strata_buffer* send, const strata_buffer* recv,
+                                 int32_t op, strata_request* req, strata_error* err);
+  static strata_status allgather(void* self, const strata_buffer* send, const strata_buffer* recv,
+                                 strata_request* req, strata_error* err);
+  static strata_status allgatherv(void* self, const strata_buffer* send, const strata_buffer* recv,
+                                  const uint64_t* recv_counts, const uint64_t* displs,
+                                  strata_request* req, strata_error* err);
+  static strata_status reduce_scatter(void* self, const strata_buffer* send,
+                                      const strata_buffer* recv, int32_t op, strata_request* req,
+                                      strata_error* err);
+  static strata_status broadcast(void* self, const strata_buffer* buf, int32_t root,
+                                 strata_request* req, strata_error* err);
+  static strata_status barrier(void* self, strata_request* req, strata_error* err);
+  static strata_status wait(void* self, strata_request req, strata_error* err);
+  static strata_status test(void* self, strata_request req, int32_t* done, strata_error* err);
+
+  const strata_comm_ops& real_;
+  void* real_self_;
+  ActivityBoard& board_;
+  strata_comm_ops table_{};
+};
+
+}  // namespace strata::rt

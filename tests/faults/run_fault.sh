@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# One fault test: starts 4 ranks of fault_host under mpirun, brings on a fault, and checks that
+# every rank ends, in time, with a message naming the rank at fault, and that no process is left.
+#
+# usage: run_fault.sh MODE RANK   with MPIRUN (the mpirun command line), HOST (fault_host),
+#        MANIFEST, WORK (a scratch folder) and, for plugin-fail, FAILING_PLUGIN in the environment.
+# MODE: stop-external  SIGSTOP from outside at an arbitrary moment; warning 5 s, shutdown 15 s
+#       stop-self      the rank stops itself in host code; also checks that waiting ranks sleep
+#       kill           SIGKILL from outside
+#       host-exit      the host exits (status 3) at step 200 without a word to the runtime
+#       plugin-fail    the offload plugin fails on that rank at step 200
+set -u
+mode=$1
+bad=$2
+ranks=4
+rm -rf "$WORK" && mkdir -p "$WORK/pids"
+log=$WORK/output.log
+stall='{"stall_inspector": {"warning_seconds": 5, "shutdown_seconds": 15}}'
+args=(--steps 1000000 --step-ms 5 --pid-dir "$WORK/pids")
+limit_ms=10000
+case $mode in
+  stop-external) args+=(--overrides "$stall"); limit_ms=25000 ;;
+  stop-self) args+=(--overrides "$stall" --stop-rank "$bad" --stop-step 200); limit_ms=25000 ;;
+  kill) ;;
+  host-exit) args+=(--exit-rank "$bad" --exit-step 200) ;;
+  plugin-fail)
+    args+=(--overrides "{\"offload\": {\"library\": \"$FAILING_PLUGIN\", \"config\": {\"fail_rank\": $bad, \"fail_step\": 200}}}") ;;
+  *) echo "unknown mode $mode"; exit 2 ;;
+esac
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+fail() {
+  echo "FAIL: $*"
+  echo "---- output ----"; cat "$log"
+  for f in "$WORK"/pids/*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
+  kill -9 "$mpirun_pid" 2>/dev/null
+  exit 1
+}
+pid_of() { cat "$WORK/pids/rank$1.pid"; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+# shellcheck disable=SC2086
+$MPIRUN -np $ranks "$HOST" "$MANIFEST" "${args[@]}" >"$log" 2>&1 &
+mpirun_pid=$!
+
+start=$(now_ms)
+while [ "$(ls "$WORK/pids" | wc -l)" -lt $ranks ]; do
+  kill -0 $mpirun_pid 2>/dev/null || fail "the job ended before every rank started"
+  [ $(( $(now_ms) - start )) -lt 120000 ] || fail "the ranks did not start within 120 s"
+  sleep 0.1
+done
+victim=$(pid_of "$bad")
+if [ "$mode" = stop-external ] || [ "$mode" = kill ]; then
+  sleep 2  # mid-training
+  kill -0 $mpirun_pid 2>/dev/null || fail "the job ended before the fault"
+fi
+
+case $mode in
+  stop-external) kill -STOP "$victim"; t0=$(now_ms) ;;
+  kill) kill -9 "$victim"; t0=$(now_ms) ;;
+  stop-self)
+    until [ "$(awk '{print $3}' "/proc/$victim/stat" 2>/dev/null)" = T ]; do
+      kill -0 $mpirun_pid 2>/dev/null || fail "the job ended before rank $bad stopped itself"
+      sleep 0.05
+    done
+    t0=$(now_ms) ;;
+  host-exit)
+    while kill -0 "$victim" 2>/dev/null; do sleep 0.05; done
+    t0=$(now_ms) ;;
+  plugin-fail)
+    until grep -q "simulated failure on rank $bad" "$log"; do
+      kill -0 $mpirun_pid 2>/dev/null || break
+      sleep 0.05
+    done
+    t0=$(now_ms) ;;
+esac
+
+if [ "$mode" = stop-self ]; then
+  # Waiting ranks must sleep, not spin: CPU time over 3 s while the stopped rank holds them up.
+  sleep 3
+  declare -A before
+  for r in $(seq 0 $((ranks - 1))); do [ "$r" = "$bad" ] || before[$r]=$(cpu_ticks "$(pid_of "$r")"); done
+  sleep 3
+  hz=$(getconf CLK_TCK)
+  for r in "${!before[@]}"; do
+    used=$(( $(cpu_ticks "$(pid_of "$r")") - before[$r] ))
+    echo "rank $r used $used of $((3 * hz)) clock ticks while waiting"
+    [ $(( used * 100 )) -le $(( 3 * hz * 25 )) ] || fail "rank $r used $used of $((3 * hz)) ticks (> 25% of a core) while waiting"
+  done
+fi
+
+warned_ms=""
+while kill -0 $mpirun_pid 2>/dev/null; do
+  if [ -z "$warned_ms" ] && grep -q "\[warning\] stall: rank" "$log"; then warned_ms=$(( $(now_ms) - t0 )); fi
+  [ $(( $(now_ms) - t0 )) -lt $(( limit_ms + 15000 )) ] || fail "the job was still running $(( limit_ms + 15000 )) ms after the fault"
+  sleep 0.1
+done
+wait $mpirun_pid
+rc=$?
+took=$(( $(now_ms) - t0 ))
+echo "mode $mode, rank $bad: mpirun exited with $rc, $took ms after the fault"
+[ $rc -ne 0 ] || fail "mpirun exited 0"
+[ $took -le $limit_ms ] || fail "the job took $took ms to end after the fault (limit $limit_ms)"
+
+# A process that has exited but not yet been reaped (state Z) is gone; allow a moment for that.
+alive() { local s; s=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null); [ -n "$s" ] && [ "$s" != Z ]; }
+for r in $(seq 0 $((ranks - 1))); do
+  pid=$(pid_of "$r")
+  for _ in $(seq 30); do alive "$pid" || break; sleep 0.1; done
+  if alive "$pid"; then fail "rank $r (pid $pid) is still there 3 s after mpirun exited"; fi
+done
+
+# What each rank said: the rank at fault is named.
+case $mode in
+  stop-external|stop-self)
+    [ -n "$warned_ms" ] || warned_ms=$took
+    echo "first stall warning seen $warned_ms ms after the stop"
+    grep -m1 "\[warning\] stall: rank" "$log"
+    grep -q "\[warning\] stall: rank [0-9]* has waited .*Not arrived: rank $bad: not responding" "$log" ||
+      fail "no stall warning names rank $bad as not responding"
+    [ "$warned_ms" -ge 4000 ] && [ "$warned_ms" -le 9000 ] || fail "the warning came $warned_ms ms after the stop, not about 5 s"
+    for r in $(seq 0 $((ranks - 1))); do
+      [ "$r" = "$bad" ] && continue
+      grep -q "\[strata rank $r\] \[error\] .*\(Ending the job\|ending rank $r too\)" "$log" ||
+        fail "rank $r did not end with a stall message"
+    done ;;
+  kill|host-exit)
+    # Strata's watchdog ("rank 3 is gone") or the launcher (mpirun: "process rank 3 ... exited on
+    # signal 9", or "Process name: [[job,1],3]" for a non-zero exit), whichever ended the job.
+    grep -q "rank $bad is gone\|process rank $bad with PID\|Process name: \[\[[0-9]*,[0-9]*\],$bad\]" "$log" ||
+      fail "nothing names rank $bad" ;;
+  plugin-fail)
+    grep -q "^error: .*simulated failure on rank $bad" "$log" || fail "rank $bad did not report its own failure"
+    for r in $(seq 0 $((ranks - 1))); do
+      [ "$r" = "$bad" ] && continue
+      grep -q "\[strata rank $r\] \[error\] rank $bad failed: .*simulated failure on rank $bad.*ending rank $r too" "$log" ||
+        fail "rank $r did not end with rank $bad's message"
+    done ;;
+esac
+echo "PASS"
