@@ -57,6 +57,9 @@ TEST(Config, BadValuesAndUnknownKeysAreNamed) {
   expect_config_rejected(R"({"chunk_bytes": 0})", "chunk_bytes");
   expect_config_rejected(R"({"chunk_bytes": 1.5})", "chunk_bytes");
   expect_config_rejected(R"({"chunk_bytes": "4MiB"})", "chunk_bytes");
+  expect_config_rejected(R"({"arrival_gate": 1})", "arrival_gate: expected true or false, got 1");
+  expect_config_rejected(R"({"arrival_gate": "off"})", "arrival_gate");
+  expect_config_rejected(R"({"arrival_gate": null})", "arrival_gate");
   expect_config_rejected(R"({"chunk_size": 4096})", "unknown key 'chunk_size'");
   expect_config_rejected(R"([1, 2])", "expected a JSON object");
   expect_config_rejected(R"({"chunk_bytes": )", "not valid JSON");
@@ -77,6 +80,29 @@ TEST(Config, MoreInstancesCanLiveSideBySide) {
       "");
   ops().destroy(self);
   ops().destroy(nullptr);  // allowed
+}
+
+TEST(Config, ArrivalGateCanBeTurnedOff) {
+  strata_error err = sdk::make_error();
+  void* self = nullptr;
+  ASSERT_EQ(ops().create(R"({"arrival_gate": false, "chunk_bytes": 64})", host().api(), &self,
+                         &err),
+            STRATA_OK)
+      << err.message;
+  for (Mode mode : kModes) {
+    SCOPED_TRACE(mode_name(mode));
+    Bytes data = rank_input(STRATA_F32, rank(), 100);
+    strata_buffer buffer = view(data, STRATA_F32);
+    run(mode, self, [&](strata_request* req, strata_error* e) {
+      return ops().allreduce(self, &buffer, &buffer, STRATA_SUM, req, e);
+    });
+    EXPECT_EQ(first_difference(data, expected_reduction(STRATA_F32, STRATA_SUM, world(), 100),
+                               STRATA_F32),
+              "");
+    run(mode, self,
+        [&](strata_request* req, strata_error* e) { return ops().barrier(self, req, e); });
+  }
+  ops().destroy(self);
 }
 
 }  // namespace

@@ -3,6 +3,11 @@
 // Each call validates its arguments and prepares the request: it records the MPI calls in
 // request.mpi_work (run later by the caller) and what remains to finish it in request.finish.
 // Collectives must outlive the requests it prepares (mpi_work refers to it and to the MpiComm).
+//
+// With config.arrival_gate, mpi_work run blocking (pending == nullptr: on the caller's thread or
+// the progress thread) first passes MpiComm::arrival_gate, once per collective (not per piece):
+// ranks whose peers are late sleep there instead of spinning in Open MPI's blocking collective.
+// Started as MPI_I* variants it needs no gate: those return at once and wait_all does not spin.
 #pragma once
 
 #include "config.hpp"
@@ -11,6 +16,9 @@
 #include "validate.hpp"
 
 #include <strata/plugin.hpp>
+
+#include <functional>
+#include <utility>
 
 namespace strata::allreduce_mpi {
 
@@ -38,6 +46,16 @@ class Collectives {
   };
   ReductionBuffers reduction_buffers(const char* call, const Buffer& send, const Buffer& recv,
                                      Request& request) const;
+
+  // `work`, preceded by the arrival gate when it runs blocking and the gate is on.
+  using MpiWork = std::function<void(MpiComm::Pending)>;
+  MpiWork gated(MpiWork work) const {
+    if (!config_.arrival_gate) return work;
+    return [&comm = comm_, work = std::move(work)](MpiComm::Pending pending) {
+      if (pending == nullptr) comm.arrival_gate();
+      work(pending);
+    };
+  }
 
   // Issues an allreduce of `count` elements as pieces of at most config_.chunk_bytes.
   void chunked_allreduce(const void* send, void* recv, uint64_t count, size_t element_size,

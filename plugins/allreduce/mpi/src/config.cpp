@@ -31,10 +31,15 @@ uint64_t positive_integer(const nlohmann::json& value, const char* key) {
   invalid(std::string(key) + ": expected a positive integer, got " + value.dump());
 }
 
+bool boolean(const nlohmann::json& value, const char* key) {
+  if (value.is_boolean()) return value.get<bool>();
+  invalid(std::string(key) + ": expected true or false, got " + value.dump());
+}
+
 }  // namespace
 
 Config parse_config(const char* config_json) {
-  Config config{kDefaultChunkBytes};
+  Config config{kDefaultChunkBytes, true};
   if (config_json == nullptr || *config_json == '\0') return config;
   nlohmann::json root;
   try {
@@ -46,8 +51,10 @@ Config parse_config(const char* config_json) {
   for (const auto& [key, value] : root.items()) {
     if (key == "chunk_bytes") {
       config.chunk_bytes = positive_integer(value, "chunk_bytes");
+    } else if (key == "arrival_gate") {
+      config.arrival_gate = boolean(value, "arrival_gate");
     } else {
-      invalid("unknown key '" + key + "' (known keys: chunk_bytes)");
+      invalid("unknown key '" + key + "' (known keys: chunk_bytes, arrival_gate)");
     }
   }
   return config;

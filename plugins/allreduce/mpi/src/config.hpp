@@ -11,6 +11,10 @@ struct Config {
   // much slower here than that of a few pieces in a row; the default and the measurements behind
   // it are in config.cpp.
   uint64_t chunk_bytes;
+  // Blocking collectives first wait, without spinning, until every rank has arrived (see
+  // MpiComm::arrival_gate), so that ranks waiting on a stalled peer sleep instead of each burning
+  // a core inside Open MPI's busy-polling collectives. Costs one barrier's latency per collective.
+  bool arrival_gate;
 };
 
 // Parses and validates `config_json` (NULL or "" mean {}). Throws sdk::Error with

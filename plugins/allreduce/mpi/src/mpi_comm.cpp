@@ -1,6 +1,7 @@
 #include "mpi_comm.hpp"
 
 #include "mpi_process.hpp"
+#include "polite_wait.hpp"
 
 #include <strata/plugin.hpp>
 
@@ -89,10 +90,15 @@ void MpiComm::barrier(Pending pending) const {
   check(MPI_Ibarrier(comm_, &pending->emplace_back()), "MPI_Ibarrier");
 }
 
+void MpiComm::arrival_gate() const {
+  MPI_Request arrived = MPI_REQUEST_NULL;
+  check(MPI_Ibarrier(comm_, &arrived), "MPI_Ibarrier (arrival gate)");
+  check(wait_politely(1, &arrived), "MPI_Testall (arrival gate)");
+}
+
 void MpiComm::wait_all(std::vector<MPI_Request>& requests) const {
   if (requests.empty()) return;
-  check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-        "MPI_Waitall");
+  check(wait_politely(static_cast<int>(requests.size()), requests.data()), "MPI_Testall");
 }
 
 bool MpiComm::test_all(std::vector<MPI_Request>& requests) const {

@@ -34,6 +34,14 @@ class MpiComm {
   void broadcast(void* buffer, int count, MPI_Datatype type, int root, Pending pending) const;
   void barrier(Pending pending) const;
 
+  // Returns once every rank has called it (a barrier), sleeping between polls while some rank has
+  // not (polite_wait.hpp). Blocking collectives pass it first when the arrival_gate config option
+  // is on: Open MPI's blocking collectives busy-poll for as long as a peer is missing, but once all
+  // ranks have arrived they run at full speed, which the MPI_I* variants don't
+  // (progress_thread.hpp).
+  void arrival_gate() const;
+
+  // MPI_Waitall without its busy-polling (polite_wait.hpp).
   void wait_all(std::vector<MPI_Request>& requests) const;
   bool test_all(std::vector<MPI_Request>& requests) const;
 

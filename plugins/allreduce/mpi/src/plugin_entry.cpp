@@ -65,9 +65,11 @@ strata_status create(const char* config_json, const strata_host_api* host, void*
     const Config config = parse_config(config_json);
     auto inst = std::make_unique<Instance>(host, config);
     inst->host.log(STRATA_LOG_INFO,
-                   "allreduce-mpi: rank %d of %d (local %d of %d), chunk_bytes %llu",
+                   "allreduce-mpi: rank %d of %d (local %d of %d), chunk_bytes %llu, "
+                   "arrival_gate %s",
                    inst->comm.rank(), inst->comm.size(), inst->comm.local_rank(),
-                   inst->comm.local_size(), static_cast<unsigned long long>(config.chunk_bytes));
+                   inst->comm.local_size(), static_cast<unsigned long long>(config.chunk_bytes),
+                   config.arrival_gate ? "on" : "off");
     *self = inst.release();
   });
 }
