@@ -19,7 +19,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -157,7 +160,23 @@ std::string frame(ControlMessage type, const std::string& payload) {
   return out;
 }
 
+// The live channel, for the fork handler below (one runtime per process).
+std::atomic<ControlChannel*> g_live_channel{nullptr};
+
 }  // namespace
+
+void ControlChannel::close_after_fork() {
+  // A forked child (a data-loader worker, say) must not keep the parent's connections open: if the
+  // parent died, its peers would not see the connection close while the child lives.
+  if (ControlChannel* channel = g_live_channel.load()) {
+    for (Peer& p : channel->peers_) {
+      if (p.fd >= 0) ::close(p.fd);
+      p.fd = -1;
+    }
+    if (channel->wake_fd_ >= 0) ::close(channel->wake_fd_);
+    channel->wake_fd_ = -1;
+  }
+}
 
 uint64_t process_start_time(int64_t pid) {
   std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
@@ -296,9 +315,13 @@ ControlChannel::ControlChannel(const Collectives& collectives, int rank, int siz
     if (p.fd >= 0) set_nonblocking(p.fd);
   }
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  static std::once_flag fork_handler;
+  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &ControlChannel::close_after_fork); });
+  g_live_channel = this;
 }
 
 ControlChannel::~ControlChannel() {
+  g_live_channel = nullptr;
   for (Peer& p : peers_) {
     if (p.fd >= 0) ::close(p.fd);
   }

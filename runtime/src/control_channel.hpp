@@ -73,6 +73,7 @@ class ControlChannel {
     std::string in;   // bytes received, not yet a whole message
     std::string out;  // bytes queued, not yet written
   };
+  static void close_after_fork();  // pthread_atfork child handler
   void flush_locked(Peer& peer);
   void close_locked(int rank);
   void read_from(int rank, std::vector<ControlEvent>& events);

@@ -100,8 +100,8 @@ void Watchdog::handle(const ControlEvent& event) {
 }
 
 // When every rank fails alike (an agreed error) each host reports its own error within moments and
-// the others' echoes would be noise, so a peer's failure is announced only after a short pause in
-// which this rank did not fail too.
+// the others' echoes would be noise, so a peer's failure is announced at once only by a rank blocked
+// on a collective, else after a short pause in which this rank did not fail too.
 void Watchdog::doom(const std::string& message) {
   if (doom_) return;  // the first failure is the cause; the rest are its echoes
   doom_ = Doom{Clock::now(), message, false};
@@ -117,7 +117,9 @@ void Watchdog::check_peer_failure() {
   const double age = std::chrono::duration<double>(Clock::now() - doom_->since).count();
   const std::string message = doom_->message + "; ending rank " + std::to_string(rank_) +
                               " too, as it cannot continue without it";
-  if (!doom_->announced && age >= kAnnounceAfterSeconds) {
+  // A rank blocked on a collective is not about to fail alike: say it at once, before a launcher
+  // that saw the failed rank exit ends this one.
+  if (!doom_->announced && (age >= kAnnounceAfterSeconds || board_.waiting(&since))) {
     doom_->announced = true;
     logger().error("{}", message);
   }
