@@ -1,17 +1,15 @@
-// Manifest loading: read, parse, apply overrides, validate DeepSpeed keys and the four strata
-// sections, and compose each plugin's config object.
+// Manifest loading: read and parse within bounds, apply overrides, validate the top-level keys
+// (manifest_keys.cpp), read the four strata sections and compose each plugin's config object.
 #include "manifest.hpp"
 
 #include "error.hpp"
 #include "log.hpp"
+#include "manifest_detail.hpp"
+#include "manifest_keys.hpp"
+#include "manifest_text.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <memory>
 #include <string_view>
 
 namespace strata::rt {
@@ -19,151 +17,9 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-[[noreturn]] void fail(const std::string& message) {
-  throw Error(STRATA_ERR_INVALID_ARGUMENT, message);
-}
-
-// A value as it appears in the document, shortened so one bad value cannot flood the message.
-std::string shown(const json& value) {
-  std::string text = value.dump();
-  return text.size() <= 80 ? text : text.substr(0, 77) + "...";
-}
-
-std::string pointer(const std::string& parent, const std::string& key) {
-  return (json::json_pointer(parent) / key).to_string();
-}
-
-std::string read_manifest_file(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) fail(path + ": cannot open manifest: Is a directory");
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!in) fail(path + ": cannot open manifest: " + std::strerror(errno));
-  std::string text;
-  char chunk[4096];
-  size_t got = 0;
-  while ((got = std::fread(chunk, 1, sizeof chunk, in.get())) > 0) text.append(chunk, got);
-  if (std::ferror(in.get())) fail(path + ": cannot read manifest: " + std::strerror(errno));
-  return text;
-}
-
-// nlohmann's message reads "[json.exception.parse_error.101] parse error at line 3, column 5:
-// <reason>"; keep the position and reason, drop the exception id.
-json parse_json(const std::string& text, const std::string& where) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    const auto at = what.find("parse error");
-    std::string detail = at == std::string::npos
-                             ? ": " + what
-                             : what.substr(at + std::string_view("parse error").size());
-    fail(where + ": malformed JSON" + detail);
-  }
-}
-
-// ---- DeepSpeed training keys -------------------------------------------------------------------
-
-enum class Expect { PositiveInteger, NonNegativeNumber, PositiveNumber, Boolean, Object, String };
-
-struct KeyRule {
-  std::string_view key;
-  Expect expect;
-};
-
-// Keys of a ds_config we recognise. Those the runtime or a default plugin uses are checked for
-// type here so that the message names the file; the rest are accepted for ds_config parity.
-constexpr std::array<KeyRule, 33> kDeepSpeedKeys{{
-    {"train_batch_size", Expect::PositiveInteger},
-    {"train_micro_batch_size_per_gpu", Expect::PositiveInteger},
-    {"gradient_accumulation_steps", Expect::PositiveInteger},
-    {"gradient_clipping", Expect::NonNegativeNumber},
-    {"optimizer", Expect::Object},
-    {"scheduler", Expect::Object},
-    {"zero_optimization", Expect::Object},
-    {"fp16", Expect::Object},
-    {"bf16", Expect::Object},
-    {"bfloat16", Expect::Object},  // DeepSpeed's alias of bf16
-    {"amp", Expect::Object},
-    {"steps_per_print", Expect::PositiveInteger},
-    {"wall_clock_breakdown", Expect::Boolean},
-    {"memory_breakdown", Expect::Boolean},
-    {"dump_state", Expect::Boolean},
-    {"prescale_gradients", Expect::Boolean},
-    {"gradient_predivide_factor", Expect::PositiveNumber},
-    {"sparse_gradients", Expect::Boolean},
-    {"zero_allow_untested_optimizer", Expect::Boolean},
-    {"zero_force_ds_cpu_optimizer", Expect::Boolean},
-    {"communication_data_type", Expect::String},
-    {"activation_checkpointing", Expect::Object},
-    {"flops_profiler", Expect::Object},
-    {"tensorboard", Expect::Object},
-    {"wandb", Expect::Object},
-    {"csv_monitor", Expect::Object},
-    {"comms_logger", Expect::Object},
-    {"checkpoint", Expect::Object},
-    {"data_types", Expect::Object},
-    {"aio", Expect::Object},
-    {"elasticity", Expect::Object},
-    {"autotuning", Expect::Object},
-    {"data_efficiency", Expect::Object},
-}};
-
-constexpr std::array<std::string_view, 4> kStrata{"comm", "sharding", "precision", "offload"};
-
-bool matches(const json& v, Expect expect) {
-  switch (expect) {
-    case Expect::PositiveInteger:
-      return (v.is_number_unsigned() && v.get<uint64_t>() > 0) ||
-             (v.is_number_integer() && v.get<int64_t>() > 0);
-    case Expect::NonNegativeNumber: return v.is_number() && v.get<double>() >= 0.0;
-    case Expect::PositiveNumber: return v.is_number() && v.get<double>() > 0.0;
-    case Expect::Boolean: return v.is_boolean();
-    case Expect::Object: return v.is_object();
-    case Expect::String: return v.is_string();
-  }
-  return false;
-}
-
-const char* describe(Expect expect) {
-  switch (expect) {
-    case Expect::PositiveInteger: return "a positive integer";
-    case Expect::NonNegativeNumber: return "a number >= 0";
-    case Expect::PositiveNumber: return "a number > 0";
-    case Expect::Boolean: return "true or false";
-    case Expect::Object: return "an object";
-    case Expect::String: return "a string";
-  }
-  return "?";
-}
-
-const KeyRule* find_rule(const std::string& key) {
-  auto it = std::find_if(kDeepSpeedKeys.begin(), kDeepSpeedKeys.end(),
-                         [&](const KeyRule& r) { return r.key == key; });
-  return it == kDeepSpeedKeys.end() ? nullptr : &*it;
-}
-
-bool is_stratum(const std::string& key) {
-  return std::find(kStrata.begin(), kStrata.end(), key) != kStrata.end();
-}
-
-// Checks every top-level key; null counts as absent (as DeepSpeed's config.get does).
-void validate_top_level(const json& doc, const std::string& source) {
-  for (const auto& [key, value] : doc.items()) {
-    if (is_stratum(key) || value.is_null()) continue;
-    if (const KeyRule* rule = find_rule(key)) {
-      if (!matches(value, rule->expect)) {
-        fail(source + ": " + pointer("", key) + ": expected " + describe(rule->expect) + ", got " +
-             shown(value));
-      }
-    } else if (value.is_object() && value.contains("library")) {
-      fail(source + ": " + pointer("", key) + ": unknown stratum '" + key +
-           "' (expected comm, sharding, precision or offload)");
-    } else {
-      logger().warn("{}: {}: unknown key, ignored", source, pointer("", key));
-    }
-  }
-}
+using manifest_detail::fail;
+using manifest_detail::pointer;
+using manifest_detail::shown;
 
 std::optional<uint64_t> positive_integer(const json& doc, const char* key) {
   if (!doc.contains(key) || doc[key].is_null()) return std::nullopt;
@@ -229,6 +85,37 @@ json merged(json base, const json& patch) {
   return base;
 }
 
+// The ZeRO stage the sharding plugin will run, if its composed config states a valid one; stage 0
+// (DeepSpeed's default) when it states none. An invalid stage is the sharding plugin's to reject.
+std::optional<int64_t> zero_stage(const json& sharding_config) {
+  auto it = sharding_config.find("stage");
+  if (it == sharding_config.end() || it->is_null()) return 0;
+  if (!it->is_number()) return std::nullopt;
+  const double stage = it->get<double>();
+  if (stage == 0 || stage == 1 || stage == 2 || stage == 3) return static_cast<int64_t>(stage);
+  return std::nullopt;
+}
+
+// DeepSpeed reads offload_param only at stage 3 (parameters are sharded there alone). Below it,
+// say that it is ignored and keep it from the offload plugin, whose log would suggest it acts.
+void drop_offload_param_below_stage3(Manifest& m, bool in_own_config) {
+  auto it = m.offload.config.find("offload_param");
+  if (it == m.offload.config.end()) return;
+  const std::optional<int64_t> stage = zero_stage(m.sharding.config);
+  if (!stage || *stage >= 3) return;
+  // Nothing to say about a block that asks for nothing: null, {} or device "none".
+  const bool asks =
+      it->is_object() ? !it->empty() && it->value("device", json()) != "none" : !it->is_null();
+  if (asks) {
+    logger().warn("{}: {}: ignored below ZeRO stage 3 (zero_optimization.stage is {}), as in "
+                  "DeepSpeed: parameters are not partitioned, so there is nothing to offload",
+                  m.source,
+                  in_own_config ? "/offload/config/offload_param" : "/zero_optimization/offload_param",
+                  *stage);
+  }
+  m.offload.config.erase(it);
+}
+
 // The config each plugin's create() receives: DeepSpeed's blocks for that stratum, with the
 // stratum's own "config" merged over them (RFC 7386), so either spelling works.
 void compose_configs(Manifest& m) {
@@ -253,7 +140,9 @@ void compose_configs(Manifest& m) {
   for (const char* key : {"offload_optimizer", "offload_param", "sub_group_size"}) {
     if (zero && zero->contains(key) && !(*zero)[key].is_null()) offload[key] = (*zero)[key];
   }
+  const bool param_in_own_config = m.offload.config.contains("offload_param");
   m.offload.config = merged(std::move(offload), m.offload.config);
+  drop_offload_param_below_stage3(m, param_in_own_config);
 }
 
 }  // namespace
@@ -284,13 +173,13 @@ Manifest load_manifest(const strata_create_options& options) {
     text = inline_json;
     m.base_dir = base_dir != nullptr ? fs::path(base_dir) : fs::current_path();
   }
-  m.json = parse_json(text, m.source);
+  m.json = parse_manifest_text(text, m.source);
   // Checked before the overrides: a merge patch would silently replace a non-object document.
   if (!m.json.is_object()) {
     fail(m.source + ": expected a JSON object at the top level, got " + shown(m.json));
   }
   if (overrides != nullptr) {
-    const json patch = parse_json(overrides, m.source + ": overrides");
+    const json patch = parse_manifest_text(overrides, m.source + ": overrides");
     if (!patch.is_object()) {
       fail(m.source + ": overrides: expected a JSON object (a merge patch), got " + shown(patch));
     }
@@ -304,6 +193,7 @@ Manifest load_manifest(const strata_create_options& options) {
   if (m.json.contains("gradient_clipping") && !m.json.at("gradient_clipping").is_null()) {
     m.gradient_clipping = m.json.at("gradient_clipping").get<double>();
   }
+  read_runtime_keys(m);
 
   m.comm = read_stratum(m.json, "comm", m.source);
   m.sharding = read_stratum(m.json, "sharding", m.source);

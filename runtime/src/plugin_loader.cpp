@@ -1,9 +1,11 @@
-// Loading one stratum's plugin: find the file, check its sha256 pin, dlopen it RTLD_NOW |
-// RTLD_LOCAL (a missing symbol fails here, naming the file), and check the descriptor the entry
-// symbol returns: ABI version, struct sizes and kind.
+// Loading one stratum's plugin: find the file, check it before dlopen may map it (a regular ELF
+// shared object for this machine, whole, writable by no stranger), check its sha256 pin, dlopen it
+// RTLD_NOW | RTLD_LOCAL (a missing symbol fails here, naming the file), and check the descriptor
+// the entry symbol returns: ABI version, struct sizes and kind.
 #include "plugin_loader.hpp"
 
 #include "error.hpp"
+#include "library_file_check.hpp"
 #include "log.hpp"
 #include "sha256.hpp"
 
@@ -11,6 +13,7 @@
 
 #include <cstddef>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 
 namespace strata::rt {
@@ -53,6 +56,17 @@ std::string a_kind_plugin(int32_t kind) {
   const std::string name = plugin_kind_name(kind);
   const bool vowel = std::string_view("aeiou").find(name.front()) != std::string_view::npos;
   return (vowel ? "an " : "a ") + name + " plugin";
+}
+
+// A "library" value that names a path (as find_plugin_library reads it) which is a directory:
+// find_plugin_library skips directories, and "not found" would hide what is wrong.
+std::optional<fs::path> directory_named(const std::string& library, const fs::path& manifest_dir) {
+  const bool path_like = library.find('/') != std::string::npos ||
+                         (library.size() > 3 && library.compare(library.size() - 3, 3, ".so") == 0);
+  if (!path_like) return std::nullopt;
+  const fs::path candidate = fs::absolute(manifest_dir / library).lexically_normal();
+  std::error_code ec;
+  return fs::is_directory(candidate, ec) ? std::optional<fs::path>(candidate) : std::nullopt;
 }
 
 std::string searched_list(const std::vector<fs::path>& dirs) {
@@ -113,10 +127,20 @@ LoadedPlugin load_plugin(const StratumSpec& spec, strata_plugin_kind kind, const
   const std::vector<fs::path> search = plugin_search_path(manifest.base_dir);
   const std::optional<fs::path> found = find_plugin_library(spec.library, manifest.base_dir, search);
   if (!found) {
+    if (const std::optional<fs::path> dir = directory_named(spec.library, manifest.base_dir)) {
+      throw Error(STRATA_ERR_INVALID_ARGUMENT, at + "/library: refusing to load " + dir->string() +
+                                                   ": it is a directory, not a shared library");
+    }
     throw Error(STRATA_ERR_INVALID_ARGUMENT, at + "/library: plugin library '" + spec.library +
                                                  "' not found; searched: " + searched_list(search));
   }
   const std::string file = found->string();
+
+  // Before dlopen: it trusts the file's headers and would fault on a truncated copy.
+  if (const std::optional<std::string> problem = library_file_problem(*found)) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                at + "/library: refusing to load " + file + ": it " + *problem);
+  }
 
   if (spec.sha256) {
     const std::string actual = sha256_file_hex(*found);
