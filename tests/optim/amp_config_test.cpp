@@ -108,6 +108,27 @@ INSTANTIATE_TEST_SUITE_P(
                       R"({"fp16": {"enabled": true, "min_loss_scale": -2}})",
                       STRATA_ERR_INVALID_ARGUMENT,
                       "fp16.min_loss_scale: expected a finite number > 0, got -2"},
+        // The dynamic scale starts at 2^initial_scale_power and only lowers to min_loss_scale.
+        AmpConfigCase{"MinLossScaleAboveInitialScale",
+                      R"({"fp16": {"enabled": true, "initial_scale_power": 4, "min_loss_scale": 32}})",
+                      STRATA_ERR_INVALID_ARGUMENT,
+                      "fp16.min_loss_scale: 32 is above the initial loss scale 16 "
+                      "(2^fp16.initial_scale_power, initial_scale_power = 4); expected "
+                      "min_loss_scale <= 2^initial_scale_power"},
+        AmpConfigCase{"DefaultMinLossScaleAboveSmallInitialScale",
+                      R"({"fp16": {"enabled": true, "initial_scale_power": -2}})",
+                      STRATA_ERR_INVALID_ARGUMENT,
+                      "fp16.min_loss_scale: 1 (its default) is above the initial loss scale 0.25 "
+                      "(2^fp16.initial_scale_power, initial_scale_power = -2)"},
+        AmpConfigCase{"MinLossScaleEqualToInitialScale",
+                      R"({"fp16": {"enabled": true, "initial_scale_power": 4, "min_loss_scale": 16}})",
+                      STRATA_OK, ""},
+        // A static scale never moves, so DeepSpeed never reads min_loss_scale: neither do we.
+        AmpConfigCase{"StaticScaleIgnoresMinLossScale",
+                      R"({"fp16": {"enabled": true, "loss_scale": 8, "min_loss_scale": 1024}})",
+                      STRATA_OK, ""},
+        AmpConfigCase{"DisabledIgnoresMinLossScale",
+                      R"({"fp16": {"enabled": false, "min_loss_scale": 1e9}})", STRATA_OK, ""},
         AmpConfigCase{
             "ScalePowerOutOfRange", R"({"fp16": {"enabled": true, "initial_scale_power": 200}})",
             STRATA_ERR_INVALID_ARGUMENT,

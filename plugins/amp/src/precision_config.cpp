@@ -1,6 +1,7 @@
 #include "precision_config.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,13 @@ namespace strata::amp {
 namespace {
 
 using nlohmann::json;
+
+// A value as written, shortened: one bad value (a manifest may hold megabytes) must not flood
+// the message.
+std::string shown(const json& value) {
+  std::string text = value.dump();
+  return text.size() <= 80 ? text : text.substr(0, 77) + "...";
+}
 
 [[noreturn]] void invalid(const std::string& path, const std::string& what) {
   sdk::fail(STRATA_ERR_INVALID_ARGUMENT, path + ": " + what);
@@ -45,7 +53,7 @@ struct Block {
   std::optional<bool> flag(const char* key) const {
     const json* v = find(key);
     if (v == nullptr || v->is_null()) return std::nullopt;
-    if (!v->is_boolean()) invalid(path(key), "expected true or false, got " + v->dump());
+    if (!v->is_boolean()) invalid(path(key), "expected true or false, got " + shown(*v));
     return v->get<bool>();
   }
 
@@ -60,7 +68,7 @@ struct Block {
       const double d = std::strtod(text.c_str(), &end);
       if (!text.empty() && end == text.c_str() + text.size()) return d;
     }
-    invalid(path(key), std::string("expected ") + expected + ", got " + v->dump());
+    invalid(path(key), std::string("expected ") + expected + ", got " + shown(*v));
   }
 
   // An integer-valued number (1000.0 counts, 2.5 does not).
@@ -68,7 +76,7 @@ struct Block {
     const std::optional<double> d = number(key, expected);
     if (!d) return std::nullopt;
     if (!(std::trunc(*d) == *d && std::fabs(*d) < 9e15)) {
-      invalid(path(key), std::string("expected ") + expected + ", got " + find(key)->dump());
+      invalid(path(key), std::string("expected ") + expected + ", got " + shown(*find(key)));
     }
     return static_cast<int64_t>(*d);
   }
@@ -77,14 +85,21 @@ struct Block {
     if (ok) return;
     const json* v = find(key);
     invalid(path(key),
-            std::string("expected ") + expected + ", got " + (v ? v->dump() : "its default"));
+            std::string("expected ") + expected + ", got " + (v ? shown(*v) : "its default"));
   }
 };
+
+// A double as a person writes it: 65536, 0.03125, 1.2676506002282294e+30.
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
 
 Block block(const json& root, const char* key) {
   auto it = root.find(key);
   if (it == root.end() || it->is_null()) return {nullptr, key};
-  if (!it->is_object()) invalid(key, "expected an object, got " + it->dump());
+  if (!it->is_object()) invalid(key, "expected an object, got " + shown(*it));
   return {&*it, key};
 }
 
@@ -118,6 +133,18 @@ void read_fp16(const Block& fp16, bool enabled, PrecisionConfig& config) {
     fp16.require(std::isfinite(s.min_scale) && s.min_scale > 0.0, "min_loss_scale",
                  "a finite number > 0");
     s.initial_scale = std::ldexp(1.0, static_cast<int>(power));
+    // The dynamic scale starts at 2^initial_scale_power and only ever halves down to
+    // min_loss_scale; a floor above the start would make the first overflow raise the scale
+    // (DeepSpeed's max(scale / 2, min_scale)) instead of lowering it.
+    if (s.min_scale > s.initial_scale) {
+      const json* written = fp16.find("min_loss_scale");
+      const std::string min_text =
+          written != nullptr ? shown(*written) : number_text(s.min_scale) + " (its default)";
+      invalid(fp16.path("min_loss_scale"),
+              min_text + " is above the initial loss scale " +
+                  number_text(s.initial_scale) + " (2^fp16.initial_scale_power, initial_scale_power = " +
+                  std::to_string(power) + "); expected min_loss_scale <= 2^initial_scale_power");
+    }
   }
   if (auto_cast) {
     config.warnings.push_back(
@@ -164,7 +191,7 @@ std::optional<strata_dtype> read_dtype(const json& root) {
   if (name == "fp32" || name == "float32") return STRATA_F32;
   if (name == "fp16" || name == "float16" || name == "half") return STRATA_F16;
   if (name == "bf16" || name == "bfloat16") return STRATA_BF16;
-  invalid("dtype", "expected \"fp32\", \"fp16\" or \"bf16\", got " + it->dump());
+  invalid("dtype", "expected \"fp32\", \"fp16\" or \"bf16\", got " + shown(*it));
 }
 
 unsigned read_threads(const json& root) {
@@ -174,7 +201,7 @@ unsigned read_threads(const json& root) {
     invalid(
         "threads",
         "expected an integer from 0 to 1024 (0 = this rank's share of the hardware threads), got " +
-            it->dump());
+            shown(*it));
   }
   return static_cast<unsigned>(it->get<int64_t>());
 }
@@ -184,7 +211,7 @@ unsigned read_threads(const json& root) {
 PrecisionConfig parse_precision_config(std::string_view json_text) {
   const json root = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded()) invalid("config", "not valid JSON");
-  if (!root.is_object()) invalid("config", "expected a JSON object, got " + root.dump());
+  if (!root.is_object()) invalid("config", "expected a JSON object, got " + shown(root));
   for (const auto& item : root.items()) {
     const std::string& k = item.key();
     if (k != "fp16" && k != "bf16" && k != "dtype" && k != "threads") {
@@ -205,7 +232,7 @@ PrecisionConfig parse_precision_config(std::string_view json_text) {
     // The blocks may stay silent or agree; an explicit `enabled` saying otherwise is a conflict.
     const auto conflict = [&](const char* key, bool value) {
       invalid("dtype",
-              root["dtype"].dump() + " contradicts " + key + " = " + (value ? "true" : "false"));
+              shown(root["dtype"]) + " contradicts " + key + " = " + (value ? "true" : "false"));
     };
     if (fp16_flag.has_value() && *fp16_flag != (*named == STRATA_F16))
       conflict("fp16.enabled", *fp16_flag);
