@@ -8,6 +8,7 @@ export OPENBLAS_NUM_THREADS=1
 
 "$root/scripts/build.sh" "$root/build"
 ctest --test-dir "$root/build" --output-on-failure --timeout 600
+"$root/scripts/fuzz.sh" "$root/build-fuzz"  # the manifest reader under libFuzzer for 60 s (clang)
 
 # Open MPI keeps process-lifetime allocations that LeakSanitizer would report as leaks.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
