@@ -241,8 +241,8 @@ auto Engine::guarded(ApiCall call, int64_t arg, Body&& body) {
 }
 
 void Engine::finalize() {
+  if (finalized_) throw Error(STRATA_ERR_INVALID_ARGUMENT, "finalize: called twice");
   guarded(ApiCall::Finalize, -1, [&] {
-    if (finalized_) throw Error(STRATA_ERR_INVALID_ARGUMENT, "finalize: called twice");
     registry_.verify_same_on_all_ranks(*collectives_);
     for (const ParamRecord& p : registry_.params()) {
       collectives_->broadcast(p.data, p.count, p.dtype, 0);
@@ -318,22 +318,22 @@ uint32_t Engine::define_group(const std::string& name, const uint32_t* params, s
 }
 
 void Engine::gather(uint32_t group, uint32_t flags) {
+  require_finalized("gather");
+  check_group_id("gather", group);
+  if ((flags & ~STRATA_GATHER_FOR_BACKWARD) != 0) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                "gather: unknown flags " + std::to_string(flags) +
+                    " (expected 0 or STRATA_GATHER_FOR_BACKWARD)");
+  }
   guarded(ApiCall::Gather, group, [&] {
-    require_finalized("gather");
-    check_group_id("gather", group);
-    if ((flags & ~STRATA_GATHER_FOR_BACKWARD) != 0) {
-      throw Error(STRATA_ERR_INVALID_ARGUMENT,
-                  "gather: unknown flags " + std::to_string(flags) +
-                      " (expected 0 or STRATA_GATHER_FOR_BACKWARD)");
-    }
     if (sharding_has_groups()) sharding_.call("gather", &strata_sharding_ops::gather, group, flags);
   });
 }
 
 void Engine::release(uint32_t group) {
+  require_finalized("release");
+  check_group_id("release", group);
   guarded(ApiCall::Release, group, [&] {
-    require_finalized("release");
-    check_group_id("release", group);
     if (sharding_has_groups()) sharding_.call("release", &strata_sharding_ops::release, group);
   });
 }
@@ -377,9 +377,9 @@ void Engine::require_finalized(const char* call) const {
 }
 
 void Engine::grad_ready(uint32_t index) {
+  require_finalized("grad_ready");
+  check_param_index("grad_ready", index);
   guarded(ApiCall::GradReady, index, [&] {
-    require_finalized("grad_ready");
-    check_param_index("grad_ready", index);
     sharding_.call("grad_ready", &strata_sharding_ops::grad_ready, index, boundary() ? 1 : 0);
   });
 }
@@ -391,11 +391,11 @@ double Engine::loss_scale() const {
 }
 
 strata_step_result Engine::step() {
+  require_finalized("step");
   return guarded(ApiCall::Step, -1, [&] { return step_once(); });
 }
 
 strata_step_result Engine::step_once() {
-  require_finalized("step");
   strata_step_result result{};
   result.struct_size = sizeof(result);
   const bool at_boundary = boundary();

@@ -55,9 +55,10 @@ class Engine {
   // locally does not leave the others waiting forever in the next collective.
   template <class Body>
   void run_agreed(const char* phase, Body&& body);
-  // Runs a host call that may take part in collectives. If it fails, this rank cannot continue
-  // (its peers would wait for it forever): the failure is remembered, every later call fails with
-  // it, and the watchdog tells the other ranks, which end with this rank's message.
+  // Runs a host call that may take part in collectives, after its arguments were checked (a call
+  // refused for its arguments has changed nothing, and the host may go on). If it fails, this rank
+  // cannot continue (its peers would wait for it forever): the failure is remembered, every later
+  // call fails with it, and the watchdog tells the other ranks, which end with this rank's message.
   template <class Body>
   auto guarded(ApiCall call, int64_t arg, Body&& body);
   strata_step_result step_once();
