@@ -1,6 +1,7 @@
 #include "activity.hpp"
 
 #include <chrono>
+#include <locale>
 #include <sstream>
 #include <stdexcept>
 
@@ -48,17 +49,25 @@ uint64_t ActivityBoard::start_collective(const char* name) {
   return collectives_.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
+// wait_since_ns_ is 0 whenever no wait is in progress, so a reader never pairs a new wait with the
+// start time of an old one; a reader that sees the depth before the time takes the wait as new.
 void ActivityBoard::begin_wait() {
-  if (wait_depth_.fetch_add(1, std::memory_order_relaxed) == 0) {
-    wait_since_ns_.store(now_ns(), std::memory_order_relaxed);
+  const int64_t now = now_ns();
+  if (wait_depth_.fetch_add(1, std::memory_order_acq_rel) == 0) {
+    wait_since_ns_.store(now, std::memory_order_release);
   }
 }
 
-void ActivityBoard::end_wait() { wait_depth_.fetch_sub(1, std::memory_order_relaxed); }
+void ActivityBoard::end_wait() {
+  if (wait_depth_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    wait_since_ns_.store(0, std::memory_order_release);
+  }
+}
 
 bool ActivityBoard::waiting(int64_t* since_ns) const {
-  if (wait_depth_.load(std::memory_order_relaxed) == 0) return false;
-  *since_ns = wait_since_ns_.load(std::memory_order_relaxed);
+  if (wait_depth_.load(std::memory_order_acquire) == 0) return false;
+  const int64_t since = wait_since_ns_.load(std::memory_order_acquire);
+  *since_ns = since != 0 ? since : now_ns();
   return true;
 }
 
@@ -82,6 +91,7 @@ ActivitySnapshot ActivityBoard::snapshot() const {
 // One line of '|'-separated fields; the collective name goes last as it is free text.
 std::string ActivitySnapshot::encode() const {
   std::ostringstream out;
+  out.imbue(std::locale::classic());  // the host may have set a locale that writes "1,5"
   out << static_cast<int>(call) << '|' << static_cast<int>(last_call) << '|' << call_arg << '|'
       << step << '|' << micro_step << '|' << collectives << '|' << (waiting ? 1 : 0) << '|'
       << seconds << '|' << collective;
@@ -90,6 +100,7 @@ std::string ActivitySnapshot::encode() const {
 
 ActivitySnapshot ActivitySnapshot::decode(const std::string& text) {
   std::istringstream in(text);
+  in.imbue(std::locale::classic());
   ActivitySnapshot s;
   int call = 0, last = 0, waiting = 0;
   char bar[8];

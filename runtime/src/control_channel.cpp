@@ -28,6 +28,8 @@
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
+#include <thread>
 
 namespace strata::rt {
 namespace {
@@ -197,127 +199,185 @@ uint64_t process_start_time(int64_t pid) {
   return start;
 }
 
-ControlChannel::ControlChannel(const Collectives& collectives, int rank, int size,
+namespace {
+
+// This rank's listener, bound before any collective so that a failure here is told to every rank
+// in the one exchange below instead of leaving the ranks in different collectives.
+struct Listener {
+  int fd = -1;
+  std::string address;
+  uint16_t port = 0;
+};
+
+Listener open_listener(bool one_host, int backlog) {
+  Listener l;
+  l.address = listen_address(one_host);
+  sockaddr_in bound = parse_address(l.address, 0, one_host ? "loopback" : "STRATA_CONTROL_ADDR");
+  l.fd = make_socket();
+  socklen_t length = sizeof bound;
+  if (::bind(l.fd, reinterpret_cast<sockaddr*>(&bound), sizeof bound) != 0 ||
+      ::listen(l.fd, backlog) != 0 ||
+      getsockname(l.fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
+    const std::string why = errno_text();
+    ::close(l.fd);
+    fail("control channel: cannot listen on " + l.address + ": " + why);
+  }
+  l.port = ntohs(bound.sin_port);
+  return l;
+}
+
+// Connects within the deadline (a filtered address would otherwise block for minutes).
+void connect_before(int fd, const sockaddr_in& to, Clock::time_point deadline, const std::string& who) {
+  set_nonblocking(fd);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0 && errno != EINPROGRESS) {
+    fail("control channel: cannot connect to " + who + ": " + errno_text());
+  }
+  pollfd pfd{fd, POLLOUT, 0};
+  int ready = 0;
+  do {
+    ready = ::poll(&pfd, 1, remaining_ms(deadline));
+  } while (ready < 0 && errno == EINTR);
+  int error = 0;
+  socklen_t length = sizeof error;
+  if (ready <= 0) fail("control channel: no answer from " + who + " before the start-up deadline");
+  getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+  if (error != 0) fail("control channel: cannot connect to " + who + ": " + std::strerror(error));
+  const int flags = fcntl(fd, F_GETFL, 0);
+  fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+}
+
+}  // namespace
+
+ControlChannel::ControlChannel(const Collectives& collectives, int rank, int size, bool one_host,
                                double timeout_seconds)
     : rank_(rank), peers_(static_cast<size_t>(size)) {
   const auto deadline =
       Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
-  const std::vector<std::string> hosts = collectives.allgather_strings(host_name());
-  const bool one_host = std::all_of(hosts.begin(), hosts.end(),
-                                    [&](const std::string& h) { return h == hosts.front(); });
-
-  // Listen before anyone connects; the backlog holds every peer that connects before we accept.
-  const std::string address = listen_address(one_host);
-  const int listener = make_socket();
-  sockaddr_in bound = parse_address(address, 0, one_host ? "loopback" : "STRATA_CONTROL_ADDR");
-  if (::bind(listener, reinterpret_cast<sockaddr*>(&bound), sizeof bound) != 0 ||
-      ::listen(listener, size) != 0) {
-    const std::string why = errno_text();
-    ::close(listener);
-    fail("control channel: cannot listen on " + address + ": " + why);
-  }
-  socklen_t length = sizeof bound;
-  getsockname(listener, reinterpret_cast<sockaddr*>(&bound), &length);
-  const std::vector<std::string> endpoints =
-      collectives.allgather_strings(address + " " + std::to_string(ntohs(bound.sin_port)));
-  const int64_t pid = getpid();
-  const std::vector<std::string> ids = collectives.allgather_strings(
-      std::to_string(pid) + " " + std::to_string(process_start_time(pid)));
-  for (size_t r = 0; r < ids.size(); ++r) {
-    RankProcess p;
-    p.host = hosts[r];
-    std::sscanf(ids[r].c_str(), "%ld %lu", &p.pid, &p.start_time);
-    processes_.push_back(p);
-  }
-
-  unsigned char secret[kSecret];
-  if (rank == 0) random_bytes(secret, kSecret);
-  collectives.broadcast(secret, kSecret, STRATA_U8, 0);
-
+  Listener listener;
+  std::string mine;
   try {
+    listener = open_listener(one_host, size);
+    const int64_t pid = getpid();
+    mine = "ok " + host_name() + " " + std::to_string(pid) + " " +
+           std::to_string(process_start_time(pid)) + " " + listener.address + " " +
+           std::to_string(listener.port);
+  } catch (const Error& e) {
+    mine = std::string("error ") + e.what();
+  }
+  unsigned char secret[kSecret] = {};
+  try {
+    // One exchange, made by every rank whatever happened above.
+    const std::vector<std::string> all = collectives.allgather_strings(mine);
+    std::vector<std::pair<std::string, uint16_t>> endpoints;
+    for (size_t r = 0; r < all.size(); ++r) {
+      if (all[r].rfind("error ", 0) == 0) {
+        fail("rank " + std::to_string(r) + ": " + all[r].substr(6));
+      }
+      std::istringstream in(all[r].substr(3));
+      RankProcess p;
+      std::string address;
+      unsigned port = 0;
+      in >> p.host >> p.pid >> p.start_time >> address >> port;
+      processes_.push_back(p);
+      endpoints.emplace_back(address, static_cast<uint16_t>(port));
+    }
+    if (rank == 0) random_bytes(secret, kSecret);
+    collectives.broadcast(secret, kSecret, STRATA_U8, 0);
+
     // Lower ranks listen, higher ranks connect: rank r connects to 0..r-1, then accepts r+1...
     for (int peer = 0; peer < rank; ++peer) {
-      const std::string& endpoint = endpoints[static_cast<size_t>(peer)];
-      const size_t space = endpoint.find(' ');
-      const sockaddr_in to = parse_address(endpoint.substr(0, space),
-                                           static_cast<uint16_t>(std::stoi(endpoint.substr(space + 1))),
-                                           "rank " + std::to_string(peer) + "'s address");
+      const auto& [address, port] = endpoints[static_cast<size_t>(peer)];
+      const std::string who = "rank " + std::to_string(peer) + " at " + address + ":" + std::to_string(port);
       const int fd = make_socket();
       peers_[static_cast<size_t>(peer)].fd = fd;
-      if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) {
-        fail("control channel: cannot connect to rank " + std::to_string(peer) + " at " +
-             endpoint + ": " + errno_text());
-      }
+      connect_before(fd, parse_address(address, port, who + "'s address"), deadline, who);
       unsigned char nonce[kNonce];
       unsigned char reply[sizeof(int32_t) + kMac];
       const int32_t me = rank;
       if (!read_exact(fd, nonce, kNonce, deadline)) {
-        fail("control channel: rank " + std::to_string(peer) + " did not greet within " +
-             std::to_string(timeout_seconds) + " s");
+        fail("control channel: " + who + " did not greet before the start-up deadline");
       }
       std::memcpy(reply, &me, sizeof me);
       mac_of(secret, nonce, me, reply + sizeof me);
-      if (!write_all(fd, reply, sizeof reply)) {
-        fail("control channel: lost rank " + std::to_string(peer) + " during the handshake");
-      }
+      if (!write_all(fd, reply, sizeof reply)) fail("control channel: lost " + who + " during the handshake");
     }
-    int expected = size - 1 - rank;
-    while (expected > 0) {
-      pollfd pfd{listener, POLLIN, 0};
-      const int ready = ::poll(&pfd, 1, remaining_ms(deadline));
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready <= 0) {
-        fail("control channel: " + std::to_string(expected) + " higher rank(s) did not connect within " +
-             std::to_string(timeout_seconds) + " s");
-      }
-      sockaddr_in from{};
-      socklen_t from_length = sizeof from;
-      const int fd = ::accept4(listener, reinterpret_cast<sockaddr*>(&from), &from_length, SOCK_CLOEXEC);
-      if (fd < 0) continue;
-      char who[INET_ADDRSTRLEN] = {};
-      inet_ntop(AF_INET, &from.sin_addr, who, sizeof who);
-      const std::string origin = std::string(who) + ":" + std::to_string(ntohs(from.sin_port));
-      unsigned char nonce[kNonce];
-      unsigned char reply[sizeof(int32_t) + kMac];
-      unsigned char expected_mac[kMac];
-      random_bytes(nonce, kNonce);
-      int32_t claimed = -1;
-      const bool answered = write_all(fd, nonce, kNonce) && read_exact(fd, reply, sizeof reply, deadline);
-      if (answered) {
-        std::memcpy(&claimed, reply, sizeof claimed);
-        mac_of(secret, nonce, claimed, expected_mac);
-      }
-      const bool valid = answered && claimed > rank && claimed < size &&
-                         peers_[static_cast<size_t>(claimed)].fd < 0 &&
-                         CRYPTO_memcmp(expected_mac, reply + sizeof claimed, kMac) == 0;
-      if (!valid) {
-        logger().warn("control channel: refused a connection from {}: it did not prove the job's "
-                      "secret", origin);
-        ::close(fd);
-        continue;
-      }
-      const int one = 1;
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      peers_[static_cast<size_t>(claimed)].fd = fd;
-      --expected;
-    }
+    accept_peers(listener.fd, secret, size - 1 - rank, deadline);
   } catch (...) {
-    ::close(listener);
+    if (listener.fd >= 0) ::close(listener.fd);
     for (Peer& p : peers_) {
       if (p.fd >= 0) ::close(p.fd);
+      p.fd = -1;
     }
     OPENSSL_cleanse(secret, kSecret);
     throw;
   }
-  ::close(listener);
+  ::close(listener.fd);
   OPENSSL_cleanse(secret, kSecret);
   for (Peer& p : peers_) {
     if (p.fd >= 0) set_nonblocking(p.fd);
   }
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) {
+    for (Peer& p : peers_) {
+      if (p.fd >= 0) ::close(p.fd);
+    }
+    fail("control channel: eventfd failed: " + errno_text());
+  }
   static std::once_flag fork_handler;
   std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &ControlChannel::close_after_fork); });
   g_live_channel = this;
+}
+
+// Accepts `expected` higher ranks. A connection that does not prove the job's secret within a few
+// seconds is refused and logged with its address; it cannot hold the others up for longer.
+void ControlChannel::accept_peers(int listener, const unsigned char* secret, int expected,
+                                  Clock::time_point deadline) {
+  while (expected > 0) {
+    pollfd pfd{listener, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, remaining_ms(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      fail("control channel: " + std::to_string(expected) +
+           " higher rank(s) did not connect before the start-up deadline");
+    }
+    sockaddr_in from{};
+    socklen_t from_length = sizeof from;
+    const int fd = ::accept4(listener, reinterpret_cast<sockaddr*>(&from), &from_length, SOCK_CLOEXEC);
+    if (fd < 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // EMFILE and the like: no spin
+      continue;
+    }
+    char who[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &from.sin_addr, who, sizeof who);
+    const std::string origin = std::string(who) + ":" + std::to_string(ntohs(from.sin_port));
+    const auto handshake_deadline = std::min(deadline, Clock::now() + std::chrono::seconds(5));
+    unsigned char nonce[kNonce];
+    unsigned char reply[sizeof(int32_t) + kMac];
+    unsigned char expected_mac[kMac];
+    int32_t claimed = -1;
+    bool valid = false;
+    try {
+      random_bytes(nonce, kNonce);
+      if (write_all(fd, nonce, kNonce) && read_exact(fd, reply, sizeof reply, handshake_deadline)) {
+        std::memcpy(&claimed, reply, sizeof claimed);
+        mac_of(secret, nonce, claimed, expected_mac);
+        valid = claimed > rank_ && claimed < static_cast<int32_t>(peers_.size()) &&
+                peers_[static_cast<size_t>(claimed)].fd < 0 &&
+                CRYPTO_memcmp(expected_mac, reply + sizeof claimed, kMac) == 0;
+      }
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    if (!valid) {
+      logger().warn("control channel: refused a connection from {}: it did not prove the job's "
+                    "secret", origin);
+      ::close(fd);
+      continue;
+    }
+    peers_[static_cast<size_t>(claimed)].fd = fd;
+    --expected;
+  }
 }
 
 ControlChannel::~ControlChannel() {
@@ -360,35 +420,43 @@ void ControlChannel::close_locked(int rank) {
   p.out.clear();
 }
 
-void ControlChannel::read_from(int rank, std::vector<ControlEvent>& events) {
+// Takes every whole message out of the peer's buffer; false if the bytes are not a control frame.
+bool ControlChannel::take_messages(int rank, std::vector<ControlEvent>& events) {
   Peer& p = peers_[static_cast<size_t>(rank)];
-  char buffer[8192];
-  std::string closed;  // why the connection ended, once it has; what came before it still counts
-  for (;;) {
-    const ssize_t got = ::recv(p.fd, buffer, sizeof buffer, MSG_DONTWAIT);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (got <= 0) {
-      closed = got == 0 ? "connection closed" : "connection failed: " + errno_text();
-      break;
-    }
-    p.in.append(buffer, static_cast<size_t>(got));
-  }
   while (p.in.size() >= kHeader) {
     uint32_t header[3];
     std::memcpy(header, p.in.data(), kHeader);
-    if (header[0] != kMagic || header[2] > kMaxPayload) {
-      closed = "sent a malformed message";
-      break;
-    }
+    if (header[0] != kMagic || header[2] > kMaxPayload) return false;
     if (p.in.size() < kHeader + header[2]) break;
     events.push_back({ControlEvent::Kind::Message, rank, static_cast<ControlMessage>(header[1]),
                       p.in.substr(kHeader, header[2])});
     p.in.erase(0, kHeader + header[2]);
   }
-  if (!closed.empty()) {
-    events.push_back({ControlEvent::Kind::Closed, rank, {}, closed});
-    close_locked(rank);
+  return true;
+}
+
+void ControlChannel::read_from(int rank, std::vector<ControlEvent>& events) {
+  Peer& p = peers_[static_cast<size_t>(rank)];
+  char buffer[8192];
+  for (;;) {
+    const ssize_t got = ::recv(p.fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (got <= 0) {
+      // What arrived before the end still counts (a failure message, then the close).
+      events.push_back({ControlEvent::Kind::Closed, rank, {},
+                        got == 0 ? "connection closed" : "connection failed: " + errno_text()});
+      close_locked(rank);
+      return;
+    }
+    p.in.append(buffer, static_cast<size_t>(got));
+    // Parsed as it arrives, so a peer sending garbage cannot grow the buffer without bound.
+    if (!take_messages(rank, events)) {
+      events.push_back({ControlEvent::Kind::Garbled, rank, {},
+                        "sent bytes that are not a Strata control message"});
+      close_locked(rank);
+      return;
+    }
   }
 }
 

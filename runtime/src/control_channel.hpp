@@ -18,6 +18,7 @@
 
 #include "collectives.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -28,7 +29,7 @@ namespace strata::rt {
 enum class ControlMessage : uint32_t { Heartbeat = 1, Failure = 2, Bye = 3 };
 
 struct ControlEvent {
-  enum class Kind { Message, Closed };
+  enum class Kind { Message, Closed, Garbled };
   Kind kind;
   int peer;
   ControlMessage type{};  // Kind::Message only
@@ -48,8 +49,12 @@ uint64_t process_start_time(int64_t pid);
 class ControlChannel {
  public:
   // Collective over `collectives`: listens, exchanges addresses and the job secret, and connects
-  // to every other rank. Throws Error naming the peer rank on failure or after `timeout_seconds`.
-  ControlChannel(const Collectives& collectives, int rank, int size, double timeout_seconds);
+  // to every other rank. `one_host`: every rank runs on this host (the comm stratum's local_size
+  // equals its size). Throws Error on every rank alike when a rank cannot listen; throws Error
+  // naming the peer when a connection fails or the TCP part takes longer than `timeout_seconds`
+  // (the exchanges through the comm stratum are the watchdog's to time).
+  ControlChannel(const Collectives& collectives, int rank, int size, bool one_host,
+                 double timeout_seconds);
   ~ControlChannel();
   ControlChannel(const ControlChannel&) = delete;
   ControlChannel& operator=(const ControlChannel&) = delete;
@@ -73,7 +78,11 @@ class ControlChannel {
     std::string in;   // bytes received, not yet a whole message
     std::string out;  // bytes queued, not yet written
   };
+  using Clock = std::chrono::steady_clock;
   static void close_after_fork();  // pthread_atfork child handler
+  void accept_peers(int listener, const unsigned char* secret, int expected,
+                    Clock::time_point deadline);
+  bool take_messages(int rank, std::vector<ControlEvent>& events);
   void flush_locked(Peer& peer);
   void close_locked(int rank);
   void read_from(int rank, std::vector<ControlEvent>& events);

@@ -6,8 +6,11 @@
 #include "plugin_loader.hpp"
 #include "sha256.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <string>
 
@@ -93,12 +96,34 @@ Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(o
 }
 
 Engine::~Engine() {
+  if (getpid() != creator_pid_) {
+    // A forked child (a data-loader worker) destroying its copy: the plugins, the comm transport
+    // and the watchdog thread belong to the parent; the child's copies are left alone.
+    comm_.abandon();
+    precision_.abandon();
+    sharding_.abandon();
+    offload_.abandon();
+    (void)watchdog_.release();
+    (void)control_.release();
+    return;
+  }
   activity_.enter_call(ApiCall::Destroy);
   if (watchdog_) watchdog_->closing();
-  if (failure_ && world_.size > 1) {
-    // The other ranks are ending (the watchdog told them why); a collective teardown would wait
-    // for them forever and keep this rank's host from reporting its error.
-    logger().info("the comm stratum is left without its teardown after this rank's failure");
+  if (std::uncaught_exceptions() > 0 && !failure_ && watchdog_) {
+    // A C++ host unwinding from an error of its own (its Runtime going out of scope): the others
+    // are mid-run and wait for this rank; tell them, and do not wait for them in the teardown.
+    failure_ = Error(STRATA_ERR_INTERNAL, "its host destroyed the runtime while unwinding an "
+                                          "exception (the host's own error) at step " +
+                                              std::to_string(global_steps_));
+    watchdog_->local_failure(failure_->what());
+  }
+  if (failure_ && watchdog_ && !watchdog_->others_done_within(1.0)) {
+    // This rank failed alone: the others are ending (the watchdog told them why), and a
+    // collective teardown, or a plugin's wait on requests still in flight, would wait for them
+    // forever and keep this rank's host from reporting its error. When every rank failed alike,
+    // they tear down together as usual.
+    logger().info("the comm stratum is closed without its teardown after this rank's failure");
+    tracked_comm_->abandon();
     comm_.abandon();
   }
   // The comm stratum's teardown (MPI_Finalize) waits for the other ranks: count it as waiting, so
@@ -106,14 +131,18 @@ Engine::~Engine() {
   activity_.begin_wait();
 }
 
+// The watchdog watches from here on, the start-up exchanges included; the control channel that
+// brings it news of the other ranks joins it once every rank has connected.
 void Engine::start_watchdog() {
-  run_agreed("control channel", [&] {
-    control_ = std::make_unique<ControlChannel>(*collectives_, world_.rank, world_.size, 60.0);
-  });
   WatchdogSettings settings;
   settings.warning_seconds = manifest_.stall_warning_seconds;
   settings.shutdown_seconds = manifest_.stall_shutdown_seconds;
-  watchdog_ = std::make_unique<Watchdog>(*control_, activity_, world_.rank, world_.size, settings);
+  watchdog_ = std::make_unique<Watchdog>(activity_, world_.rank, world_.size, settings);
+  run_agreed("control channel", [&] {
+    control_ = std::make_unique<ControlChannel>(*collectives_, world_.rank, world_.size,
+                                                world_.local_size == world_.size, 60.0);
+  });
+  watchdog_->attach(*control_);
 }
 
 void Engine::create_training_strata(LoadedPlugin precision, LoadedPlugin sharding,
@@ -460,8 +489,8 @@ void Engine::fail_runaway_skips(const strata_shard* shards, size_t count) {
     const strata_shard& s = shards[i];
     for (uint64_t e = 0; e < s.count; ++e) {
       if (std::isfinite(s.grad[e])) continue;
-      const int64_t element = std::min<int64_t>(static_cast<int64_t>(s.offset + e), (int64_t{1} << kElementBits) - 1);
-      mine = std::min(mine, (static_cast<int64_t>(s.param_index) << kElementBits) | element);
+      const uint64_t element = std::min<uint64_t>(s.offset + e, (uint64_t{1} << kElementBits) - 1);
+      mine = std::min(mine, static_cast<int64_t>((uint64_t{s.param_index} << kElementBits) | element));
       break;
     }
   }

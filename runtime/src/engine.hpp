@@ -16,6 +16,8 @@
 
 #include <strata/strata.h>
 
+#include <unistd.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,6 +107,7 @@ class Engine {
   uint64_t applied_steps_ = 0;
   uint64_t skipped_steps_ = 0;
   uint64_t consecutive_skips_ = 0;
+  int64_t creator_pid_ = getpid();  // a forked child's copy must not tear down the parent's
   // The first failure of a guarded call on this rank (code, message); later calls repeat it.
   std::optional<Error> failure_;
 };

@@ -38,8 +38,19 @@ TrackedComm::TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& 
   table_.test = &TrackedComm::test;
 }
 
+strata_status TrackedComm::refuse(strata_error* err) const {
+  if (err != nullptr && err->struct_size >= sizeof(strata_error)) {
+    err->code = STRATA_ERR_COMM;
+    std::snprintf(err->message, sizeof err->message,
+                  "this rank failed and the other ranks are ending: the comm stratum is closed");
+  }
+  return STRATA_ERR_COMM;
+}
+
 template <class Call>
-strata_status TrackedComm::collective(const char* name, strata_request* req, Call&& call) {
+strata_status TrackedComm::collective(const char* name, strata_request* req, strata_error* err,
+                                      Call&& call) {
+  if (abandoned_) return refuse(err);
   board_.start_collective(name);
   if (req != nullptr) return call();
   WaitGuard waiting(board_);
@@ -64,7 +75,7 @@ strata_status TrackedComm::allreduce(void* self, const strata_buffer* send,
                                      const strata_buffer* recv, int32_t op, strata_request* req,
                                      strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("allreduce", req,
+  return t.collective("allreduce", req, err,
                       [&] { return t.real_.allreduce(t.real_self_, send, recv, op, req, err); });
 }
 
@@ -72,7 +83,7 @@ strata_status TrackedComm::allgather(void* self, const strata_buffer* send,
                                      const strata_buffer* recv, strata_request* req,
                                      strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("allgather", req,
+  return t.collective("allgather", req, err,
                       [&] { return t.real_.allgather(t.real_self_, send, recv, req, err); });
 }
 
@@ -81,7 +92,7 @@ strata_status TrackedComm::allgatherv(void* self, const strata_buffer* send,
                                       const uint64_t* displs, strata_request* req,
                                       strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("allgatherv", req, [&] {
+  return t.collective("allgatherv", req, err, [&] {
     return t.real_.allgatherv(t.real_self_, send, recv, recv_counts, displs, req, err);
   });
 }
@@ -90,7 +101,7 @@ strata_status TrackedComm::reduce_scatter(void* self, const strata_buffer* send,
                                           const strata_buffer* recv, int32_t op,
                                           strata_request* req, strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("reduce_scatter", req, [&] {
+  return t.collective("reduce_scatter", req, err, [&] {
     return t.real_.reduce_scatter(t.real_self_, send, recv, op, req, err);
   });
 }
@@ -98,17 +109,18 @@ strata_status TrackedComm::reduce_scatter(void* self, const strata_buffer* send,
 strata_status TrackedComm::broadcast(void* self, const strata_buffer* buf, int32_t root,
                                      strata_request* req, strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("broadcast", req,
+  return t.collective("broadcast", req, err,
                       [&] { return t.real_.broadcast(t.real_self_, buf, root, req, err); });
 }
 
 strata_status TrackedComm::barrier(void* self, strata_request* req, strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("barrier", req, [&] { return t.real_.barrier(t.real_self_, req, err); });
+  return t.collective("barrier", req, err, [&] { return t.real_.barrier(t.real_self_, req, err); });
 }
 
 strata_status TrackedComm::wait(void* self, strata_request req, strata_error* err) {
   TrackedComm& t = of(self);
+  if (t.abandoned_) return t.refuse(err);  // the request is left to the process's end
   WaitGuard waiting(t.board_);
   return t.real_.wait(t.real_self_, req, err);
 }
@@ -116,6 +128,7 @@ strata_status TrackedComm::wait(void* self, strata_request req, strata_error* er
 strata_status TrackedComm::test(void* self, strata_request req, int32_t* done,
                                 strata_error* err) {
   TrackedComm& t = of(self);
+  if (t.abandoned_) return t.refuse(err);
   return t.real_.test(t.real_self_, req, done, err);
 }
 

@@ -9,6 +9,8 @@
 
 #include <strata/plugin_api.h>
 
+#include <atomic>
+
 namespace strata::rt {
 
 class TrackedComm {
@@ -18,15 +20,20 @@ class TrackedComm {
   TrackedComm(const TrackedComm&) = delete;
   TrackedComm& operator=(const TrackedComm&) = delete;
 
+  // After this rank failed alone: every later call fails at once instead of waiting for ranks that
+  // are ending (a plugin's teardown may wait on requests it still holds). Thread-safe.
+  void abandon() { abandoned_ = true; }
+
   // The proxy table and the `self` to pass to it (lent to plugins in their host tables).
   const strata_comm_ops* ops() const { return &table_; }
   void* self() const { return const_cast<TrackedComm*>(this); }
 
  private:
   static TrackedComm& of(void* self) { return *static_cast<TrackedComm*>(self); }
+  strata_status refuse(strata_error* err) const;
   // Records the start (and, when `req` is NULL, the blocking wait) of collective `name`.
   template <class Call>
-  strata_status collective(const char* name, strata_request* req, Call&& call);
+  strata_status collective(const char* name, strata_request* req, strata_error* err, Call&& call);
 
   static strata_status create(const char*, const strata_host_api*, void**, strata_error* err);
   static void destroy(void*) {}
@@ -50,6 +57,7 @@ class TrackedComm {
   const strata_comm_ops& real_;
   void* real_self_;
   ActivityBoard& board_;
+  std::atomic<bool> abandoned_{false};
   strata_comm_ops table_{};
 };
 

@@ -3,9 +3,12 @@
 //    channel and records theirs.
 //  - Stall inspector: when this rank has been blocked on a collective for warning_seconds, it logs
 //    which ranks have not arrived and what each last did; at shutdown_seconds it tells the others
-//    and ends this process (exit status kExitStatus) with that message. 0 turns either off.
-//  - Failures: when another rank reports a failure, or its connection closes without a goodbye (a
-//    killed or crashed process), this rank logs it and, after a short grace in which its own host
+//    and ends this process (exit status kExitStatus) with that message. 0 turns either off. It runs
+//    from the start of strata_create, before the control channel is up (then without news of the
+//    others), so a rank that stops during start-up does not hang the job either.
+//  - Failures: when another rank reports a failure, its connection closes without a goodbye (a
+//    killed or crashed process), or it tears the runtime down while this rank waits on a
+//    collective it never joined, this rank says so and, after a short grace in which its own host
 //    may see the same error, ends with that rank's message: a rank blocked in a collective (MPI
 //    cannot be interrupted) has no other way out.
 // Why end the process rather than return an error: see docs/DESIGN.md, "Faults".
@@ -35,54 +38,67 @@ class Watchdog {
  public:
   static constexpr int kExitStatus = 70;  // EX_SOFTWARE: ended by the watchdog
 
-  // Starts the thread. `channel` and `board` must outlive the watchdog.
-  Watchdog(ControlChannel& channel, const ActivityBoard& board, int rank, int size,
-           WatchdogSettings settings);
+  // Starts the thread, without a control channel yet. `board` must outlive the watchdog.
+  Watchdog(const ActivityBoard& board, int rank, int size, WatchdogSettings settings);
   // Says goodbye to the other ranks and stops the thread.
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
+  // The channel is up; it must outlive the watchdog. Call once.
+  void attach(ControlChannel& channel);
   // Names for messages (after finalize). Thread-safe.
   void set_names(ActivityNames names);
   // This rank failed in a call that leaves the others stuck: tell them. Thread-safe.
   void local_failure(const std::string& message);
-  // strata_destroy began: a goodbye, so our disconnect does not look like a crash. Thread-safe.
+  // strata_destroy began: from now on a wait counts as a stall only while another rank is silent
+  // or gone (teardown waits for the slowest rank, which may legitimately take long). Thread-safe.
   void closing();
+  // Whether every other rank has failed, said goodbye or gone within `seconds`: after this rank
+  // failed, that tells a failure every rank hit alike (all can tear down together) from one the
+  // others are still waiting on. Thread-safe.
+  bool others_done_within(double seconds) const;
 
  private:
   using Clock = std::chrono::steady_clock;
   void run();
+  void loop_once(Clock::time_point& next_beat);
   void handle(const ControlEvent& event);
   void check_stall();
+  void check_departed_peers();
   void check_peer_failure();
-  void doom(const std::string& message);
+  void doom(const std::string& message, uint64_t sender_collectives);
   void end_silent_local_peers();
+  void refresh_peer_ages();
+  bool some_peer_silent_or_gone() const;
   [[noreturn]] void end_process(const std::string& message);
   ActivityNames names();
+  void send(ControlMessage type, const std::string& payload) noexcept;
 
-  ControlChannel& channel_;
   const ActivityBoard& board_;
   int rank_;
   WatchdogSettings settings_;
   double tick_seconds_;
   double silent_after_;
 
+  std::atomic<ControlChannel*> channel_{nullptr};
   std::mutex names_mutex_;
   ActivityNames names_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> local_failed_{false};
-  std::atomic<bool> said_goodbye_{false};
   std::atomic<bool> closing_{false};
+  std::vector<std::atomic<bool>> peer_done_;  // failed, left or gone; written by the thread
 
   // Touched by the watchdog thread only.
   std::vector<PeerState> peers_;
   std::vector<Clock::time_point> heard_at_;
   int64_t warned_for_ = 0;  // wait_since of the wait already warned about
+  bool saw_channel_ = false;
   static constexpr double kAnnounceAfterSeconds = 0.25;
   struct Doom {
     Clock::time_point since;
     std::string message;
+    uint64_t sender_collectives;  // how many collectives the failed rank had started
     bool announced;
   };
   std::optional<Doom> doom_;

@@ -3,8 +3,13 @@
 // Faults it can bring on itself:
 //   --exit-rank R --exit-step K     rank R exits (status 3) at step K without a word to the runtime,
 //                                    as a host that crashed or hit its own error would
+//   --throw-rank R --throw-step K   rank R's host throws at step K: its Runtime is destroyed while
+//                                    the exception unwinds (the usual way a C++ host fails)
 //   --stop-rank R --stop-step K     rank R stops itself (SIGSTOP) at step K, in host code
 //   --nonfinite-rank R --nonfinite-from K   rank R writes NaN into a gradient from step K on
+//   --linger-rank R --linger-ms M   rank R spends M ms in host code after training, before its
+//                                    runtime is destroyed (a rank saving the model while the others
+//                                    tear down: not a stall)
 //   --pid-dir DIR                   each rank writes DIR/rank<R>.pid (for tests that signal one)
 // On a runtime error it prints "error: <message>" and exits 1.
 #include <strata/half.hpp>
@@ -20,6 +25,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +39,10 @@ struct Options {
   int step_ms = 0;
   int exit_rank = -1;
   uint64_t exit_step = 0;
+  int linger_rank = -1;
+  int linger_ms = 0;
+  int throw_rank = -1;
+  uint64_t throw_step = 0;
   int stop_rank = -1;
   uint64_t stop_step = 0;
   int nonfinite_rank = -1;
@@ -91,6 +101,10 @@ int run(const Options& o) {
       _exit(3);
     }
     if (rank == o.stop_rank && step == o.stop_step) raise(SIGSTOP);
+    if (rank == o.throw_rank && step == o.throw_step) {
+      throw std::runtime_error("simulated host error on rank " + std::to_string(rank) + " at step " +
+                               std::to_string(step));
+    }
     if (o.step_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.step_ms));
     for (uint32_t p = 0; p < groups.size(); ++p) {
       strata::GatheredGroup gathered(rt, groups[p], STRATA_GATHER_FOR_BACKWARD);
@@ -106,6 +120,7 @@ int run(const Options& o) {
     }
     rt.step();
   }
+  if (rank == o.linger_rank) std::this_thread::sleep_for(std::chrono::milliseconds(o.linger_ms));
   if (rank == 0) {
     std::printf("fault_host: %llu steps done\n", static_cast<unsigned long long>(o.steps));
   }
@@ -123,6 +138,10 @@ int main(int argc, char** argv) {
   app.add_option("--step-ms", o.step_ms, "host compute per step, milliseconds");
   app.add_option("--exit-rank", o.exit_rank, "rank that exits (status 3) at --exit-step");
   app.add_option("--exit-step", o.exit_step, "the step it exits at (1-based)");
+  app.add_option("--linger-rank", o.linger_rank, "rank that lingers in host code after training");
+  app.add_option("--linger-ms", o.linger_ms, "how long, milliseconds");
+  app.add_option("--throw-rank", o.throw_rank, "rank whose host throws at --throw-step");
+  app.add_option("--throw-step", o.throw_step, "the step it throws at (1-based)");
   app.add_option("--stop-rank", o.stop_rank, "rank that stops itself (SIGSTOP) at --stop-step");
   app.add_option("--stop-step", o.stop_step, "the step it stops at (1-based)");
   app.add_option("--nonfinite-rank", o.nonfinite_rank, "rank that writes NaN into w1's gradient");

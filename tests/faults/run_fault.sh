@@ -9,11 +9,15 @@
 #       kill           SIGKILL from outside
 #       host-exit      the host exits (status 3) at step 200 without a word to the runtime
 #       plugin-fail    the offload plugin fails on that rank at step 200
+#       host-throw     the host throws at step 200; its Runtime is destroyed while unwinding
+# With LAUNCHER_ENDS_JOB=0, mpirun is told not to end the job when a rank exits non-zero
+# (orte_abort_on_non_zero_status 0), and the messages checked are Strata's alone: each other rank
+# must have decided to end, naming the rank at fault.
 set -u
 mode=$1
 bad=$2
 ranks=4
-rm -rf "$WORK" && mkdir -p "$WORK/pids"
+rm -rf "$WORK" && mkdir -p "$WORK/pids" "$WORK/status"
 log=$WORK/output.log
 stall='{"stall_inspector": {"warning_seconds": 5, "shutdown_seconds": 15}}'
 args=(--steps 1000000 --step-ms 5 --pid-dir "$WORK/pids")
@@ -23,6 +27,7 @@ case $mode in
   stop-self) args+=(--overrides "$stall" --stop-rank "$bad" --stop-step 200); limit_ms=25000 ;;
   kill) ;;
   host-exit) args+=(--exit-rank "$bad" --exit-step 200) ;;
+  host-throw) args+=(--throw-rank "$bad" --throw-step 200) ;;
   plugin-fail)
     args+=(--overrides "{\"offload\": {\"library\": \"$FAILING_PLUGIN\", \"config\": {\"fail_rank\": $bad, \"fail_step\": 200}}}") ;;
   *) echo "unknown mode $mode"; exit 2 ;;
@@ -39,8 +44,16 @@ fail() {
 pid_of() { cat "$WORK/pids/rank$1.pid"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
+launcher=()
+strata_only=0
+if [ "${LAUNCHER_ENDS_JOB:-1}" = 0 ]; then
+  launcher=(--mca orte_abort_on_non_zero_status 0)
+  strata_only=1
+fi
+# Each rank runs under a shell that records its exit status (when the launcher lets it finish).
+record='"$0" "$@"; echo $? > "'$WORK'/status/rank$OMPI_COMM_WORLD_RANK"'
 # shellcheck disable=SC2086
-$MPIRUN -np $ranks "$HOST" "$MANIFEST" "${args[@]}" >"$log" 2>&1 &
+$MPIRUN "${launcher[@]}" -np $ranks sh -c "$record" "$HOST" "$MANIFEST" "${args[@]}" >"$log" 2>&1 &
 mpirun_pid=$!
 
 start=$(now_ms)
@@ -66,6 +79,12 @@ case $mode in
     t0=$(now_ms) ;;
   host-exit)
     while kill -0 "$victim" 2>/dev/null; do sleep 0.05; done
+    t0=$(now_ms) ;;
+  host-throw)
+    until grep -q "simulated host error on rank $bad" "$log"; do
+      kill -0 $mpirun_pid 2>/dev/null || break
+      sleep 0.05
+    done
     t0=$(now_ms) ;;
   plugin-fail)
     until grep -q "simulated failure on rank $bad" "$log"; do
@@ -98,8 +117,14 @@ done
 wait $mpirun_pid
 rc=$?
 took=$(( $(now_ms) - t0 ))
-echo "mode $mode, rank $bad: mpirun exited with $rc, $took ms after the fault"
-[ $rc -ne 0 ] || fail "mpirun exited 0"
+echo "mode $mode, rank $bad: mpirun exited with $rc, $took ms after the fault; rank exit statuses:" \
+  "$(cd "$WORK/status" && grep -H . rank* 2>/dev/null | tr '\n' ' ')"
+# With orte_abort_on_non_zero_status 0 mpirun's own status says nothing (it still ends the job
+# when a rank exits without MPI_Finalize); the ranks' statuses and messages below do.
+[ $strata_only = 1 ] || [ $rc -ne 0 ] || fail "mpirun exited 0"
+for f in "$WORK"/status/rank*; do
+  [ -f "$f" ] && [ "$(cat "$f")" = 0 ] && fail "$(basename "$f") exited 0"
+done
 [ $took -le $limit_ms ] || fail "the job took $took ms to end after the fault (limit $limit_ms)"
 
 # A process that has exited but not yet been reaped (state Z) is gone; allow a moment for that.
@@ -119,16 +144,35 @@ case $mode in
     grep -q "\[warning\] stall: rank [0-9]* has waited .*Not arrived: rank $bad: not responding" "$log" ||
       fail "no stall warning names rank $bad as not responding"
     [ "$warned_ms" -ge 4000 ] && [ "$warned_ms" -le 9000 ] || fail "the warning came $warned_ms ms after the stop, not about 5 s"
+    # Every waiting rank warned, naming the stopped rank; the job ended with the stall message
+    # (the first rank to end it makes the launcher end the others, which may not get to say so).
     for r in $(seq 0 $((ranks - 1))); do
       [ "$r" = "$bad" ] && continue
-      grep -q "\[strata rank $r\] \[error\] .*\(Ending the job\|ending rank $r too\)" "$log" ||
-        fail "rank $r did not end with a stall message"
-    done ;;
+      grep -q "\[strata rank $r\] \[warning\] stall: rank $r has waited .*Not arrived: rank $bad: not responding" "$log" ||
+        fail "rank $r did not warn that rank $bad is not responding"
+    done
+    grep -q "\[error\] stall: rank [0-9]* has waited .*Not arrived: rank $bad: .*Ending the job: stall_inspector.shutdown_seconds is 15 s" "$log" ||
+      fail "no rank ended the job with the stall message" ;;
   kill|host-exit)
     # Strata's watchdog ("rank 3 is gone") or the launcher (mpirun: "process rank 3 ... exited on
     # signal 9", or "Process name: [[job,1],3]" for a non-zero exit), whichever ended the job.
-    grep -q "rank $bad is gone\|process rank $bad with PID\|Process name: \[\[[0-9]*,[0-9]*\],$bad\]" "$log" ||
-      fail "nothing names rank $bad" ;;
+    if [ $strata_only = 1 ]; then
+      for r in $(seq 0 $((ranks - 1))); do
+        [ "$r" = "$bad" ] && continue
+        grep -q "\[strata rank $r\] \[error\] rank $bad is gone (connection closed without a goodbye.*ending rank $r too" "$log" ||
+          fail "rank $r did not end naming rank $bad as gone"
+      done
+    else
+      grep -q "rank $bad is gone\|process rank $bad with PID\|Process name: \[\[[0-9]*,[0-9]*\],$bad\]" "$log" ||
+        fail "nothing names rank $bad"
+    fi ;;
+  host-throw)
+    grep -q "^error: simulated host error on rank $bad at step 200" "$log" || fail "rank $bad's host did not report its error"
+    for r in $(seq 0 $((ranks - 1))); do
+      [ "$r" = "$bad" ] && continue
+      grep -q "\[strata rank $r\] \[error\] rank $bad failed: its host destroyed the runtime while unwinding.*ending rank $r too" "$log" ||
+        fail "rank $r did not end with rank $bad's message"
+    done ;;
   plugin-fail)
     grep -q "^error: .*simulated failure on rank $bad" "$log" || fail "rank $bad did not report its own failure"
     for r in $(seq 0 $((ranks - 1))); do
