@@ -67,8 +67,10 @@ std::shared_ptr<spdlog::logger> make_logger() {
 }  // namespace
 
 spdlog::logger& logger() {
-  static const std::shared_ptr<spdlog::logger> instance = make_logger();
-  return *instance;
+  // Never destroyed: the watchdog thread may still log while the process exits (a host that
+  // returns from main without destroying its runtime).
+  static const auto* instance = new std::shared_ptr<spdlog::logger>(make_logger());
+  return **instance;
 }
 
 void set_log_rank(int rank) { logger().set_pattern(pattern_for(std::to_string(rank))); }

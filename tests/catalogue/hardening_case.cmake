@@ -5,16 +5,8 @@
 # text, another machine's ELF, a truncated or world-writable copy, a world-writable folder, a
 # manifest too large or too deep to commit. It builds the input in WORK at test time, writes a
 # manifest there naming it, then runs expect_error.cmake on "<probe command> WORK/manifest.json".
-set(command "")
-set(after_separator OFF)
-math(EXPR last "${CMAKE_ARGC} - 1")
-foreach(i RANGE 1 ${last})
-  if(after_separator)
-    list(APPEND command "${CMAKE_ARGV${i}}")
-  elseif(CMAKE_ARGV${i} STREQUAL "--")
-    set(after_separator ON)
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/command_support.cmake)
+strata_command_after_separator()
 if(NOT command OR NOT DEFINED CASE OR NOT DEFINED WORK OR NOT DEFINED EXPECT)
   message(FATAL_ERROR "usage: cmake -DCASE=.. -DWORK=.. -DEXPECT=.. -P hardening_case.cmake -- <command>")
 endif()

@@ -42,6 +42,14 @@ fail() {
   exit 1
 }
 pid_of() { cat "$WORK/pids/rank$1.pid"; }
+# every_other_rank_says PATTERN WHAT: each rank but the one at fault logged an error matching
+# PATTERN, in which RANK stands for that rank's number.
+every_other_rank_says() {
+  for r in $(seq 0 $((ranks - 1))); do
+    [ "$r" = "$bad" ] && continue
+    grep -q "\[strata rank $r\] ${1//RANK/$r}" "$log" || fail "rank $r $2"
+  done
+}
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
 launcher=()
@@ -146,39 +154,27 @@ case $mode in
     [ "$warned_ms" -ge 4000 ] && [ "$warned_ms" -le 9000 ] || fail "the warning came $warned_ms ms after the stop, not about 5 s"
     # Every waiting rank warned, naming the stopped rank; the job ended with the stall message
     # (the first rank to end it makes the launcher end the others, which may not get to say so).
-    for r in $(seq 0 $((ranks - 1))); do
-      [ "$r" = "$bad" ] && continue
-      grep -q "\[strata rank $r\] \[warning\] stall: rank $r has waited .*Not arrived: rank $bad: not responding" "$log" ||
-        fail "rank $r did not warn that rank $bad is not responding"
-    done
+    every_other_rank_says "\[warning\] stall: rank RANK has waited .*Not arrived: rank $bad: not responding" \
+      "did not warn that rank $bad is not responding"
     grep -q "\[error\] stall: rank [0-9]* has waited .*Not arrived: rank $bad: .*Ending the job: stall_inspector.shutdown_seconds is 15 s" "$log" ||
       fail "no rank ended the job with the stall message" ;;
   kill|host-exit)
     # Strata's watchdog ("rank 3 is gone") or the launcher (mpirun: "process rank 3 ... exited on
     # signal 9", or "Process name: [[job,1],3]" for a non-zero exit), whichever ended the job.
     if [ $strata_only = 1 ]; then
-      for r in $(seq 0 $((ranks - 1))); do
-        [ "$r" = "$bad" ] && continue
-        grep -q "\[strata rank $r\] \[error\] rank $bad is gone (connection closed without a goodbye.*ending rank $r too" "$log" ||
-          fail "rank $r did not end naming rank $bad as gone"
-      done
+      every_other_rank_says "\[error\] rank $bad is gone (connection closed without a goodbye.*ending rank RANK too" \
+        "did not end naming rank $bad as gone"
     else
       grep -q "rank $bad is gone\|process rank $bad with PID\|Process name: \[\[[0-9]*,[0-9]*\],$bad\]" "$log" ||
         fail "nothing names rank $bad"
     fi ;;
   host-throw)
     grep -q "^error: simulated host error on rank $bad at step 200" "$log" || fail "rank $bad's host did not report its error"
-    for r in $(seq 0 $((ranks - 1))); do
-      [ "$r" = "$bad" ] && continue
-      grep -q "\[strata rank $r\] \[error\] rank $bad failed: its host destroyed the runtime while unwinding.*ending rank $r too" "$log" ||
-        fail "rank $r did not end with rank $bad's message"
-    done ;;
+    every_other_rank_says "\[error\] rank $bad failed: its host destroyed the runtime while unwinding.*ending rank RANK too" \
+      "did not end with rank $bad's message" ;;
   plugin-fail)
     grep -q "^error: .*simulated failure on rank $bad" "$log" || fail "rank $bad did not report its own failure"
-    for r in $(seq 0 $((ranks - 1))); do
-      [ "$r" = "$bad" ] && continue
-      grep -q "\[strata rank $r\] \[error\] rank $bad failed: .*simulated failure on rank $bad.*ending rank $r too" "$log" ||
-        fail "rank $r did not end with rank $bad's message"
-    done ;;
+    every_other_rank_says "\[error\] rank $bad failed: .*simulated failure on rank $bad.*ending rank RANK too" \
+      "did not end with rank $bad's message" ;;
 esac
 echo "PASS"
