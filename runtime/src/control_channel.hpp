@@ -80,6 +80,7 @@ class ControlChannel {
   };
   using Clock = std::chrono::steady_clock;
   static void close_after_fork();  // pthread_atfork child handler
+  void track_for_fork();           // registers this channel for close_after_fork
   void accept_peers(int listener, const unsigned char* secret, int expected,
                     Clock::time_point deadline);
   bool take_messages(int rank, std::vector<ControlEvent>& events);
