@@ -5,9 +5,10 @@
 // step 14" instead of "timeout".
 //
 // Writers are the host's thread (API calls) and the comm proxy (collectives, from whichever thread
-// drives the comm stratum); every field is a relaxed atomic, and a reader may see a mix of two
+// drives the comm stratum); every field is an atomic, and a reader may see a mix of two
 // neighbouring states. That is fine for a diagnostic sampled once a second, and it keeps the hot
-// path to a few plain stores.
+// path to a few stores. Only the wait's depth and start are ordered (acquire/release), so a wait
+// is never paired with an older wait's start time.
 #pragma once
 
 #include <atomic>

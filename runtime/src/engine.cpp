@@ -4,7 +4,6 @@
 #include "log.hpp"
 #include "manifest_agreement.hpp"
 #include "plugin_loader.hpp"
-#include "sha256.hpp"
 
 #include <unistd.h>
 
@@ -46,7 +45,7 @@ bool has_group_ops(const strata_sharding_ops& ops) {
 PluginIdentity identity_of(const std::string& stratum, const LoadedPlugin& plugin) {
   const strata_plugin_descriptor& d = plugin.descriptor();
   return {stratum, d.name != nullptr ? d.name : "?", d.version != nullptr ? d.version : "?",
-          sha256_file_hex(plugin.path())};
+          plugin.sha256()};
 }
 
 }  // namespace

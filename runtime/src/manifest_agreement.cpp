@@ -1,6 +1,7 @@
 #include "manifest_agreement.hpp"
 
 #include "error.hpp"
+#include "manifest_detail.hpp"
 #include "sha256.hpp"
 #include "stall_report.hpp"
 
@@ -44,8 +45,7 @@ bool is_plugin_key(const std::string& key) {
 
 // A value as shown in a message: short, so one odd value cannot flood it.
 std::string shown(const std::optional<std::string>& value) {
-  if (!value) return "(not set)";
-  return value->size() <= 80 ? *value : value->substr(0, 77) + "...";
+  return value ? manifest_detail::shortened(*value) : "(not set)";
 }
 
 }  // namespace

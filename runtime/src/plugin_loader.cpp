@@ -142,16 +142,16 @@ LoadedPlugin load_plugin(const StratumSpec& spec, strata_plugin_kind kind, const
                 at + "/library: refusing to load " + file + ": it " + *problem);
   }
 
-  if (spec.sha256) {
-    const std::string actual = sha256_file_hex(*found);
-    if (actual != *spec.sha256) {
-      throw Error(STRATA_ERR_INVALID_ARGUMENT, at + "/sha256: " + file + " has sha256 " + actual +
-                                                   ", but the manifest expects " + *spec.sha256);
-    }
+  // Hashed once: for the pin here, and for the ranks' start-up agreement on which plugin this is.
+  const std::string actual = sha256_file_hex(*found);
+  if (spec.sha256 && actual != *spec.sha256) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT, at + "/sha256: " + file + " has sha256 " + actual +
+                                                 ", but the manifest expects " + *spec.sha256);
   }
 
   LoadedPlugin plugin;
   plugin.path_ = *found;
+  plugin.sha256_ = actual;
   boost::dll::fs::error_code ec;
   plugin.library_.load(boost::dll::fs::path(file),
                        boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);

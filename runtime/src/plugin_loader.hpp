@@ -33,6 +33,8 @@ class LoadedPlugin {
  public:
   const strata_plugin_descriptor& descriptor() const { return *descriptor_; }
   const std::filesystem::path& path() const { return path_; }
+  // Lower-case hex sha256 of the library file, as loaded.
+  const std::string& sha256() const { return sha256_; }
   // The kind's ops table, already checked to be at least as large as ABI 1.0's.
   template <class Ops>
   const Ops& ops() const { return *static_cast<const Ops*>(descriptor_->ops); }
@@ -42,6 +44,7 @@ class LoadedPlugin {
   boost::dll::shared_library library_;
   const strata_plugin_descriptor* descriptor_ = nullptr;
   std::filesystem::path path_;
+  std::string sha256_;
 };
 
 // Throws strata::rt::Error with a sentence naming the manifest, JSON path and library file.

@@ -50,6 +50,14 @@ every_other_rank_says() {
     grep -q "\[strata rank $r\] ${1//RANK/$r}" "$log" || fail "rank $r $2"
   done
 }
+# Until the job's output has a line matching PATTERN (or the job has ended: the checks below then
+# say what is missing).
+wait_for_output() {
+  until grep -q "$1" "$log"; do
+    kill -0 "$mpirun_pid" 2>/dev/null || return 0
+    sleep 0.05
+  done
+}
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
 launcher=()
@@ -88,18 +96,8 @@ case $mode in
   host-exit)
     while kill -0 "$victim" 2>/dev/null; do sleep 0.05; done
     t0=$(now_ms) ;;
-  host-throw)
-    until grep -q "simulated host error on rank $bad" "$log"; do
-      kill -0 $mpirun_pid 2>/dev/null || break
-      sleep 0.05
-    done
-    t0=$(now_ms) ;;
-  plugin-fail)
-    until grep -q "simulated failure on rank $bad" "$log"; do
-      kill -0 $mpirun_pid 2>/dev/null || break
-      sleep 0.05
-    done
-    t0=$(now_ms) ;;
+  host-throw) wait_for_output "simulated host error on rank $bad"; t0=$(now_ms) ;;
+  plugin-fail) wait_for_output "simulated failure on rank $bad"; t0=$(now_ms) ;;
 esac
 
 if [ "$mode" = stop-self ]; then
