@@ -38,12 +38,24 @@ class PluginLibrary {
   template <class Ops>
   const Ops& ops() const { return *static_cast<const Ops*>(descriptor_->ops); }
 
+  // Creates an instance of the library's `Ops` with `config_json` and `host`; returns the plugin's
+  // status (and *self on success).
+  template <class Ops>
+  strata_status create(const char* config_json, const strata_host_api* host, void** self,
+                       strata_error* err) const {
+    strata_plugin_create_args args{};
+    args.struct_size = sizeof(args);
+    args.config_json = config_json;
+    args.host = host;
+    return ops<Ops>().create(&args, self, err);
+  }
+
  private:
   void* handle_ = nullptr;
   const strata_plugin_descriptor* descriptor_ = nullptr;
 };
 
-// A host-services table whose allocations are counted per category and location (ABI 1.2):
+// A host-services table (ABI 1.4) whose allocations are counted per category and location:
 // pinned allocations are really page-locked with mlock, so a plugin's fallback path runs when the
 // system refuses, just as under the runtime.
 class FakeHost {
@@ -60,6 +72,7 @@ class FakeHost {
       return static_cast<FakeHost*>(ctx)->allocate(bytes, alignment, category, STRATA_MEM_HOST);
     };
     api_.free_bytes = [](void* ctx, void* p) { static_cast<FakeHost*>(ctx)->release(p); };
+    api_.log_enabled = [](void*, int32_t level) -> int32_t { return level >= STRATA_LOG_WARN; };
     api_.alloc_bytes_at = [](void* ctx, size_t bytes, size_t alignment, int32_t category,
                              int32_t location) -> void* {
       return static_cast<FakeHost*>(ctx)->allocate(bytes, alignment, category, location);

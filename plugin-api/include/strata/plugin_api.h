@@ -1,12 +1,22 @@
 /*
  * strata/plugin_api.h — the one header a Strata plugin needs. C99, stable ABI.
  *
- * Rules (see DESIGN.md, "ABI rules"):
+ * Rules (see docs/DESIGN.md, "ABI rules" and "Evolving the ABI"):
  *  - A plugin library exports exactly one symbol, strata_plugin_entry_v1, returning a const
  *    descriptor that lives as long as the library stays loaded.
- *  - ABI major must match STRATA_ABI_MAJOR exactly; the plugin's minor is a floor the host must meet.
- *  - Every struct crossing the boundary starts with `size_t struct_size`. Fields are only appended.
- *    A reader uses only the fields that lie inside the struct_size it was handed.
+ *  - ABI major must match STRATA_ABI_MAJOR exactly. The descriptor's abi_minor is the lowest
+ *    runtime minor the plugin needs (its floor), not the header it was built with: the runtime loads
+ *    a plugin whose floor is at or below its own minor, and tells the plugin its minor in the
+ *    host-services table, so a plugin can use newer services where they exist.
+ *  - Every ops table starts with a strata_ops_header (ABI 1.3; tables of 1.0-1.2 plugins have no
+ *    header and are loaded through an adapter in the runtime). Every other struct crossing the
+ *    boundary starts with `size_t struct_size`. Fields are only appended; a reader uses only the
+ *    fields that lie inside the struct_size it was handed, and a writer fills only those.
+ *  - Calls that may gain arguments take one args struct (PJRT style), so an argument is a field
+ *    appended to the struct rather than a new function.
+ *  - Functions marked "Required" must be non-NULL; the loader refuses a table without them,
+ *    naming the function. Functions marked "Optional" may be NULL, and NULL means "not supported":
+ *    the runtime then behaves as written beside the function.
  *  - Functions return a strata_status; on failure they write a readable sentence into the caller's
  *    strata_error (which may be NULL). No exception, C++ type or allocation ownership crosses.
  *    Whoever allocates frees.
@@ -23,7 +33,13 @@ extern "C" {
 #endif
 
 #define STRATA_ABI_MAJOR 1
-#define STRATA_ABI_MINOR 2 /* 1.1: parameter groups, gather/release, views; 1.2: memory locations */
+/* 1.1: parameter groups, gather/release, views. 1.2: memory locations. 1.3: ops tables start with
+ * strata_ops_header; create, collectives, grad_ready, gather/release and end_micro_step take args
+ * structs; the descriptor's minor is a floor. 1.4: host service log_enabled. */
+#define STRATA_ABI_MINOR 4
+/* The first minor with the 1.3 table layout: the lowest floor a plugin built with this header can
+ * declare (a 1.0-1.2 runtime would read its tables in the old layout). */
+#define STRATA_ABI_MINOR_TABLES 3
 
 /* Name of the single exported entry symbol. A major bump introduces strata_plugin_entry_v2. */
 #define STRATA_PLUGIN_ENTRY_SYMBOL "strata_plugin_entry_v1"
@@ -107,19 +123,33 @@ typedef enum strata_plugin_kind {
   STRATA_PLUGIN_OFFLOAD = 4
 } strata_plugin_kind;
 
-/* Returned by strata_plugin_entry_v1. Static storage; valid while the library is loaded.
- * `ops` points at the operation table of `kind` (strata_comm_ops, ...), whose own struct_size
- * the host checks. */
+/* Returned by strata_plugin_entry_v1. Static storage; valid while the library is loaded. `ops`
+ * points at the operation table of `kind` (strata_comm_ops, ...), which starts with a
+ * strata_ops_header. The SDK's STRATA_PLUGIN macro (strata/plugin.hpp) writes both. */
 typedef struct strata_plugin_descriptor {
   size_t struct_size;
-  uint32_t abi_major;
-  uint32_t abi_minor;
+  uint32_t abi_major;      /* STRATA_ABI_MAJOR */
+  uint32_t abi_minor;      /* the lowest runtime minor this plugin needs; >= STRATA_ABI_MINOR_TABLES */
   int32_t kind;            /* strata_plugin_kind */
   const char* name;        /* e.g. "allreduce-mpi" */
   const char* version;     /* the plugin's own version string */
   const char* description; /* one line, for logs */
   const void* ops;
 } strata_plugin_descriptor;
+
+/* The first member of every ops table (ABI 1.3). Lets a reader that holds only the table know how
+ * large it is and what it is before touching any function pointer. */
+typedef struct strata_ops_header {
+  size_t struct_size; /* sizeof the whole ops table as the plugin was built */
+  uint32_t abi_major; /* STRATA_ABI_MAJOR of the header the plugin was built with */
+  uint32_t abi_minor; /* STRATA_ABI_MINOR of that header: the fields the table has */
+  int32_t kind;       /* strata_plugin_kind; equals the descriptor's */
+  uint32_t reserved;  /* 0 */
+} strata_ops_header;
+
+/* For a table's initialiser: .header = STRATA_OPS_HEADER(strata_comm_ops, STRATA_PLUGIN_COMM). */
+#define STRATA_OPS_HEADER(ops_type, plugin_kind) \
+  { sizeof(ops_type), STRATA_ABI_MAJOR, STRATA_ABI_MINOR, (plugin_kind), 0u }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Logging and memory categories (used by the host-services table)                            */
@@ -182,6 +212,13 @@ typedef struct strata_request_s* strata_request;
 
 struct strata_host_api; /* defined below; passed to every create() */
 
+/* create()'s arguments (ABI 1.3), the same for every kind. Read during the call only. */
+typedef struct strata_plugin_create_args {
+  size_t struct_size;
+  const char* config_json;            /* the stratum's "params" as a JSON object text */
+  const struct strata_host_api* host; /* the host-services table; lives until destroy */
+} strata_plugin_create_args;
+
 typedef struct strata_comm_caps {
   size_t struct_size;
   int32_t rank;
@@ -189,10 +226,25 @@ typedef struct strata_comm_caps {
   int32_t local_rank; /* rank among the processes on this node */
   int32_t local_size;
   uint32_t dtype_mask;      /* STRATA_DTYPE_BIT of each supported dtype */
-  uint32_t collective_mask; /* STRATA_COLL_BIT of each supported collective */
+  /* STRATA_COLL_BIT of each supported collective. A bit whose function is NULL is ignored: the
+   * runtime clears it before anyone reads the caps. */
+  uint32_t collective_mask;
   uint32_t device_mask;     /* STRATA_DEVICE_BIT of each device type whose memory it can move */
-  int32_t nonblocking;      /* 1 if `req` may be non-NULL */
+  int32_t nonblocking;      /* 1 if `req` may be non-NULL (then wait is required) */
 } strata_comm_caps;
+
+/* The arguments of every collective (ABI 1.3). Each collective reads the fields named beside them
+ * and ignores the others; the struct and the arrays it points to are read during the call only
+ * (the buffers' memory must stay valid until the collective completes). */
+typedef struct strata_coll_args {
+  size_t struct_size;
+  const strata_buffer* send;   /* allreduce, allgather(v), reduce_scatter */
+  const strata_buffer* recv;   /* allreduce, allgather(v), reduce_scatter; broadcast: in place */
+  int32_t op;                  /* strata_reduce_op: allreduce, reduce_scatter */
+  int32_t root;                /* broadcast */
+  const uint64_t* recv_counts; /* allgatherv: `size` entries, elements */
+  const uint64_t* displs;      /* allgatherv: `size` entries, elements */
+} strata_coll_args;
 
 /*
  * Collectives. Common contract:
@@ -201,44 +253,47 @@ typedef struct strata_comm_caps {
  *  - If `req` is NULL the call blocks until the result is in `recv`. Otherwise it starts the
  *    collective, stores a handle in *req and returns; the result is valid after wait(*req).
  *  - f16/bf16 reductions accumulate in f32.
- *  - Thread-safety: one thread at a time per instance (the runtime serialises calls).
+ *  - Thread-safety: one thread at a time per instance. The runtime and the plugins it lends the
+ *    instance to (host-services table) call it only from the thread that drives the runtime,
+ *    inside their own ops; a plugin must not call it from threads of its own.
  */
 typedef struct strata_comm_ops {
-  size_t struct_size;
+  strata_ops_header header; /* kind STRATA_PLUGIN_COMM */
 
-  /* Creates an instance. `config_json` is a JSON object text (valid for the call only); `host`
-   * lives until destroy. On success *self is owned by the caller until destroy(self).
+  /* Required. Creates an instance; on success *self is owned by the caller until destroy(self).
    * May initialise the process-wide transport (e.g. MPI_Init) if nobody did. Not thread-safe. */
-  strata_status (*create)(const char* config_json, const struct strata_host_api* host,
-                          void** self, strata_error* err);
-  /* Releases everything; pending requests must have been waited. self may be NULL. */
+  strata_status (*create)(const strata_plugin_create_args* args, void** self, strata_error* err);
+  /* Required. Releases everything; pending requests must have been waited. self may be NULL. */
   void (*destroy)(void* self);
-  /* Fills *caps (caps->struct_size set by the caller). Cheap; any time after create. */
+  /* Required. Fills *caps (caps->struct_size set by the caller). Cheap; any time after create. */
   strata_status (*query)(void* self, strata_comm_caps* caps, strata_error* err);
 
-  /* recv.count == send.count. */
-  strata_status (*allreduce)(void* self, const strata_buffer* send, const strata_buffer* recv,
-                             int32_t op, strata_request* req, strata_error* err);
-  /* recv.count == send.count * size; rank r's block lands at offset r * send.count. */
-  strata_status (*allgather)(void* self, const strata_buffer* send, const strata_buffer* recv,
-                             strata_request* req, strata_error* err);
-  /* recv_counts[r] / displs[r] (elements, `size` entries, read during the call only) place
-   * rank r's block; send.count must equal recv_counts[rank]. */
-  strata_status (*allgatherv)(void* self, const strata_buffer* send, const strata_buffer* recv,
-                              const uint64_t* recv_counts, const uint64_t* displs,
-                              strata_request* req, strata_error* err);
-  /* send.count == recv.count * size; rank r receives the reduction of block r. */
-  strata_status (*reduce_scatter)(void* self, const strata_buffer* send,
-                                  const strata_buffer* recv, int32_t op, strata_request* req,
+  /* Required. recv.count == send.count. */
+  strata_status (*allreduce)(void* self, const strata_coll_args* args, strata_request* req,
+                             strata_error* err);
+  /* Required. recv.count == send.count * size; rank r's block lands at offset r * send.count. */
+  strata_status (*allgather)(void* self, const strata_coll_args* args, strata_request* req,
+                             strata_error* err);
+  /* Optional (NULL: not supported; ZeRO stages 1-3 refuse such a comm at start-up, naming it).
+   * recv_counts[r] / displs[r] place rank r's block; send.count must equal recv_counts[rank]. */
+  strata_status (*allgatherv)(void* self, const strata_coll_args* args, strata_request* req,
+                              strata_error* err);
+  /* Optional (NULL: not supported; as allgatherv). send.count == recv.count * size; rank r
+   * receives the reduction of block r. */
+  strata_status (*reduce_scatter)(void* self, const strata_coll_args* args, strata_request* req,
                                   strata_error* err);
-  /* In place on `buf`, from `root`. */
-  strata_status (*broadcast)(void* self, const strata_buffer* buf, int32_t root,
-                             strata_request* req, strata_error* err);
-  strata_status (*barrier)(void* self, strata_request* req, strata_error* err);
+  /* Required. In place on `recv`, from `root`. */
+  strata_status (*broadcast)(void* self, const strata_coll_args* args, strata_request* req,
+                             strata_error* err);
+  /* Required. Reads no field of args beyond struct_size. */
+  strata_status (*barrier)(void* self, const strata_coll_args* args, strata_request* req,
+                           strata_error* err);
 
-  /* Completes and frees a request. After it returns (success or not) the handle is invalid. */
+  /* Required when caps.nonblocking is 1, else may be NULL. Completes and frees a request. After it
+   * returns (success or not) the handle is invalid. */
   strata_status (*wait)(void* self, strata_request req, strata_error* err);
-  /* *done = 1 if the request has completed (it must still be waited to free it). */
+  /* Optional (NULL: callers that poll wait instead). *done = 1 if the request has completed (it
+   * must still be waited to free it). */
   strata_status (*test)(void* self, strata_request req, int32_t* done, strata_error* err);
 } strata_comm_ops;
 
@@ -273,9 +328,9 @@ typedef struct strata_shard {
   float* master;
   float* grad;
   /* ABI 1.2: where the updated master's model-dtype copy goes (`count` elements of
-   * `model_dtype`, STRATA_F16 or STRATA_BF16), or NULL when the sharding plugin rounds the masters
-   * itself in publish. When set, the copy is made between step and publish: by the offload plugin
-   * in its own pass if its caps say writes_model_copy, else by the runtime (precision cast). */
+   * `model_dtype`, STRATA_F16 or STRATA_BF16), or NULL when no copy is wanted. The copy is made
+   * between step and publish: by the offload plugin in its own pass if its caps say
+   * writes_model_copy, else by the runtime (precision cast). See "Model-dtype copies" below. */
   void* model;
   int32_t model_dtype;
 } strata_shard;
@@ -302,12 +357,14 @@ typedef struct strata_param_view {
 struct strata_precision_ops;
 
 /* One table per plugin instance, valid from create until destroy. Functions are thread-safe unless
- * noted. `comm`/`precision` are NULL for strata created before them (comm itself gets neither). */
+ * noted. `comm`/`precision` are NULL for strata created before them (comm itself gets neither).
+ * This is a host struct: it only grows at the end, and struct_size says which fields this runtime
+ * fills. */
 typedef struct strata_host_api {
   size_t struct_size;
   uint32_t abi_major;
-  uint32_t abi_minor;
-  void* host_ctx; /* first argument to every function below */
+  uint32_t abi_minor; /* the runtime's minor: services of later minors are absent (check size) */
+  void* host_ctx;     /* first argument to every function below */
 
   /* Writes one log line attributed to this plugin and rank. `message` read during the call. */
   void (*log)(void* host_ctx, int32_t level, const char* message);
@@ -316,7 +373,8 @@ typedef struct strata_host_api {
   void* (*alloc_bytes)(void* host_ctx, size_t bytes, size_t alignment, int32_t category);
   void (*free_bytes)(void* host_ctx, void* ptr);
 
-  /* The comm stratum's instance, for collectives (same thread rules as strata_comm_ops). */
+  /* The comm stratum's instance, for collectives (same thread rules as strata_comm_ops). The
+   * table is in the layout of the header the plugin was built with. */
   const strata_comm_ops* comm;
   void* comm_self;
 
@@ -335,6 +393,11 @@ typedef struct strata_host_api {
    * `delta` (negative to give back) to `category` at `location`. The plugin gives back what it
    * recorded before destroy returns. Thread-safe. */
   void (*account_bytes)(void* host_ctx, int32_t category, int32_t location, int64_t delta);
+
+  /* ---- ABI 1.4. Check with STRATA_STRUCT_HAS before calling. ---- */
+  /* 1 if a log line at `level` would be written, so a plugin can skip formatting it. Cheap (no
+   * lock); thread-safe. */
+  int32_t (*log_enabled)(void* host_ctx, int32_t level);
 } strata_host_api;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -349,59 +412,93 @@ typedef struct strata_sharding_caps {
   int32_t shards_replicated;
 } strata_sharding_caps;
 
+/* grad_ready()'s arguments (ABI 1.3). */
+typedef struct strata_grad_ready_args {
+  size_t struct_size;
+  uint32_t param_index;
+  int32_t boundary; /* 1 on the last micro-batch before an optimizer step */
+} strata_grad_ready_args;
+
+/* gather() and release() arguments (ABI 1.3). */
+typedef struct strata_group_args {
+  size_t struct_size;
+  uint32_t group;
+  uint32_t flags; /* gather: STRATA_GATHER_* bits; release: 0 */
+} strata_group_args;
+
+/* end_micro_step()'s arguments (ABI 1.3). */
+typedef struct strata_micro_step_args {
+  size_t struct_size;
+  int32_t boundary; /* 1 at an accumulation boundary (finish_reduce follows) */
+} strata_micro_step_args;
+
 /* Call order: create → register_param* → define_group* → finalize → { (gather | grad_ready |
  * release)* → end_micro_step → [finish_reduce → owned_shards → publish → zero_grad] }* → destroy.
- * One thread at a time per instance. */
+ * One thread at a time per instance: the runtime serialises its calls.
+ *
+ * Model-dtype copies (f16/bf16 copies of the fp32 masters), one rule: a shard's `model` pointer is
+ * the sharding plugin's request for such a copy; the sharding plugin never rounds masters into
+ * model copies itself. The offload plugin writes them during step when its caps say
+ * writes_model_copy; otherwise the runtime casts them (precision cast) after step, before publish. */
 typedef struct strata_sharding_ops {
-  size_t struct_size;
-  strata_status (*create)(const char* config_json, const strata_host_api* host, void** self,
-                          strata_error* err);
+  strata_ops_header header; /* kind STRATA_PLUGIN_SHARDING */
+  /* Required. As strata_comm_ops.create. */
+  strata_status (*create)(const strata_plugin_create_args* args, void** self, strata_error* err);
+  /* Required. self may be NULL. */
   void (*destroy)(void* self);
+  /* Required. */
   strata_status (*query)(void* self, strata_sharding_caps* caps, strata_error* err);
 
-  /* Indices are dense, 0.., in registration order (the same on every rank). */
+  /* Required. Indices are dense, 0.., in registration order (the same on every rank). */
   strata_status (*register_param)(void* self, uint32_t index, const strata_param_desc* param,
                                   strata_error* err);
-  /* All parameters registered and broadcast; allocate masters, buckets, partitions. Collective. */
+  /* Required. All parameters registered and broadcast; allocate masters, buckets, partitions.
+   * Collective. */
   strata_status (*finalize)(void* self, strata_error* err);
-  /* The host finished writing (accumulating into) param `index`'s gradient for this micro-batch.
-   * `boundary` is 1 on the last micro-batch before an optimizer step. May start collectives. */
-  strata_status (*grad_ready)(void* self, uint32_t index, int32_t boundary, strata_error* err);
-  /* At the boundary: complete every reduction (including params never marked ready), averaged
-   * over ranks. Afterwards owned shards hold the reduced fp32 gradient. Collective. */
+  /* Required. The host finished writing (accumulating into) the parameter's gradient for this
+   * micro-batch. May start collectives. */
+  strata_status (*grad_ready)(void* self, const strata_grad_ready_args* args, strata_error* err);
+  /* Required. At the boundary: complete every reduction (including params never marked ready),
+   * averaged over ranks. Afterwards owned shards hold the reduced fp32 gradient. Collective. */
   strata_status (*finish_reduce)(void* self, strata_error* err);
-  /* The ranges this rank steps. *shards stays owned by the plugin, valid until the next call
-   * on this instance other than owned_shards. */
+  /* Required. The ranges this rank steps. *shards stays owned by the plugin, valid until the next
+   * call on this instance other than owned_shards. */
   strata_status (*owned_shards)(void* self, const strata_shard** shards, size_t* count,
                                 strata_error* err);
-  /* After the optimizer updated the masters: make model parameters current wherever the stage
-   * needs them (cast through host->precision, allgather). Collective. */
+  /* Required. After the optimizer updated the masters (and the model copies were made, see the
+   * rule above): make model parameters current wherever the stage needs them (e.g. allgather).
+   * Collective. */
   strata_status (*publish)(void* self, strata_error* err);
-  /* Zero the host's gradient buffers and any gradient shards, ready for the next micro-batch. */
+  /* Required. Zero the host's gradient buffers and any gradient shards for the next micro-batch. */
   strata_status (*zero_grad)(void* self, strata_error* err);
 
-  /* ---- ABI 1.1: parameter groups (a layer), chiefly for stage 3. A host uses these only if the
-   * ops table's struct_size covers them; without them it uses the registered buffers. ---- */
+  /* ---- Parameter groups (a layer), chiefly for stage 3. Optional, all five or none (NULL: the
+   * plugin has no groups; the runtime then uses the host's registered buffers, treats gather and
+   * release as no-ops, refuses parameters registered without a grad buffer, and calls nothing at
+   * the end of a micro-step). ---- */
 
   /* Before finalize. Group ids are dense, 0.., in definition order (the same on every rank). A
    * parameter belongs to at most one group; `params` and `name` are read during the call only. */
   strata_status (*define_group)(void* self, uint32_t group, const char* name,
                                 const uint32_t* params, size_t count, strata_error* err);
   /* Makes the group's parameters readable (stage 3: allgather, possibly prefetched) and, with
-   * STRATA_GATHER_FOR_BACKWARD, lends gradient buffers. Collective at stage 3 (every rank gathers
-   * and releases the same groups in the same order; a divergence is an error naming the ranks and
-   * groups, never a hang); local at stages 0-2. */
-  strata_status (*gather)(void* self, uint32_t group, uint32_t flags, strata_error* err);
+   * STRATA_GATHER_FOR_BACKWARD, lends gradient buffers. Collective where the stage moves
+   * parameters or gradients on gather/release (stages 2-3 in plugins/zero): every rank gathers
+   * and releases the same groups in the same order; a divergence is an error naming the ranks
+   * and groups, never a hang. */
+  strata_status (*gather)(void* self, const strata_group_args* args, strata_error* err);
   /* Ends the host's use of the group: lent gradients are reduced towards their owners' shards and
-   * their buffers reclaimed; stage 3 frees the gathered parameters. Same collectiveness as gather. */
-  strata_status (*release)(void* self, uint32_t group, strata_error* err);
+   * their buffers reclaimed; stage 3 frees the gathered parameters. Same collectiveness as
+   * gather. */
+  strata_status (*release)(void* self, const strata_group_args* args, strata_error* err);
   /* Current buffers of parameter `index` (see strata_param_view). Local. After finalize it fails
    * only for a bad index; what is not available now is reported as NULL. */
   strata_status (*param_view)(void* self, uint32_t index, strata_param_view* view,
                               strata_error* err);
-  /* After every micro-batch, before finish_reduce at a boundary (`boundary` = 1). Stages that
-   * reduce every micro-batch (2, 3) complete that micro-batch's reductions here. Collective. */
-  strata_status (*end_micro_step)(void* self, int32_t boundary, strata_error* err);
+  /* After every micro-batch, before finish_reduce at a boundary. Stages that reduce every
+   * micro-batch (2, 3) complete that micro-batch's reductions here. Collective. */
+  strata_status (*end_micro_step)(void* self, const strata_micro_step_args* args,
+                                  strata_error* err);
 } strata_sharding_ops;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -421,21 +518,24 @@ typedef struct strata_grad_stats {
 } strata_grad_stats;
 
 typedef struct strata_precision_ops {
-  size_t struct_size;
-  strata_status (*create)(const char* config_json, const strata_host_api* host, void** self,
-                          strata_error* err);
+  strata_ops_header header; /* kind STRATA_PLUGIN_PRECISION */
+  /* Required. As strata_comm_ops.create. */
+  strata_status (*create)(const strata_plugin_create_args* args, void** self, strata_error* err);
+  /* Required. self may be NULL. */
   void (*destroy)(void* self);
+  /* Required. */
   strata_status (*query)(void* self, strata_precision_caps* caps, strata_error* err);
 
-  /* Current loss scale the host multiplies its loss by (1.0 when not scaling). */
+  /* Required. Current loss scale the host multiplies its loss by (1.0 when not scaling). */
   strata_status (*loss_scale)(void* self, double* scale, strata_error* err);
-  /* One pass over the owned fp32 gradients: non-finite flag and fp64 sum of squares. Read-only. */
+  /* Required. One pass over the owned fp32 gradients: non-finite flag and fp64 sum of squares.
+   * Read-only. The runtime sums the ranks' sums and ORs their flags. */
   strata_status (*grad_stats)(void* self, const strata_shard* shards, size_t count,
                               strata_grad_stats* stats, strata_error* err);
-  /* Once per optimizer step, skipped or not, with the agreed overflow flag. Fails with
+  /* Required. Once per optimizer step, skipped or not, with the agreed overflow flag. Fails with
    * STRATA_ERR_NUMERIC when the scale cannot decrease any further. */
   strata_status (*update)(void* self, int32_t overflow, strata_error* err);
-  /* Element-wise conversion (round to nearest even; inf/nan preserved). Thread-safe. */
+  /* Required. Element-wise conversion (round to nearest even; inf/nan preserved). Thread-safe. */
   strata_status (*cast)(void* self, const strata_buffer* src, const strata_buffer* dst,
                         strata_error* err);
 } strata_precision_ops;
@@ -461,16 +561,19 @@ typedef struct strata_step_args {
 } strata_step_args;
 
 typedef struct strata_offload_ops {
-  size_t struct_size;
-  strata_status (*create)(const char* config_json, const strata_host_api* host, void** self,
-                          strata_error* err);
+  strata_ops_header header; /* kind STRATA_PLUGIN_OFFLOAD */
+  /* Required. As strata_comm_ops.create. */
+  strata_status (*create)(const strata_plugin_create_args* args, void** self, strata_error* err);
+  /* Required. self may be NULL. */
   void (*destroy)(void* self);
+  /* Required. */
   strata_status (*query)(void* self, strata_offload_caps* caps, strata_error* err);
-  /* Allocates optimizer state for exactly these shards (the same list every later step gets). */
+  /* Required. Allocates optimizer state for exactly these shards (the same list every later step
+   * gets). */
   strata_status (*init_state)(void* self, const strata_shard* shards, size_t count,
                               strata_error* err);
-  /* Updates shard masters in place from shard grads (and writes their model copies when the caps
-   * say writes_model_copy). */
+  /* Required. Updates shard masters in place from shard grads (and writes their model copies when
+   * the caps say writes_model_copy). */
   strata_status (*step)(void* self, const strata_shard* shards, size_t count,
                         const strata_step_args* args, strata_error* err);
 } strata_offload_ops;

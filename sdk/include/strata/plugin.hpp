@@ -1,12 +1,15 @@
 // strata/plugin.hpp — header-only helpers for plugin authors (C++17 or later).
 //
 // A plugin is C++ inside and C at the boundary. These helpers keep exceptions from crossing it
-// (guard), write error records (set_error), and wrap the host-services table (Host).
+// (guard), write error records (set_error), wrap the host-services table (Host) and the comm
+// stratum it lends (Comm), read create() arguments (read_create_args), and write the descriptor
+// and entry point (STRATA_PLUGIN).
 #pragma once
 
 #include <strata/plugin_api.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -15,10 +18,27 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 // Put before the definition of strata_plugin_entry_v1. The SDK's strata_add_plugin() also applies a
 // linker version script so that this is the only dynamic symbol the library exports.
 #define STRATA_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
+
+// Writes the plugin's descriptor and its entry point, strata_plugin_entry_v1. Use once per
+// library, at namespace scope, after the ops table:
+//   constexpr strata_offload_ops kOps = {.header = strata::sdk::ops_header<strata_offload_ops>(), ...};
+//   STRATA_PLUGIN(kOps, "my-sgd", "1.0.0", "plain SGD on the host")
+// The plugin declares that it needs a runtime of ABI 1.STRATA_ABI_MINOR_TABLES or later; one that
+// calls services of a later minor only when present keeps that floor. A plugin that cannot work
+// without a later minor's service says so with STRATA_PLUGIN_NEEDING(minor, ...).
+#define STRATA_PLUGIN(ops, name, version, description) \
+  STRATA_PLUGIN_NEEDING(STRATA_ABI_MINOR_TABLES, ops, name, version, description)
+#define STRATA_PLUGIN_NEEDING(min_runtime_minor, ops, name, version, description)             \
+  STRATA_PLUGIN_EXPORT const strata_plugin_descriptor* strata_plugin_entry_v1(void) {         \
+    static const strata_plugin_descriptor descriptor =                                       \
+        ::strata::sdk::describe((ops), (min_runtime_minor), (name), (version), (description)); \
+    return &descriptor;                                                                      \
+  }
 
 namespace strata::sdk {
 
@@ -85,6 +105,41 @@ inline strata_error make_error() {
   return e;
 }
 
+// The plugin kind an ops table type belongs to.
+template <class Ops>
+constexpr strata_plugin_kind kind_of() {
+  if constexpr (std::is_same_v<Ops, strata_comm_ops>) return STRATA_PLUGIN_COMM;
+  else if constexpr (std::is_same_v<Ops, strata_sharding_ops>) return STRATA_PLUGIN_SHARDING;
+  else if constexpr (std::is_same_v<Ops, strata_precision_ops>) return STRATA_PLUGIN_PRECISION;
+  else if constexpr (std::is_same_v<Ops, strata_offload_ops>) return STRATA_PLUGIN_OFFLOAD;
+  else static_assert(sizeof(Ops) == 0, "not a Strata ops table");
+}
+
+// The header every ops table starts with, for this SDK's ABI.
+template <class Ops>
+constexpr strata_ops_header ops_header() {
+  return strata_ops_header{sizeof(Ops), STRATA_ABI_MAJOR, STRATA_ABI_MINOR,
+                           static_cast<int32_t>(kind_of<Ops>()), 0u};
+}
+
+// The descriptor STRATA_PLUGIN writes. `min_runtime_minor` is the plugin's floor.
+template <class Ops>
+constexpr strata_plugin_descriptor describe(const Ops& ops, uint32_t min_runtime_minor,
+                                            const char* name, const char* version,
+                                            const char* description) {
+  static_assert(offsetof(Ops, header) == 0, "an ops table starts with its strata_ops_header");
+  return strata_plugin_descriptor{sizeof(strata_plugin_descriptor),
+                                  STRATA_ABI_MAJOR,
+                                  min_runtime_minor < STRATA_ABI_MINOR_TABLES
+                                      ? STRATA_ABI_MINOR_TABLES
+                                      : min_runtime_minor,
+                                  static_cast<int32_t>(kind_of<Ops>()),
+                                  name,
+                                  version,
+                                  description,
+                                  &ops};
+}
+
 inline size_t dtype_size(int32_t dtype) {
   switch (dtype) {
     case STRATA_F32: case STRATA_I32: return 4;
@@ -118,6 +173,111 @@ inline strata_buffer host_buffer(void* data, uint64_t count, int32_t dtype) {
   return b;
 }
 
+// create()'s arguments, checked: a NULL or too-small args struct fails with a message; a NULL
+// config reads as "{}".
+struct CreateArgs {
+  const char* config_json;
+  const strata_host_api* host;
+};
+
+inline CreateArgs read_create_args(const strata_plugin_create_args* args) {
+  if (args == nullptr) fail(STRATA_ERR_INVALID_ARGUMENT, "create: args is NULL");
+  if (!STRATA_STRUCT_HAS(args, strata_plugin_create_args, host)) {
+    fail(STRATA_ERR_ABI, "create: args struct_size " + std::to_string(args->struct_size) +
+                             " is too small to hold config_json and host");
+  }
+  return CreateArgs{args->config_json != nullptr ? args->config_json : "{}", args->host};
+}
+
+// A comm stratum instance (the one a host-services table lends, or one a test created), with the
+// collectives as C++ calls: each builds its strata_coll_args and throws Error on failure, naming
+// the collective. Not owning; copy freely. Same thread rules as strata_comm_ops.
+class Comm {
+ public:
+  Comm() = default;
+  Comm(const strata_comm_ops* ops, void* self) : ops_(ops), self_(self) {}
+
+  const strata_comm_ops* ops() const { return ops_; }
+  void* self() const { return self_; }
+  // Optional collectives are NULL when the plugin does not support them.
+  bool has_allgatherv() const { return ops_->allgatherv != nullptr; }
+  bool has_reduce_scatter() const { return ops_->reduce_scatter != nullptr; }
+  bool has_test() const { return ops_->test != nullptr; }
+
+  strata_comm_caps query() const {
+    strata_comm_caps caps{};
+    caps.struct_size = sizeof(caps);
+    strata_error err = make_error();
+    check(ops_->query(self_, &caps, &err), err, "comm query");
+    return caps;
+  }
+
+  void allreduce(const strata_buffer& send, const strata_buffer& recv, strata_reduce_op op,
+                 strata_request* req = nullptr) const {
+    strata_coll_args a = args(&send, &recv);
+    a.op = op;
+    run("allreduce", ops_->allreduce, a, req);
+  }
+  void allgather(const strata_buffer& send, const strata_buffer& recv,
+                 strata_request* req = nullptr) const {
+    run("allgather", ops_->allgather, args(&send, &recv), req);
+  }
+  void allgatherv(const strata_buffer& send, const strata_buffer& recv, const uint64_t* recv_counts,
+                  const uint64_t* displs, strata_request* req = nullptr) const {
+    strata_coll_args a = args(&send, &recv);
+    a.recv_counts = recv_counts;
+    a.displs = displs;
+    run("allgatherv", ops_->allgatherv, a, req);
+  }
+  void reduce_scatter(const strata_buffer& send, const strata_buffer& recv, strata_reduce_op op,
+                      strata_request* req = nullptr) const {
+    strata_coll_args a = args(&send, &recv);
+    a.op = op;
+    run("reduce_scatter", ops_->reduce_scatter, a, req);
+  }
+  void broadcast(const strata_buffer& buf, int32_t root, strata_request* req = nullptr) const {
+    strata_coll_args a = args(nullptr, &buf);
+    a.root = root;
+    run("broadcast", ops_->broadcast, a, req);
+  }
+  void barrier(strata_request* req = nullptr) const {
+    run("barrier", ops_->barrier, args(nullptr, nullptr), req);
+  }
+  void wait(strata_request req) const {
+    if (ops_->wait == nullptr) fail(STRATA_ERR_UNSUPPORTED, "comm wait: not supported");
+    strata_error err = make_error();
+    check(ops_->wait(self_, req, &err), err, "comm wait");
+  }
+  // Whether `req` has completed; a comm without test answers by waiting.
+  bool test(strata_request req) const {
+    if (ops_->test == nullptr) fail(STRATA_ERR_UNSUPPORTED, "comm test: not supported");
+    int32_t done = 0;
+    strata_error err = make_error();
+    check(ops_->test(self_, req, &done, &err), err, "comm test");
+    return done != 0;
+  }
+
+  static strata_coll_args args(const strata_buffer* send, const strata_buffer* recv) {
+    strata_coll_args a{};
+    a.struct_size = sizeof(a);
+    a.send = send;
+    a.recv = recv;
+    return a;
+  }
+
+ private:
+  using Collective = strata_status (*)(void*, const strata_coll_args*, strata_request*,
+                                       strata_error*);
+  void run(const char* what, Collective fn, const strata_coll_args& a, strata_request* req) const {
+    if (fn == nullptr) fail(STRATA_ERR_UNSUPPORTED, std::string(what) + ": not supported by the comm stratum");
+    strata_error err = make_error();
+    check(fn(self_, &a, req, &err), err, what);
+  }
+
+  const strata_comm_ops* ops_ = nullptr;
+  void* self_ = nullptr;
+};
+
 // Thin view of the host-services table handed to create(). Not owning; copy freely.
 class Host {
  public:
@@ -128,8 +288,19 @@ class Host {
     }
   }
   const strata_host_api* raw() const { return api_; }
+  // The runtime's ABI minor: services of later minors are absent.
+  uint32_t runtime_minor() const { return api_->abi_minor; }
+
+  // Whether a line at `level` would be written (ABI 1.4; older runtimes: always true).
+  bool log_enabled(strata_log_level level) const {
+    if (!STRATA_STRUCT_HAS(api_, strata_host_api, log_enabled) || api_->log_enabled == nullptr) {
+      return true;
+    }
+    return api_->log_enabled(api_->host_ctx, level) != 0;
+  }
 
   void log(strata_log_level level, const char* fmt, ...) const __attribute__((format(printf, 3, 4))) {
+    if (!log_enabled(level)) return;  // skip formatting lines nobody reads
     char line[1024];
     va_list args;
     va_start(args, fmt);
@@ -171,6 +342,8 @@ class Host {
     return *api_->comm;
   }
   void* comm_self() const { return api_->comm_self; }
+  // The lent comm stratum as a Comm, or throws if this plugin was created without one.
+  Comm comm_stratum() const { return Comm(&comm(), api_->comm_self); }
   const strata_precision_ops* precision() const { return api_->precision; }
   void* precision_self() const { return api_->precision_self; }
 

@@ -2,6 +2,7 @@
 // runs inside sdk::guard so that no exception crosses into the host.
 #include "instance.hpp"
 
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -57,13 +58,24 @@ strata_status run(void* self, strata_request* req, strata_error* err, Start&& st
   });
 }
 
-strata_status create(const char* config_json, const strata_host_api* host, void** self,
-                     strata_error* err) {
+// The collective's arguments, checked to hold the fields every collective reads.
+const strata_coll_args& coll_args(const strata_coll_args* args, const char* call) {
+  if (args == nullptr) invalid(std::string(call) + ": args is NULL");
+  if (!STRATA_STRUCT_HAS(args, strata_coll_args, displs)) {
+    sdk::fail(STRATA_ERR_ABI, std::string(call) + ": args->struct_size " +
+                                  std::to_string(args->struct_size) +
+                                  " is smaller than ABI 1.3's strata_coll_args");
+  }
+  return *args;
+}
+
+strata_status create(const strata_plugin_create_args* args, void** self, strata_error* err) {
   return sdk::guard(err, [&] {
     if (self == nullptr) invalid("create: self is NULL; expected where to store the instance");
     *self = nullptr;
-    const Config config = parse_config(config_json);
-    auto inst = std::make_unique<Instance>(host, config);
+    const sdk::CreateArgs create = sdk::read_create_args(args);
+    const Config config = parse_config(create.config_json);
+    auto inst = std::make_unique<Instance>(create.host, config);
     inst->host.log(STRATA_LOG_INFO,
                    "allreduce-mpi: rank %d of %d (local %d of %d), chunk_bytes %llu, "
                    "arrival_gate %s",
@@ -84,61 +96,78 @@ void destroy(void* self) {
   delete inst;
 }
 
+// Fills the fields that lie inside the caller's struct_size (a smaller, older caps is fine).
 strata_status query(void* self, strata_comm_caps* caps, strata_error* err) {
   return sdk::guard(err, [&] {
     const Instance& inst = instance(self);
     if (caps == nullptr) invalid("query: caps is NULL");
-    if (caps->struct_size < sizeof(strata_comm_caps)) {
-      sdk::fail(STRATA_ERR_ABI, "query: caps->struct_size (" + std::to_string(caps->struct_size) +
-                                    ") is smaller than strata_comm_caps (" +
-                                    std::to_string(sizeof(strata_comm_caps)) + ")");
-    }
-    caps->rank = inst.comm.rank();
-    caps->size = inst.comm.size();
-    caps->local_rank = inst.comm.local_rank();
-    caps->local_size = inst.comm.local_size();
-    caps->dtype_mask = (1u << STRATA_DTYPE_COUNT) - 1u;
-    caps->collective_mask =
+    strata_comm_caps full{};
+    full.struct_size = sizeof(full);
+    full.rank = inst.comm.rank();
+    full.size = inst.comm.size();
+    full.local_rank = inst.comm.local_rank();
+    full.local_size = inst.comm.local_size();
+    full.dtype_mask = (1u << STRATA_DTYPE_COUNT) - 1u;
+    full.collective_mask =
         STRATA_COLL_BIT(STRATA_COLL_ALLREDUCE) | STRATA_COLL_BIT(STRATA_COLL_ALLGATHER) |
         STRATA_COLL_BIT(STRATA_COLL_ALLGATHERV) | STRATA_COLL_BIT(STRATA_COLL_REDUCE_SCATTER) |
         STRATA_COLL_BIT(STRATA_COLL_BROADCAST) | STRATA_COLL_BIT(STRATA_COLL_BARRIER);
-    caps->device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_HOST);
-    caps->nonblocking = 1;
+    full.device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_HOST);
+    full.nonblocking = 1;
+    const size_t size = caps->struct_size < sizeof(full) ? caps->struct_size : sizeof(full);
+    if (size > sizeof(size_t)) {
+      std::memcpy(reinterpret_cast<char*>(caps) + sizeof(size_t),
+                  reinterpret_cast<const char*>(&full) + sizeof(size_t), size - sizeof(size_t));
+    }
   });
 }
 
-strata_status allreduce(void* self, const strata_buffer* send, const strata_buffer* recv,
-                        int32_t op, strata_request* req, strata_error* err) {
-  return run(self, req, err,
-             [&](const Collectives& c, Request& r) { c.allreduce(send, recv, op, r); });
+strata_status allreduce(void* self, const strata_coll_args* args, strata_request* req,
+                        strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) {
+    const strata_coll_args& a = coll_args(args, "allreduce");
+    c.allreduce(a.send, a.recv, a.op, r);
+  });
 }
 
-strata_status allgather(void* self, const strata_buffer* send, const strata_buffer* recv,
-                        strata_request* req, strata_error* err) {
-  return run(self, req, err, [&](const Collectives& c, Request& r) { c.allgather(send, recv, r); });
+strata_status allgather(void* self, const strata_coll_args* args, strata_request* req,
+                        strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) {
+    const strata_coll_args& a = coll_args(args, "allgather");
+    c.allgather(a.send, a.recv, r);
+  });
 }
 
-strata_status allgatherv(void* self, const strata_buffer* send, const strata_buffer* recv,
-                         const uint64_t* recv_counts, const uint64_t* displs, strata_request* req,
+strata_status allgatherv(void* self, const strata_coll_args* args, strata_request* req,
                          strata_error* err) {
   return run(self, req, err, [&](const Collectives& c, Request& r) {
-    c.allgatherv(send, recv, recv_counts, displs, r);
+    const strata_coll_args& a = coll_args(args, "allgatherv");
+    c.allgatherv(a.send, a.recv, a.recv_counts, a.displs, r);
   });
 }
 
-strata_status reduce_scatter(void* self, const strata_buffer* send, const strata_buffer* recv,
-                             int32_t op, strata_request* req, strata_error* err) {
-  return run(self, req, err,
-             [&](const Collectives& c, Request& r) { c.reduce_scatter(send, recv, op, r); });
+strata_status reduce_scatter(void* self, const strata_coll_args* args, strata_request* req,
+                             strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) {
+    const strata_coll_args& a = coll_args(args, "reduce_scatter");
+    c.reduce_scatter(a.send, a.recv, a.op, r);
+  });
 }
 
-strata_status broadcast(void* self, const strata_buffer* buf, int32_t root, strata_request* req,
+strata_status broadcast(void* self, const strata_coll_args* args, strata_request* req,
                         strata_error* err) {
-  return run(self, req, err, [&](const Collectives& c, Request& r) { c.broadcast(buf, root, r); });
+  return run(self, req, err, [&](const Collectives& c, Request& r) {
+    const strata_coll_args& a = coll_args(args, "broadcast");
+    c.broadcast(a.recv, a.root, r);
+  });
 }
 
-strata_status barrier(void* self, strata_request* req, strata_error* err) {
-  return run(self, req, err, [&](const Collectives& c, Request& r) { c.barrier(r); });
+strata_status barrier(void* self, const strata_coll_args* args, strata_request* req,
+                      strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) {
+    coll_args(args, "barrier");
+    c.barrier(r);
+  });
 }
 
 strata_status wait(void* self, strata_request req, strata_error* err) {
@@ -159,8 +188,8 @@ strata_status test(void* self, strata_request req, int32_t* done, strata_error* 
   });
 }
 
-const strata_comm_ops kOps = {
-    .struct_size = sizeof(strata_comm_ops),
+constexpr strata_comm_ops kOps = {
+    .header = sdk::ops_header<strata_comm_ops>(),
     .create = create,
     .destroy = destroy,
     .query = query,
@@ -174,20 +203,8 @@ const strata_comm_ops kOps = {
     .test = test,
 };
 
-const strata_plugin_descriptor kDescriptor = {
-    .struct_size = sizeof(strata_plugin_descriptor),
-    .abi_major = STRATA_ABI_MAJOR,
-    .abi_minor = STRATA_ABI_MINOR,
-    .kind = STRATA_PLUGIN_COMM,
-    .name = "allreduce-mpi",
-    .version = "0.1.0",
-    .description = "collectives over Open MPI for host buffers (large allreduces sent in pieces)",
-    .ops = &kOps,
-};
-
 }  // namespace
 }  // namespace strata::allreduce_mpi
 
-STRATA_PLUGIN_EXPORT const strata_plugin_descriptor* strata_plugin_entry_v1(void) {
-  return &strata::allreduce_mpi::kDescriptor;
-}
+STRATA_PLUGIN(strata::allreduce_mpi::kOps, "allreduce-mpi", "0.2.0",
+              "collectives over Open MPI for host buffers (large allreduces sent in pieces)")
