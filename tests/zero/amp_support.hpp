@@ -19,7 +19,8 @@ class AmpPrecision {
     const std::string config = std::string(R"({"dtype": ")") +
                                (dtype == STRATA_F16 ? "fp16" : "bf16") + R"("})";
     strata_error err = sdk::make_error();
-    if (ops().create(config.c_str(), host_.api(), &self_, &err) != STRATA_OK) {
+    if (library().create<strata_precision_ops>(config.c_str(), host_.api(), &self_, &err) !=
+        STRATA_OK) {
       throw std::runtime_error(std::string("amp create: ") + err.message);
     }
   }
@@ -27,10 +28,11 @@ class AmpPrecision {
   AmpPrecision(const AmpPrecision&) = delete;
   AmpPrecision& operator=(const AmpPrecision&) = delete;
 
-  static const strata_precision_ops& ops() {
+  static const test::PluginLibrary& library() {
     static test::PluginLibrary library(STRATA_TEST_AMP_PLUGIN);
-    return library.ops<strata_precision_ops>();
+    return library;
   }
+  static const strata_precision_ops& ops() { return library().ops<strata_precision_ops>(); }
   void* self() const { return self_; }
   // Makes this instance `host`'s precision stratum.
   void serve(RecordingHost& host) const {

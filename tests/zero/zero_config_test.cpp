@@ -254,5 +254,18 @@ TEST(ZeroConfig, PartitioningStagesNeedReduceScatterAndAllgather) {
   }
 }
 
+// ABI 1.3: an optional collective may be absent as a NULL function, whatever the mask says.
+TEST(ZeroConfig, ANullReduceScatterIsNotOffered) {
+  strata_comm_ops limited = CommEnvironment::ops();
+  limited.reduce_scatter = nullptr;
+  RecordingHost host;
+  host.api()->comm = &limited;
+  Zero zero(host, R"({"stage": 2})");
+  EXPECT_EQ(zero.created(), STRATA_ERR_UNSUPPORTED);
+  EXPECT_EQ(zero.message(), "zero stage 2 needs reduce_scatter and allgather, but the comm "
+                            "stratum offers only: allreduce, allgather, allgatherv, broadcast, "
+                            "barrier");
+}
+
 }  // namespace
 }  // namespace strata::zero_test

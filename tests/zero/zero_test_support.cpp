@@ -32,14 +32,10 @@ void CommEnvironment::SetUp() {
   s.library = std::make_unique<test::PluginLibrary>(STRATA_TEST_COMM_PLUGIN);
   s.host = std::make_unique<test::FakeHost>();
   strata_error err = sdk::make_error();
-  const auto& comm = s.library->ops<strata_comm_ops>();
-  if (comm.create("{}", s.host->api(), &s.self, &err) != STRATA_OK) {
+  if (s.library->create<strata_comm_ops>("{}", s.host->api(), &s.self, &err) != STRATA_OK) {
     throw std::runtime_error(std::string("comm create: ") + err.message);
   }
-  s.caps.struct_size = sizeof(s.caps);
-  if (comm.query(s.self, &s.caps, &err) != STRATA_OK) {
-    throw std::runtime_error(std::string("comm query: ") + err.message);
-  }
+  s.caps = sdk::Comm(&ops(), s.self).query();
 }
 
 void CommEnvironment::TearDown() {
@@ -59,6 +55,8 @@ RecordingHost::RecordingHost() {
   host_.set_comm(&CommEnvironment::ops(), CommEnvironment::self());
   // FakeHost's alloc/free need host_ctx as it is, so logging finds us through a side table.
   host_.api()->log = &RecordingHost::record;
+  // The tests read the plugin's info lines too (FakeHost enables warnings and errors only).
+  host_.api()->log_enabled = [](void*, int32_t) -> int32_t { return 1; };
   recorders()[host_.api()->host_ctx] = this;
 }
 
@@ -77,13 +75,16 @@ void RecordingHost::record(void* ctx, int32_t level, const char* message) {
   if (it != recorders().end()) it->second->lines_.push_back({level, message});
 }
 
-const strata_sharding_ops& zero_ops() {
+const test::PluginLibrary& zero_library() {
   static test::PluginLibrary library(STRATA_TEST_ZERO_PLUGIN);
-  return library.ops<strata_sharding_ops>();
+  return library;
 }
 
+const strata_sharding_ops& zero_ops() { return zero_library().ops<strata_sharding_ops>(); }
+
 Zero::Zero(RecordingHost& host, const std::string& config_json) {
-  create_status_ = keep(zero_ops().create(config_json.c_str(), host.api(), &self_, &err_));
+  create_status_ = keep(zero_library().create<strata_sharding_ops>(config_json.c_str(),
+                                                                     host.api(), &self_, &err_));
 }
 
 Zero::~Zero() { zero_ops().destroy(self_); }
@@ -108,7 +109,11 @@ strata_status Zero::register_param(uint32_t index, const char* name, void* data,
 
 strata_status Zero::finalize() { return keep(zero_ops().finalize(self_, &err_)); }
 strata_status Zero::grad_ready(uint32_t index, bool boundary) {
-  return keep(zero_ops().grad_ready(self_, index, boundary ? 1 : 0, &err_));
+  strata_grad_ready_args args{};
+  args.struct_size = sizeof(args);
+  args.param_index = index;
+  args.boundary = boundary ? 1 : 0;
+  return keep(zero_ops().grad_ready(self_, &args, &err_));
 }
 strata_status Zero::finish_reduce() { return keep(zero_ops().finish_reduce(self_, &err_)); }
 strata_status Zero::zero_grad() { return keep(zero_ops().zero_grad(self_, &err_)); }
@@ -125,14 +130,23 @@ strata_status Zero::define_group(uint32_t group, const char* name,
   return keep(zero_ops().define_group(self_, group, name, params.data(), params.size(), &err_));
 }
 strata_status Zero::gather(uint32_t group, bool for_backward) {
-  return keep(zero_ops().gather(self_, group, for_backward ? STRATA_GATHER_FOR_BACKWARD : 0u,
-                                &err_));
+  strata_group_args args{};
+  args.struct_size = sizeof(args);
+  args.group = group;
+  args.flags = for_backward ? STRATA_GATHER_FOR_BACKWARD : 0u;
+  return keep(zero_ops().gather(self_, &args, &err_));
 }
 strata_status Zero::release(uint32_t group) {
-  return keep(zero_ops().release(self_, group, &err_));
+  strata_group_args args{};
+  args.struct_size = sizeof(args);
+  args.group = group;
+  return keep(zero_ops().release(self_, &args, &err_));
 }
 strata_status Zero::end_micro_step(bool boundary) {
-  return keep(zero_ops().end_micro_step(self_, boundary ? 1 : 0, &err_));
+  strata_micro_step_args args{};
+  args.struct_size = sizeof(args);
+  args.boundary = boundary ? 1 : 0;
+  return keep(zero_ops().end_micro_step(self_, &args, &err_));
 }
 strata_status Zero::param_view(uint32_t index, strata_param_view* view) {
   view->struct_size = sizeof(*view);
@@ -148,12 +162,8 @@ float* Zero::grad_of(uint32_t index) {
 }
 
 std::vector<double> sum_over_ranks(std::vector<double> values) {
-  strata_error err = sdk::make_error();
   const strata_buffer buf = sdk::host_buffer(values.data(), values.size(), STRATA_F64);
-  if (CommEnvironment::ops().allreduce(CommEnvironment::self(), &buf, &buf, STRATA_SUM, nullptr,
-                                       &err) != STRATA_OK) {
-    throw std::runtime_error(std::string("sum_over_ranks: ") + err.message);
-  }
+  sdk::Comm(&CommEnvironment::ops(), CommEnvironment::self()).allreduce(buf, buf, STRATA_SUM);
   return values;
 }
 
@@ -163,14 +173,11 @@ bool contains(const std::string& text, const std::string& part) {
 
 bool identical_on_all_ranks(const std::vector<float>& data) {
   std::vector<float> lo(data), hi(data);
-  const auto& comm = CommEnvironment::ops();
-  strata_error err = sdk::make_error();
+  const sdk::Comm comm(&CommEnvironment::ops(), CommEnvironment::self());
   const strata_buffer lo_buf = sdk::host_buffer(lo.data(), lo.size(), STRATA_F32);
   const strata_buffer hi_buf = sdk::host_buffer(hi.data(), hi.size(), STRATA_F32);
-  if (comm.allreduce(CommEnvironment::self(), &lo_buf, &lo_buf, STRATA_MIN, nullptr, &err) != 0 ||
-      comm.allreduce(CommEnvironment::self(), &hi_buf, &hi_buf, STRATA_MAX, nullptr, &err) != 0) {
-    throw std::runtime_error(std::string("identical_on_all_ranks: ") + err.message);
-  }
+  comm.allreduce(lo_buf, lo_buf, STRATA_MIN);
+  comm.allreduce(hi_buf, hi_buf, STRATA_MAX);
   const size_t bytes = data.size() * sizeof(float);
   return std::memcmp(lo.data(), data.data(), bytes) == 0 &&
          std::memcmp(hi.data(), data.data(), bytes) == 0;

@@ -1,10 +1,7 @@
 #include "comm_link.hpp"
 
-#include <cstddef>
-
 namespace strata::zero {
 
-using sdk::check;
 using sdk::fail;
 
 namespace {
@@ -21,16 +18,27 @@ std::string offered(const strata_comm_caps& caps) {
   return out.empty() ? "none" : out;
 }
 
+// Runs one collective call; a failure names what the plugin was doing (the SDK names only the
+// collective).
+template <class Call>
+void run(const char* purpose, Call&& call) {
+  try {
+    call();
+  } catch (const sdk::Error& e) {
+    fail(e.code(), std::string(purpose) + ": " + e.what());
+  }
+}
+
 }  // namespace
 
-CommLink::CommLink(const sdk::Host& host, int stage)
-    : ops_(&host.comm()), self_(host.comm_self()) {
-  if (ops_->struct_size < offsetof(strata_comm_ops, test) + sizeof(ops_->test)) {
-    fail(STRATA_ERR_ABI, "comm stratum's operation table is older than this sharding plugin");
+CommLink::CommLink(const sdk::Host& host, int stage) : comm_(host.comm_stratum()) {
+  caps_ = comm_.query();
+  // ABI 1.3: optional collectives may be NULL, whatever the mask says (the runtime clears such
+  // bits, but a host that lends the table unfiltered would not).
+  if (!comm_.has_reduce_scatter()) {
+    caps_.collective_mask &= ~STRATA_COLL_BIT(STRATA_COLL_REDUCE_SCATTER);
   }
-  caps_.struct_size = sizeof(caps_);
-  strata_error err = sdk::make_error();
-  check(ops_->query(self_, &caps_, &err), err, "comm query");
+  if (!comm_.has_allgatherv()) caps_.collective_mask &= ~STRATA_COLL_BIT(STRATA_COLL_ALLGATHERV);
   const std::string who = "zero stage " + std::to_string(stage);
   if ((caps_.dtype_mask & STRATA_DTYPE_BIT(STRATA_F32)) == 0 ||
       (caps_.collective_mask & STRATA_COLL_BIT(STRATA_COLL_ALLREDUCE)) == 0 ||
@@ -56,9 +64,8 @@ strata_request CommLink::start_allreduce(const float* send, float* recv, uint64_
   const strata_buffer in = sdk::host_buffer(const_cast<float*>(send), count, STRATA_F32);
   const strata_buffer out = sdk::host_buffer(recv, count, STRATA_F32);
   strata_request req = nullptr;
-  strata_error err = sdk::make_error();
-  check(ops_->allreduce(self_, &in, &out, op, caps_.nonblocking ? &req : nullptr, &err), err,
-        "gradient allreduce");
+  run("gradient allreduce",
+      [&] { comm_.allreduce(in, out, op, caps_.nonblocking ? &req : nullptr); });
   return req;
 }
 
@@ -68,9 +75,8 @@ strata_request CommLink::start_reduce_scatter(const float* send, float* recv, ui
   const strata_buffer in = sdk::host_buffer(const_cast<float*>(send), count * n, STRATA_F32);
   const strata_buffer out = sdk::host_buffer(recv, count, STRATA_F32);
   strata_request req = nullptr;
-  strata_error err = sdk::make_error();
-  check(ops_->reduce_scatter(self_, &in, &out, op, caps_.nonblocking ? &req : nullptr, &err), err,
-        "gradient reduce_scatter");
+  run("gradient reduce_scatter",
+      [&] { comm_.reduce_scatter(in, out, op, caps_.nonblocking ? &req : nullptr); });
   return req;
 }
 
@@ -80,23 +86,18 @@ strata_request CommLink::start_allgather(const void* send, void* recv, uint64_t 
   const strata_buffer in = sdk::host_buffer(const_cast<void*>(send), count, dtype);
   const strata_buffer out = sdk::host_buffer(recv, count * n, dtype);
   strata_request req = nullptr;
-  strata_error err = sdk::make_error();
-  check(ops_->allgather(self_, &in, &out, caps_.nonblocking ? &req : nullptr, &err), err,
-        "parameter allgather");
+  run("parameter allgather", [&] { comm_.allgather(in, out, caps_.nonblocking ? &req : nullptr); });
   return req;
 }
 
 void CommLink::wait(strata_request req) {
   if (req == nullptr) return;
-  strata_error err = sdk::make_error();
-  check(ops_->wait(self_, req, &err), err, "collective wait");
+  run("collective wait", [&] { comm_.wait(req); });
 }
 
 void CommLink::poke(strata_request req) {
-  if (req == nullptr || ops_->test == nullptr) return;
-  int32_t done = 0;
-  strata_error err = sdk::make_error();
-  check(ops_->test(self_, req, &done, &err), err, "collective test");
+  if (req == nullptr || !comm_.has_test()) return;
+  run("collective test", [&] { comm_.test(req); });
 }
 
 std::vector<int64_t> CommLink::allgather_i64(const std::vector<int64_t>& values) {
@@ -104,8 +105,7 @@ std::vector<int64_t> CommLink::allgather_i64(const std::vector<int64_t>& values)
   std::vector<int64_t> all(values.size() * static_cast<size_t>(caps_.size));
   const strata_buffer in = sdk::host_buffer(mine.data(), mine.size(), STRATA_I64);
   const strata_buffer out = sdk::host_buffer(all.data(), all.size(), STRATA_I64);
-  strata_error err = sdk::make_error();
-  check(ops_->allgather(self_, &in, &out, nullptr, &err), err, "gather/release sequence check");
+  run("gather/release sequence check", [&] { comm_.allgather(in, out); });
   return all;
 }
 
@@ -121,9 +121,7 @@ void CommLink::expect_same_on_all_ranks(const std::vector<int64_t>& values,
     both[n + i] = -static_cast<double>(values[i]);
   }
   const strata_buffer buf = sdk::host_buffer(both.data(), both.size(), STRATA_F64);
-  strata_error err = sdk::make_error();
-  check(ops_->allreduce(self_, &buf, &buf, STRATA_MAX, nullptr, &err), err,
-        "parameter agreement check");
+  run("parameter agreement check", [&] { comm_.allreduce(buf, buf, STRATA_MAX); });
   for (size_t i = 0; i < n; ++i) {
     const auto hi = static_cast<int64_t>(both[i]);
     const auto lo = static_cast<int64_t>(-both[n + i]);

@@ -1,5 +1,6 @@
 // The sharding plugin's view of the comm stratum (borrowed through the host-services table):
-// checks once what the comm plugin can do, then turns its C calls into throwing C++ calls.
+// checks once what the comm plugin can do, then issues its collectives through sdk::Comm, naming
+// what each one was for when it fails.
 #pragma once
 
 #include <strata/plugin.hpp>
@@ -44,9 +45,8 @@ class CommLink {
                                 const std::vector<std::string>& names);
 
  private:
-  const strata_comm_ops* ops_;
-  void* self_;
-  strata_comm_caps caps_{};
+  sdk::Comm comm_;
+  strata_comm_caps caps_{};  // collective_mask without the collectives whose function is NULL
 };
 
 }  // namespace strata::zero

@@ -1,6 +1,5 @@
 #include "dtype_cast.hpp"
 
-#include <cstddef>
 #include <cstring>
 
 namespace strata::zero {
@@ -29,9 +28,7 @@ int32_t common_dtype(const std::vector<ParamRecord>& params, int stage) {
 void Caster::require(int32_t dtype, const std::string& who) const {
   if (dtype == STRATA_F32) return;
   const strata_precision_ops* ops = host_.precision();
-  if (ops == nullptr ||
-      ops->struct_size < offsetof(strata_precision_ops, cast) + sizeof(ops->cast) ||
-      ops->cast == nullptr) {
+  if (ops == nullptr || ops->cast == nullptr) {
     sdk::fail(STRATA_ERR_UNSUPPORTED, who + " is " + sdk::dtype_name(dtype) +
                                           ": converting it to and from the fp32 master copy "
                                           "needs a precision stratum with cast, and there is none");

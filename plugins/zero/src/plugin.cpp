@@ -4,21 +4,40 @@
 
 #include <strata/plugin.hpp>
 
+#include <string>
+
 namespace {
 
 using strata::sdk::guard;
 using strata::zero::ZeroPlugin;
+
+// An args struct (ABI 1.3) the caller must pass, large enough to hold every field up to `last`.
+template <class Args, class Field>
+const Args& args_of(const Args* args, const char* call, Field Args::*last) {
+  if (args == nullptr) {
+    strata::sdk::fail(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": args is NULL");
+  }
+  const auto* base = reinterpret_cast<const char*>(args);
+  const size_t needed = static_cast<size_t>(reinterpret_cast<const char*>(&(args->*last)) - base) +
+                        sizeof(Field);
+  if (args->struct_size < needed) {
+    strata::sdk::fail(STRATA_ERR_ABI, std::string(call) + ": args struct_size " +
+                                          std::to_string(args->struct_size) + " is smaller than " +
+                                          std::to_string(needed));
+  }
+  return *args;
+}
 
 ZeroPlugin& self_of(void* self) {
   if (self == nullptr) strata::sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "instance is NULL");
   return *static_cast<ZeroPlugin*>(self);
 }
 
-strata_status create(const char* config_json, const strata_host_api* host, void** self,
-                     strata_error* err) {
+strata_status create(const strata_plugin_create_args* args, void** self, strata_error* err) {
   return guard(err, [&] {
+    const strata::sdk::CreateArgs in = strata::sdk::read_create_args(args);
     if (self == nullptr) strata::sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "create: self is NULL");
-    *self = new ZeroPlugin(config_json, host);
+    *self = new ZeroPlugin(in.config_json, in.host);
   });
 }
 
@@ -37,8 +56,11 @@ strata_status finalize(void* self, strata_error* err) {
   return guard(err, [&] { self_of(self).finalize(); });
 }
 
-strata_status grad_ready(void* self, uint32_t index, int32_t boundary, strata_error* err) {
-  return guard(err, [&] { self_of(self).grad_ready(index, boundary != 0); });
+strata_status grad_ready(void* self, const strata_grad_ready_args* args, strata_error* err) {
+  return guard(err, [&] {
+    const auto& a = args_of(args, "grad_ready", &strata_grad_ready_args::boundary);
+    self_of(self).grad_ready(a.param_index, a.boundary != 0);
+  });
 }
 
 strata_status finish_reduce(void* self, strata_error* err) {
@@ -63,24 +85,33 @@ strata_status define_group(void* self, uint32_t group, const char* name, const u
   return guard(err, [&] { self_of(self).define_group(group, name, params, count); });
 }
 
-strata_status gather(void* self, uint32_t group, uint32_t flags, strata_error* err) {
-  return guard(err, [&] { self_of(self).gather(group, flags); });
+strata_status gather(void* self, const strata_group_args* args, strata_error* err) {
+  return guard(err, [&] {
+    const auto& a = args_of(args, "gather", &strata_group_args::flags);
+    self_of(self).gather(a.group, a.flags);
+  });
 }
 
-strata_status release(void* self, uint32_t group, strata_error* err) {
-  return guard(err, [&] { self_of(self).release(group); });
+strata_status release(void* self, const strata_group_args* args, strata_error* err) {
+  return guard(err, [&] {
+    const auto& a = args_of(args, "release", &strata_group_args::group);
+    self_of(self).release(a.group);
+  });
 }
 
 strata_status param_view(void* self, uint32_t index, strata_param_view* view, strata_error* err) {
   return guard(err, [&] { self_of(self).param_view(index, view); });
 }
 
-strata_status end_micro_step(void* self, int32_t boundary, strata_error* err) {
-  return guard(err, [&] { self_of(self).end_micro_step(boundary != 0); });
+strata_status end_micro_step(void* self, const strata_micro_step_args* args, strata_error* err) {
+  return guard(err, [&] {
+    const auto& a = args_of(args, "end_micro_step", &strata_micro_step_args::boundary);
+    self_of(self).end_micro_step(a.boundary != 0);
+  });
 }
 
-const strata_sharding_ops kOps = {
-    .struct_size = sizeof(strata_sharding_ops),
+constexpr strata_sharding_ops kOps = {
+    .header = strata::sdk::ops_header<strata_sharding_ops>(),
     .create = create,
     .destroy = destroy,
     .query = query,
@@ -98,19 +129,9 @@ const strata_sharding_ops kOps = {
     .end_micro_step = end_micro_step,
 };
 
-const strata_plugin_descriptor kDescriptor = {
-    sizeof(strata_plugin_descriptor),
-    STRATA_ABI_MAJOR,
-    STRATA_ABI_MINOR,
-    STRATA_PLUGIN_SHARDING,
-    "zero",
-    "0.2.0",
-    "ZeRO sharding, stages 0-3 (partitioned optimizer state, gradients, parameters)",
-    &kOps,
-};
-
 }  // namespace
 
-STRATA_PLUGIN_EXPORT const strata_plugin_descriptor* strata_plugin_entry_v1(void) {
-  return &kDescriptor;
-}
+// The floor is ABI 1.3, the table layout: the one later service zero uses (1.4 log_enabled, through
+// sdk::Host::log) is called only where the runtime has it.
+STRATA_PLUGIN(kOps, "zero", "0.3.0",
+              "ZeRO sharding, stages 0-3 (partitioned optimizer state, gradients, parameters)")
