@@ -81,11 +81,10 @@ void log_setup(const Instance& amp) {
                mode.c_str(), isa_name(amp.isa), cpu_features().c_str(), amp.exec.threads);
 }
 
-strata_status create(const char* config_json, const strata_host_api* host, void** self,
-                     strata_error* err) {
+strata_status create(const strata_plugin_create_args* args, void** self, strata_error* err) {
   return sdk::guard(err, [&] {
     if (self == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "self: NULL output pointer");
-    if (config_json == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "config: NULL JSON text");
+    const auto [config_json, host] = sdk::read_create_args(args);
     const sdk::Host services(host);
     PrecisionConfig config = parse_precision_config(config_json);
     const Isa isa = select_isa(std::getenv("STRATA_AMP_ISA"));
@@ -190,24 +189,20 @@ strata_status cast(void* self, const strata_buffer* src, const strata_buffer* ds
   });
 }
 
-const strata_precision_ops kOps = {
-    sizeof(strata_precision_ops), create, destroy, query, loss_scale, grad_stats, update, cast,
+constexpr strata_precision_ops kOps = {
+    .header = sdk::ops_header<strata_precision_ops>(),
+    .create = create,
+    .destroy = destroy,
+    .query = query,
+    .loss_scale = loss_scale,
+    .grad_stats = grad_stats,
+    .update = update,
+    .cast = cast,
 };
 
-const strata_plugin_descriptor kDescriptor = {
-    sizeof(strata_plugin_descriptor),
-    STRATA_ABI_MAJOR,
-    STRATA_ABI_MINOR,
-    STRATA_PLUGIN_PRECISION,
-    "amp",
-    "0.2.0",
-    "number format and loss scaling: fp32, fp16 (DeepSpeed loss scaling), bf16",
-    &kOps,
-};
 
 }  // namespace
 }  // namespace strata::amp
 
-STRATA_PLUGIN_EXPORT const strata_plugin_descriptor* strata_plugin_entry_v1(void) {
-  return &strata::amp::kDescriptor;
-}
+STRATA_PLUGIN(strata::amp::kOps, "amp", "0.3.0",
+              "number format and loss scaling: fp32, fp16 (DeepSpeed loss scaling), bf16")

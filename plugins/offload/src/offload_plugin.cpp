@@ -20,11 +20,10 @@ std::span<const strata_shard> shard_list(const strata_shard* shards, size_t coun
   return {shards, count};
 }
 
-strata_status create(const char* config_json, const strata_host_api* host, void** self,
-                     strata_error* err) {
+strata_status create(const strata_plugin_create_args* args, void** self, strata_error* err) {
   return sdk::guard(err, [&] {
     if (self == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "self: NULL output pointer");
-    if (config_json == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "config: NULL JSON text");
+    const auto [config_json, host] = sdk::read_create_args(args);
     const sdk::Host services(host);
     const OptimizerConfig config = parse_offload_config(config_json);
     auto* opt = new Optimizer(services, config);
@@ -77,24 +76,17 @@ strata_status step(void* self, const strata_shard* shards, size_t count,
   });
 }
 
-const strata_offload_ops kOps = {
-    sizeof(strata_offload_ops), create, destroy, query, init_state, step,
-};
-
-const strata_plugin_descriptor kDescriptor = {
-    sizeof(strata_plugin_descriptor),
-    STRATA_ABI_MAJOR,
-    STRATA_ABI_MINOR,
-    STRATA_PLUGIN_OFFLOAD,
-    "offload",
-    "0.1.0",
-    "optimizer executor (SGD, Adam, AdamW, Lion) on the CPU; state in memory or on NVMe",
-    &kOps,
+constexpr strata_offload_ops kOps = {
+    .header = sdk::ops_header<strata_offload_ops>(),
+    .create = create,
+    .destroy = destroy,
+    .query = query,
+    .init_state = init_state,
+    .step = step,
 };
 
 }  // namespace
 }  // namespace strata::offload
 
-STRATA_PLUGIN_EXPORT const strata_plugin_descriptor* strata_plugin_entry_v1(void) {
-  return &strata::offload::kDescriptor;
-}
+STRATA_PLUGIN(strata::offload::kOps, "offload", "0.2.0",
+              "optimizer executor (SGD, Adam, AdamW, Lion) on the CPU; state in memory or on NVMe")
