@@ -1,7 +1,8 @@
 // ZeRO stage 0 with f16 and bf16 models, through the real strata_amp: fp32 masters of every
-// parameter, gradients averaged in fp32 (sum in fp32, divided by N), publish rounding the masters
-// to nearest even into every rank's parameters, and memory by category equal to DeepSpeed's
-// layout (masters 4Ψ; the fp32 gradient copy 4Ψ only from a step's first reduction to zero_grad).
+// parameter, gradients averaged in fp32 (sum in fp32, divided by N), the parameters named as the
+// shards' model copies (the step rounds the masters into them), and memory by category equal to
+// DeepSpeed's layout (masters 4Ψ; the fp32 gradient copy 4Ψ only from a step's first reduction to
+// zero_grad).
 #include "amp_support.hpp"
 #include "sharded_support.hpp"
 
@@ -159,9 +160,10 @@ TEST_P(Stage0Half, NonBoundaryMicroStepsLeaveTheHalfGradientsAlone) {
   EXPECT_EQ(host_.bytes(STRATA_MEM_GRADS), 0u) << "no fp32 gradients before the boundary";
 }
 
-// On an ABI 1.2 runtime the shards name the parameters themselves as their model copies: the step
-// writes them (the offload plugin in its pass, or the runtime), and publish leaves them alone.
-TEST_P(Stage0Half, OnRuntime12TheStepWritesTheParametersAndPublishLeavesThem) {
+// The shards name the parameters themselves as their model copies: the step writes them (the
+// offload plugin in its pass, or the runtime), and publish leaves them alone. The plugin never
+// rounds masters itself (the ABI's model-copy rule), whatever the runtime's minor.
+TEST_P(Stage0Half, TheStepWritesTheParametersAndPublishLeavesThem) {
   finalize();
   auto list = shards();
   for (strata_shard& s : list) {
@@ -172,47 +174,6 @@ TEST_P(Stage0Half, OnRuntime12TheStepWritesTheParametersAndPublishLeavesThem) {
   const auto before = data_;
   ASSERT_EQ(zero_.publish(), STRATA_OK) << zero_.message();
   EXPECT_EQ(data_, before) << "publish rounded what the step is to write";
-}
-
-// On a 1.1 runtime (no model copies in the ABI) publish rounds every master itself.
-TEST_P(Stage0Half, PublishRoundsEveryMasterToNearestEven) {
-  host_.api()->abi_minor = 1;  // read by the plugin at finalize
-  finalize();
-  // Masters a quarter, a half (a tie) and three quarters of the way from a parameter value to the
-  // next representable one up in magnitude (bits + 1).
-  size_t wrong = 0, tie_down = 0, tie_up = 0;
-  auto list = shards();
-  std::vector<std::vector<float>> masters(kOddSizes.size());
-  for (strata_shard& s : list) {
-    for (uint64_t j = 0; j < s.count; ++j) {
-      const uint16_t bits = data_[s.param_index][j];
-      const float low = from_half(bits, dtype_);
-      const float high = from_half(static_cast<uint16_t>(bits + 1), dtype_);
-      const float fraction = 0.25f * static_cast<float>(1 + j % 3);
-      s.master[j] = low + (high - low) * fraction;  // exact: a few bits below the half's last
-      masters[s.param_index].push_back(s.master[j]);
-    }
-  }
-  const auto before = data_;
-  ASSERT_EQ(zero_.publish(), STRATA_OK) << zero_.message();
-  std::vector<float> published;
-  for (uint32_t p = 0; p < kOddSizes.size(); ++p) {
-    for (size_t i = 0; i < kOddSizes[p]; ++i) {
-      const uint16_t expected = to_half(masters[p][i], dtype_);
-      wrong += data_[p][i] != expected ? 1 : 0;
-      if (i % 3 == 1) ++(expected == before[p][i] ? tie_down : tie_up);
-      published.push_back(from_half(data_[p][i], dtype_));
-    }
-  }
-  EXPECT_EQ(wrong, 0u);
-  // Ties went both ways, so neither truncation nor rounding half up would pass.
-  EXPECT_GT(tie_down, 0u);
-  EXPECT_GT(tie_up, 0u);
-  EXPECT_TRUE(identical_on_all_ranks(published));
-  const auto after = shards();
-  for (const strata_shard& s : after) {
-    for (uint64_t j = 0; j < s.count; ++j) ASSERT_EQ(s.master[j], masters[s.param_index][j]);
-  }
 }
 
 // Model-state bytes the plugin holds (the host's `data` and `grad` are the host's): masters 4Ψ

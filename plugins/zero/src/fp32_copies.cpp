@@ -35,10 +35,4 @@ float* Fp32Copies::load(size_t k) {
   return bucket;
 }
 
-void Fp32Copies::publish() const {
-  for (uint32_t i = 0; i < params_.size(); ++i) {
-    caster_.convert(master_of(i), STRATA_F32, params_[i].data, dtype_, params_[i].count);
-  }
-}
-
 }  // namespace strata::zero

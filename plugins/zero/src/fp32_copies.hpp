@@ -7,7 +7,8 @@
 // into that range of the gradient copy and the allreduce runs there in place, so no fusion buffer
 // and no copy back are needed. The gradient copy (STRATA_MEM_GRADS) is transient: created by the
 // step's first bucket (or owned_shards), dropped by zero_grad, so that between steps the model
-// state is DeepSpeed's 16 bytes per parameter with Adam (2 + 2 + 4 + 8).
+// state is DeepSpeed's 16 bytes per parameter with Adam (2 + 2 + 4 + 8). The masters reach the
+// parameters as the shards' model copies, which the step writes (never this plugin).
 #pragma once
 
 #include "bucket_plan.hpp"
@@ -36,8 +37,6 @@ class Fp32Copies final : public BucketBuffers {
   float* load(size_t k) override;
   void unload(size_t /*k*/) override {}  // reduced where the shards read
 
-  // Casts every master into its parameter's `data` (round to nearest even).
-  void publish() const;
   // Frees the gradient copy; the next step's first bucket creates it again.
   void drop_grads() { grads_ = sdk::HostArray<float>(); }
 

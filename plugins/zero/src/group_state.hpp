@@ -16,6 +16,7 @@ class GroupState {
   GroupState(std::vector<GroupRecord> groups, size_t params);
 
   size_t size() const { return groups_.size(); }
+  size_t params() const { return group_of_.size(); }
   bool empty() const { return groups_.empty(); }
   const GroupRecord& group(uint32_t g) const { return groups_[g]; }
   const std::vector<GroupRecord>& all() const { return groups_; }

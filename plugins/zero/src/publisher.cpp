@@ -1,5 +1,7 @@
 #include "publisher.hpp"
 
+#include "dtype_cast.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -10,9 +12,35 @@ uint64_t allgather_piece(uint64_t allgather_bucket_size, int ranks) {
   return std::max(kSliceAlignment, per_rank / kSliceAlignment * kSliceAlignment);
 }
 
-void publish_by_allgather(const sdk::Host& host, CommLink& comm, const Caster& caster,
-                          const PartitionLayout& layout, const std::vector<ParamRecord>& params,
-                          int32_t dtype, uint64_t piece, const float* master) {
+namespace {
+
+// Writes elements [o, o + n) of this rank's slice of bucket b, in the model dtype, into `send`.
+void pack_own(const PartitionLayout& layout, size_t b, uint64_t o, uint64_t n,
+              const std::vector<ParamRecord>& params, int32_t dtype, const float* master,
+              unsigned char* send) {
+  const size_t esize = sdk::dtype_size(dtype);
+  if (dtype == STRATA_F32) {  // the masters are the values
+    std::memcpy(send, master + layout.bucket(b).offset + o, n * esize);
+    return;
+  }
+  // Padding travels as zeros (receivers skip it); the rest is where the step wrote it.
+  std::memset(send, 0, n * esize);
+  const uint64_t first = layout.my_begin(b) + o;
+  layout.for_each_piece(b, first, n,
+                        [&](const BucketSlot& slot, uint64_t param_offset, uint64_t flat,
+                            uint64_t count) {
+                          std::memcpy(send + (flat - first) * esize,
+                                      element_at(params[slot.param_index].data, dtype,
+                                                 param_offset),
+                                      count * esize);
+                        });
+}
+
+}  // namespace
+
+void publish_by_allgather(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
+                          const std::vector<ParamRecord>& params, int32_t dtype, uint64_t piece,
+                          const float* master) {
   uint64_t widest = 0;  // the largest piece any allgathered bucket needs
   for (const BucketPartition& part : layout.buckets()) {
     if (!part.partitioned) widest = std::max(widest, std::min(piece, part.slice));
@@ -28,7 +56,7 @@ void publish_by_allgather(const sdk::Host& host, CommLink& comm, const Caster& c
     if (part.partitioned) continue;
     for (uint64_t o = 0; o < part.slice; o += piece) {
       const uint64_t n = std::min(piece, part.slice - o);
-      caster.convert(master + part.offset + o, STRATA_F32, send.data(), dtype, n);
+      pack_own(layout, b, o, n, params, dtype, master, send.data());
       comm.wait(comm.start_allgather(send.data(), recv.data(), n, dtype));
       for (uint64_t r = 0; r < ranks; ++r) {
         const uint64_t first = r * part.slice + o;  // flat position of block r's first element

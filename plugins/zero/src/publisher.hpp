@@ -1,12 +1,14 @@
-// Stages 1-3 after the optimizer step: brings the updated fp32 masters back into the parameters
-// every rank reads. Each rank casts its master slice of a bucket to the model dtype in pieces of
-// c elements (c = allgather_bucket_size / N, a multiple of 16, at least 16), allgathers the piece
-// from every rank, and copies block r into the parameters' `data` where rank r's slice lies
-// (padding skipped). Stage 3's partitioned buckets are not allgathered: see Stage3::publish.
+// Stages 1-3 after the optimizer step: brings every rank's updated values of the whole
+// (non-partitioned) buckets into every rank's parameters. It only moves data: each rank's values
+// are already in the model dtype (fp32 models: its masters; f16/bf16: the model copies the step
+// wrote into its own ranges of the parameters' `data`, see master_partition.hpp). Per bucket, in
+// pieces of c elements (c = allgather_bucket_size / N, a multiple of 16, at least 16), each rank
+// packs its slice's piece, allgathers it, and copies block r into the parameters where rank r's
+// slice lies (padding skipped). Stage 3's partitioned buckets need nothing: their shards' copies
+// land in the parameter partition, which gather allgathers.
 #pragma once
 
 #include "comm_link.hpp"
-#include "dtype_cast.hpp"
 #include "param.hpp"
 #include "partition_layout.hpp"
 
@@ -18,11 +20,10 @@ namespace strata::zero {
 // The piece size c for `allgather_bucket_size` elements over `ranks`.
 uint64_t allgather_piece(uint64_t allgather_bucket_size, int ranks);
 
-// Allgathers the masters (the rank's partition, `layout` offsets) of every bucket that is not
-// partitioned into params[i].data. Staging buffers are accounted STRATA_MEM_COMM_BUFFERS and
-// freed on return. Collective (blocking).
-void publish_by_allgather(const sdk::Host& host, CommLink& comm, const Caster& caster,
-                          const PartitionLayout& layout, const std::vector<ParamRecord>& params,
-                          int32_t dtype, uint64_t piece, const float* master);
+// Staging buffers are accounted STRATA_MEM_COMM_BUFFERS and freed on return. `master` is the
+// rank's master partition (layout offsets), read for fp32 models only. Collective (blocking).
+void publish_by_allgather(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
+                          const std::vector<ParamRecord>& params, int32_t dtype, uint64_t piece,
+                          const float* master);
 
 }  // namespace strata::zero

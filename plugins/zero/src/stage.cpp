@@ -1,5 +1,6 @@
 #include "stage.hpp"
 
+#include "dtype_cast.hpp"
 #include "stage0.hpp"
 #include "stage1.hpp"
 #include "stage2.hpp"
@@ -8,8 +9,6 @@
 #include <string>
 
 namespace strata::zero {
-
-void Stage::end_micro_step(bool /*boundary*/) { groups_.expect_none_gathered(); }
 
 std::unique_ptr<Stage> make_stage(const ZeroConfig& config, const sdk::Host& host) {
   switch (config.stage) {
@@ -21,6 +20,18 @@ std::unique_ptr<Stage> make_stage(const ZeroConfig& config, const sdk::Host& hos
       sdk::fail(
           STRATA_ERR_INVALID_ARGUMENT,
           "zero_optimization.stage: expected 0, 1, 2 or 3, got " + std::to_string(config.stage));
+  }
+}
+
+void check_host_param(const ParamRecord& param, int stage) {
+  const std::string who = "parameter " + param.name + ": sharding stage " + std::to_string(stage);
+  check_model_dtype(param.dtype, who);
+  if (param.device.type != STRATA_DEVICE_HOST) {
+    sdk::fail(STRATA_ERR_UNSUPPORTED, who + " supports host memory only");
+  }
+  if (param.count > 0 && param.data == nullptr) {
+    sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
+              who + ": data must be set for a non-empty parameter");
   }
 }
 

@@ -1,9 +1,10 @@
-// One ZeRO stage's strategy. The plugin entry validates call order and arguments common to every
-// stage, then delegates here; make_stage() picks the implementation from zero_optimization.stage.
+// One ZeRO stage's step, as the plugin entry calls it. The entry (zero_plugin.cpp) validates call
+// order and the arguments every stage shares, then calls these in the ABI's order. Each stage
+// implements all of them in its own file (stage0.cpp .. stage3.cpp), top to bottom, on plain
+// components; there is no shared base behaviour to look up.
 #pragma once
 
 #include "config.hpp"
-#include "group_state.hpp"
 #include "param.hpp"
 
 #include <strata/plugin.hpp>
@@ -30,26 +31,28 @@ class Stage {
                         const std::vector<GroupRecord>& groups) = 0;
   // `index` is valid; the caller checked it.
   virtual void grad_ready(uint32_t index, bool boundary) = 0;
+  virtual void end_micro_step(bool boundary) = 0;
   virtual void finish_reduce() = 0;
   // Not const: stages whose fp32 gradient storage is transient create it here if needed, so
   // that every shard has both pointers (the optimizer's init_state needs them).
   virtual const std::vector<strata_shard>& owned_shards() = 0;
+  // The step has updated the masters and written the model copies the shards asked for.
   virtual void publish() = 0;
   virtual void zero_grad() = 0;
 
-  // ABI 1.1. The defaults are the local bookkeeping of stages 0-1, where gathering moves nothing.
-  virtual void gather(uint32_t group, uint32_t flags) { groups_.begin_gather(group, flags); }
-  virtual void release(uint32_t group) { groups_.end_gather(group); }
-  virtual void end_micro_step(bool boundary);
-  // Fills view->data and view->grad for parameter `index` (valid).
+  // `flags` holds only known bits; `group` is unchecked (the stage's GroupState checks it).
+  virtual void gather(uint32_t group, uint32_t flags) = 0;
+  virtual void release(uint32_t group) = 0;
+  // Fills *data and *grad for parameter `index` (valid).
   virtual void param_view(uint32_t index, void** data, void** grad) const = 0;
-
- protected:
-  GroupState groups_;  // set by finalize
 };
 
 // Builds the stage `config.stage` asks for. Throws whatever the stage's constructor throws
 // (e.g. no comm stratum, or one without the collectives the stage needs).
 std::unique_ptr<Stage> make_stage(const ZeroConfig& config, const sdk::Host& host);
+
+// Rejects what no stage handles: a dtype other than f32/f16/bf16, device memory, a non-empty
+// parameter without data. Names the parameter and the stage.
+void check_host_param(const ParamRecord& param, int stage);
 
 }  // namespace strata::zero

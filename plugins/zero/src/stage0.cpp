@@ -11,18 +11,6 @@ using sdk::fail;
 Stage0::Stage0(const ZeroConfig& config, const sdk::Host& host)
     : host_(host), comm_(host, 0), caster_(host), bucket_capacity_(config.reduce_bucket_size) {}
 
-void Stage0::check_param(const ParamRecord& param) const {
-  check_model_dtype(param.dtype, "parameter " + param.name + ": sharding stage 0");
-  if (param.device.type != STRATA_DEVICE_HOST) {
-    fail(STRATA_ERR_UNSUPPORTED,
-         "parameter " + param.name + ": sharding stage 0 supports host memory only");
-  }
-  if (param.count > 0 && param.data == nullptr) {
-    fail(STRATA_ERR_INVALID_ARGUMENT,
-         "parameter " + param.name + ": data must be set for a non-empty parameter");
-  }
-}
-
 void Stage0::finalize(const std::vector<ParamRecord>& params,
                       const std::vector<GroupRecord>& groups) {
   params_ = params;
@@ -46,7 +34,6 @@ void Stage0::finalize(const std::vector<ParamRecord>& params,
     buffers = copies_.get();
   }
   shards_.clear();
-  model_copies_lent_ = false;
   for (uint32_t i = 0; i < params_.size(); ++i) {
     strata_shard shard{};
     shard.struct_size = sizeof(shard);
@@ -54,24 +41,22 @@ void Stage0::finalize(const std::vector<ParamRecord>& params,
     shard.offset = 0;
     shard.count = params_[i].count;
     // fp32 model: the parameter itself is the master copy, the host grad is the grad. Otherwise
-    // the grads are set by owned_shards (the fp32 gradient copy comes and goes).
+    // the grads are set by owned_shards (the fp32 gradient copy comes and goes), and the step
+    // writes the rounded master straight into the parameter: its model copy.
     shard.master = copies_ ? copies_->master_of(i) : static_cast<float*>(params_[i].data);
     shard.grad = copies_ ? nullptr : static_cast<float*>(params_[i].grad);
-    // Half model on an ABI 1.2 runtime: the step rounds the master into the parameter itself
-    // (fused into the offload plugin's pass where it can), so publish has nothing left to do.
-    if (copies_ && host_.raw()->abi_minor >= 2) {
+    if (copies_) {
       shard.model = params_[i].data;
       shard.model_dtype = dtype_;
-      model_copies_lent_ = true;
     }
     shards_.push_back(shard);
   }
   reducer_ = std::make_unique<Stage0Reducer>(comm_, params_, plan_, *buffers);
   log_plan();
-  if (model_copies_lent_) {
+  if (copies_) {
     host_.log(STRATA_LOG_INFO,
-              "zero stage 0: the step writes the %s parameters from the fp32 masters; publish "
-              "rounds none of them",
+              "zero stage 0: the step writes the %s parameters from the fp32 masters (model "
+              "copies); publish moves nothing",
               sdk::dtype_name(dtype_));
   }
 }
@@ -103,6 +88,11 @@ void Stage0::grad_ready(uint32_t index, bool boundary) {
   reducer_->mark_ready(index);
 }
 
+// Stage 0 moves nothing on gather and release: they only check the call order, locally.
+void Stage0::gather(uint32_t group, uint32_t flags) { groups_.begin_gather(group, flags); }
+void Stage0::release(uint32_t group) { groups_.end_gather(group); }
+void Stage0::end_micro_step(bool /*boundary*/) { groups_.expect_none_gathered(); }
+
 void Stage0::finish_reduce() { reducer_->finish(); }
 
 const std::vector<strata_shard>& Stage0::owned_shards() {
@@ -115,10 +105,9 @@ const std::vector<strata_shard>& Stage0::owned_shards() {
 }
 
 void Stage0::publish() {
-  // fp32 model: nothing to do, the optimizer stepped the host's parameters themselves (each
-  // shard's master IS the parameter), and every rank stepped all of them. Half model: every rank
-  // holds every master, so each rounds them into its own parameters; no communication.
-  if (copies_ && !model_copies_lent_) copies_->publish();
+  // Every rank stepped every master, and the step already put them where the model reads them:
+  // fp32 models step the parameters themselves; half models' shards ask for their model copies
+  // in the parameters. No communication, nothing to round.
 }
 
 void Stage0::zero_grad() {

@@ -1,21 +1,32 @@
 #include "stage1.hpp"
 
-#include <cstring>
+#include "agreement.hpp"
+#include "partition_setup.hpp"
+#include "publisher.hpp"
+
 #include <string>
 
 namespace strata::zero {
 
-void Stage1::prepare(std::vector<ParamRecord>& params) {
+void Stage1::finalize(const std::vector<ParamRecord>& params,
+                      const std::vector<GroupRecord>& groups) {
+  params_ = params;
+  groups_ = GroupState(groups, params.size());
+  dtype_ = partitioned_model_dtype(params_, caster_, comm_, 1);
   // Parameters registered without a gradient buffer (ABI 1.1) get a whole one of ours.
-  full_grads_ = FullGrads(host_, params);
-}
-
-void Stage1::on_finalized() {
-  reducer_ = std::make_unique<PartitionReducer>(host_, comm_, layout_, params_.size(),
-                                                static_cast<ReduceTarget&>(*this),
-                                                config_.overlap_comm,
-                                                reduce_piece(config_.reduce_bucket_size,
-                                                             layout_.ranks()));
+  full_grads_ = FullGrads(host_, params_);
+  layout_ = PartitionLayout(
+      plan_buckets(element_counts(params_), config_.reduce_bucket_size, group_keys(groups_)),
+      comm_.size(), comm_.rank());
+  check_ranks_agree(comm_, params_, groups, layout_.plan(), persistent_params(layout_));
+  masters_ = MasterPartition(host_, caster_, layout_, params_, dtype_);
+  const size_t copies = masters_.request_model_copies(params_);
+  grads_ = TransientGrads(host_, caster_, layout_, params_, dtype_);
+  reducer_ = std::make_unique<PartitionReducer>(
+      host_, comm_, layout_, params_.size(), grads_, config_.overlap_comm,
+      reduce_piece(config_.reduce_bucket_size, layout_.ranks()));
+  log_partition_plan(host_, 1, layout_, params_.size(), dtype_, config_);
+  log_model_copies(host_, 1, dtype_, copies);
 }
 
 void Stage1::grad_ready(uint32_t index, bool boundary) {
@@ -30,30 +41,25 @@ void Stage1::grad_ready(uint32_t index, bool boundary) {
   reducer_->start_complete();
 }
 
+// Stage 1 moves nothing on gather and release: they only check the call order, locally.
+void Stage1::gather(uint32_t group, uint32_t flags) { groups_.begin_gather(group, flags); }
+void Stage1::release(uint32_t group) { groups_.end_gather(group); }
+void Stage1::end_micro_step(bool /*boundary*/) { groups_.expect_none_gathered(); }
+
 void Stage1::finish_reduce() {
-  fp32_grads();  // exists even when no bucket delivers (a model of empty parameters)
+  grads_.fp32();  // exists even when no bucket delivers (a model of empty parameters)
   reducer_->finish_round();
 }
 
-float* Stage1::fp32_grads() {
-  if (grad_partition_.data() == nullptr) {
-    grad_partition_ =
-        sdk::HostArray<float>(host_, layout_.partition_elements(), STRATA_MEM_GRADS);
-  }
-  return grad_partition_.data();
+const std::vector<strata_shard>& Stage1::owned_shards() {
+  // The optimizer's init_state needs gradient pointers before the first reduction too.
+  return masters_.shards_with_grads(grads_.fp32());
 }
 
-void Stage1::fill(size_t b, uint64_t first, uint64_t count, float* out) {
-  fill_range(layout_, b, first, count, out,
-             [&](const BucketSlot& slot, uint64_t param_offset, float* dst, uint64_t n) {
-               caster_.convert(element_at(params_[slot.param_index].grad, dtype_, param_offset),
-                               dtype_, dst, STRATA_F32, n);
-             });
-}
-
-void Stage1::deliver(size_t b, uint64_t offset, uint64_t count, const float* values) {
-  const BucketPartition& part = layout_.bucket(b);
-  caster_.add_into(fp32_grads() + part.offset + offset, STRATA_F32, values, count);
+void Stage1::publish() {
+  publish_by_allgather(host_, comm_, layout_, params_, dtype_,
+                       allgather_piece(config_.allgather_bucket_size, comm_.size()),
+                       masters_.data());
 }
 
 void Stage1::zero_grad() {
@@ -65,7 +71,7 @@ void Stage1::zero_grad() {
     reducer_->reset_round();
   }
   FullGrads::zero(params_);
-  grad_partition_ = sdk::HostArray<float>();
+  grads_.drop();
 }
 
 void Stage1::param_view(uint32_t index, void** data, void** grad) const {

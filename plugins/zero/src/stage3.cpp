@@ -1,32 +1,138 @@
 #include "stage3.hpp"
 
+#include "agreement.hpp"
+#include "partition_setup.hpp"
+#include "publisher.hpp"
+#include "stage2.hpp"
+
+#include <cstring>
+#include <string>
+
 namespace strata::zero {
 
+namespace {
+
 // Key = 2 * (group + 1) + persistent: buckets never mix groups, nor whole with partitioned.
-uint64_t Stage3::bucket_key(uint32_t param) const {
-  const uint32_t g = groups_.group_of(param);
-  const bool persistent =
-      g == kNoGroup || params_[param].count <= config_.param_persistence_threshold;
-  const uint64_t group_key = g == kNoGroup ? 0 : uint64_t{g} + 1;
-  return 2 * group_key + (persistent ? 1 : 0);
+std::vector<uint64_t> stage3_keys(const std::vector<ParamRecord>& params, const GroupState& groups,
+                                  uint64_t persistence_threshold) {
+  std::vector<uint64_t> keys = group_keys(groups);
+  for (uint32_t p = 0; p < params.size(); ++p) {
+    const bool persistent =
+        groups.group_of(p) == kNoGroup || params[p].count <= persistence_threshold;
+    keys[p] = 2 * keys[p] + (persistent ? 1 : 0);
+  }
+  return keys;
 }
 
-void Stage3::on_finalized() {
-  Stage2::on_finalized();
+}  // namespace
+
+void Stage3::finalize(const std::vector<ParamRecord>& params,
+                      const std::vector<GroupRecord>& groups) {
+  params_ = params;
+  groups_ = GroupState(groups, params.size());
+  dtype_ = partitioned_model_dtype(params_, caster_, comm_, 3);
+  require_grad_or_group(params_, groups_, 3);
+  BucketPlan plan =
+      plan_buckets(element_counts(params_), config_.reduce_bucket_size,
+                   stage3_keys(params_, groups_, config_.param_persistence_threshold));
+  std::vector<bool> partitioned;
+  for (const Bucket& b : plan.buckets) partitioned.push_back((b.key & 1) == 0);
+  layout_ = PartitionLayout(std::move(plan), comm_.size(), comm_.rank(), partitioned);
+  check_ranks_agree(comm_, params_, groups, layout_.plan(), persistent_params(layout_));
+  masters_ = MasterPartition(host_, caster_, layout_, params_, dtype_);  // reads every `data`
+  grads_ = GradPartition(host_, caster_, layout_, params_, dtype_, config_.contiguous_gradients);
+  reducer_ = std::make_unique<PartitionReducer>(
+      host_, comm_, layout_, params_.size(), grads_, config_.overlap_comm,
+      reduce_piece(config_.reduce_bucket_size, layout_.ranks()));
+  calls_ = std::make_unique<GroupCalls>(comm_, groups_, params_, *reducer_, grads_);
   gatherer_ = std::make_unique<ParamGatherer>(host_, comm_, layout_, params_, groups_, dtype_,
                                               config_);
-  gatherer_->fill_from_params();
-  lend_model_copies([this](size_t b) { return gatherer_->slice(b); });
+  gatherer_->fill_from_params();  // debug builds poison partitioned `data` from here on
+  // Partitioned parameters get their model copies in the parameter partition, where gather reads.
+  const size_t copies =
+      masters_.request_model_copies(params_, [this](size_t b) { return gatherer_->slice(b); });
+  log_partition_plan(host_, 3, layout_, params_.size(), dtype_, config_);
+  log_model_copies(host_, 3, dtype_, copies);
 }
 
-void Stage3::publish_partitioned(size_t b) {
-  caster_.convert(master_.data() + layout_.bucket(b).offset, STRATA_F32, gatherer_->slice(b),
-                  dtype_, layout_.bucket(b).slice);
+void Stage3::grad_ready(uint32_t index, bool /*boundary*/) {
+  if (!reducer_->mark(index)) {
+    sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
+              "grad_ready: parameter " + std::to_string(index) + " (" + params_[index].name +
+                  ") already finished its gradient in this micro-batch");
+  }
+  // With groups, buckets start only at the agreed gather/release calls (see stage 2).
+  if (groups_.empty()) reducer_->start_complete();
+}
+
+void Stage3::gather(uint32_t group, uint32_t flags) {
+  const uint64_t agreed = calls_->gather(group, flags);
+  try {
+    gatherer_->gather(group);
+  } catch (...) {
+    // E.g. over stage3_max_live_parameters (alike on every rank): the gather did not happen.
+    calls_->undo_gather(group);
+    throw;
+  }
+  reducer_->start(agreed);
+}
+
+void Stage3::release(uint32_t group) {
+  const uint64_t agreed = calls_->release(group);
+  gatherer_->release(group);
+  reducer_->start(agreed);
+}
+
+void Stage3::end_micro_step(bool boundary) {
+  calls_->end_micro_step(boundary);
+  gatherer_->end_micro_batch(boundary);  // drops prefetches nobody gathered
+  // Parameters never finished contribute what their buffers hold (lent but never written: 0).
+  reducer_->finish_round();
+  grads_.new_round();
+  if (boundary) boundary_reduced_ = true;
+}
+
+void Stage3::finish_reduce() {
+  // A host driving the plugin without end_micro_step (ABI 1.0 style) still gets its last
+  // micro-batch reduced.
+  if (!boundary_reduced_) end_micro_step(true);
+  boundary_reduced_ = false;
+  grads_.to_fp32();
+}
+
+const std::vector<strata_shard>& Stage3::owned_shards() {
+  return masters_.shards_with_grads(grads_.fp32());
+}
+
+void Stage3::publish() {
+  publish_by_allgather(host_, comm_, layout_, params_, dtype_,
+                       allgather_piece(config_.allgather_bucket_size, comm_.size()),
+                       masters_.data());
+  // Partitioned parameters stay in the parameter partition, where gather reads them. A half
+  // model's step wrote its model copies there; an fp32 model asks for none, so its updated
+  // masters are the values and are copied over as they are.
+  if (dtype_ != STRATA_F32) return;
+  for (size_t b = 0; b < layout_.buckets().size(); ++b) {
+    const BucketPartition& part = layout_.bucket(b);
+    if (!part.partitioned) continue;
+    std::memcpy(gatherer_->slice(b), masters_.data() + part.offset, part.slice * sizeof(float));
+  }
+}
+
+void Stage3::zero_grad() {
+  // As stage 2: complete what a caller left in flight before zeroing.
+  if (reducer_->in_flight()) {
+    reducer_->finish_round();
+  } else {
+    reducer_->reset_round();
+  }
+  grads_.zero();
+  boundary_reduced_ = false;
 }
 
 void Stage3::param_view(uint32_t index, void** data, void** grad) const {
-  Stage2::param_view(index, data, grad);
-  if (gatherer_->partitioned(index)) *data = gatherer_->data(index);
+  *data = gatherer_->partitioned(index) ? gatherer_->data(index) : params_[index].data;
+  *grad = grads_.view(index);
 }
 
 }  // namespace strata::zero

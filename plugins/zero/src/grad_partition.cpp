@@ -1,0 +1,95 @@
+#include "grad_partition.hpp"
+
+#include "full_grads.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace strata::zero {
+
+GradPartition::GradPartition(const sdk::Host& host, const Caster& caster,
+                             const PartitionLayout& layout, const std::vector<ParamRecord>& params,
+                             int32_t dtype, bool contiguous)
+    : host_(host), caster_(caster), layout_(&layout), params_(&params), dtype_(dtype),
+      partition_(host, layout.partition_elements() * sdk::dtype_size(dtype), STRATA_MEM_GRADS),
+      lent_(host, layout, params, dtype, contiguous), direct_(layout.buckets().size(), 0) {}
+
+void* GradPartition::view(uint32_t p) const {
+  void* own = (*params_)[p].grad;
+  return own != nullptr ? own : lent_.view(p);
+}
+
+float* GradPartition::fp32() {
+  if (dtype_ == STRATA_F32) return reinterpret_cast<float*>(partition_.data());
+  if (fp32_copy_.data() == nullptr) {
+    fp32_copy_ = sdk::HostArray<float>(host_, layout_->partition_elements(), STRATA_MEM_GRADS);
+  }
+  return fp32_copy_.data();
+}
+
+void GradPartition::to_fp32() {
+  float* grads = fp32();
+  if (dtype_ != STRATA_F32) {
+    caster_.convert(partition_.data(), dtype_, grads, STRATA_F32,
+                    layout_->partition_elements());
+  }
+}
+
+void GradPartition::zero() {
+  std::memset(partition_.data(), 0, layout_->partition_elements() * sdk::dtype_size(dtype_));
+  FullGrads::zero(*params_);  // the host-owned ones (ours are lent, and freed once reduced)
+  fp32_copy_ = sdk::HostArray<float>();
+}
+
+const float* GradPartition::ready_buffer(size_t b) {
+  void* whole = lent_.bucket_buffer(b);
+  if (dtype_ != STRATA_F32 || whole == nullptr) return nullptr;
+  // fp32 and contiguous: the lent bucket buffer is already what the reduction sends. Host-owned
+  // gradients of the bucket join it, and the host starts the next micro-batch from zero.
+  auto* out = static_cast<float*>(whole);
+  for (const BucketSlot& slot : layout_->plan().buckets[b].slots) {
+    void* host = (*params_)[slot.param_index].grad;
+    if (host == nullptr) continue;
+    std::memcpy(out + slot.offset, host, slot.count * sizeof(float));
+    std::memset(host, 0, slot.count * sizeof(float));
+  }
+  direct_[b] = 1;
+  return out;
+}
+
+void GradPartition::fill(size_t b, uint64_t first, uint64_t count, float* out) {
+  const size_t esize = sdk::dtype_size(dtype_);
+  fill_range(*layout_, b, first, count, out,
+             [&](const BucketSlot& slot, uint64_t param_offset, float* dst, uint64_t n) {
+               void* host = (*params_)[slot.param_index].grad;
+               const void* source = host != nullptr ? host : lent_.source(slot.param_index);
+               if (source == nullptr) {
+                 std::fill(dst, dst + n, 0.0f);
+                 return;
+               }
+               caster_.convert(element_at(source, dtype_, param_offset), dtype_, dst, STRATA_F32,
+                               n);
+               // The host starts the next micro-batch from zero (only what was read is zeroed).
+               if (host != nullptr) {
+                 std::memset(element_at(host, dtype_, param_offset), 0, n * esize);
+               }
+             });
+}
+
+void GradPartition::sent(size_t b) {
+  if (!direct_[b]) lent_.consumed(b);
+}
+
+void GradPartition::deliver(size_t b, uint64_t offset, uint64_t count, const float* values) {
+  caster_.add_into(element_at(partition_.data(), dtype_, layout_->bucket(b).offset + offset),
+                   dtype_, values, count);
+}
+
+void GradPartition::completed(size_t b) {
+  if (direct_[b]) {
+    direct_[b] = 0;
+    lent_.consumed(b);
+  }
+}
+
+}  // namespace strata::zero
