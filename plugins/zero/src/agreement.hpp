@@ -11,7 +11,8 @@
 
 namespace strata::zero {
 
-// `persistent` is the number of parameters that stage 3 keeps whole (0 at other stages).
+// `persistent` is the number of bucketed parameters kept whole (stages 1-3: all but stage 3's
+// partitioned ones; 0 at stage 0).
 void check_ranks_agree(CommLink& comm, const std::vector<ParamRecord>& params,
                        const std::vector<GroupRecord>& groups, const BucketPlan& plan,
                        size_t persistent);
