@@ -38,6 +38,8 @@ Timing measure(const strata_comm_ops& ops, void* self, float* send, float* recv,
   std::vector<double> mpi_times, plugin_times;
   strata_buffer send_buf = strata::sdk::host_buffer(send, count, STRATA_F32);
   strata_buffer recv_buf = strata::sdk::host_buffer(recv, count, STRATA_F32);
+  strata_coll_args args = strata::sdk::Comm::args(&send_buf, &recv_buf);
+  args.op = STRATA_SUM;
   strata_error err = strata::sdk::make_error();
   for (int i = 0; i < warmup + iterations; ++i) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -46,7 +48,7 @@ Timing measure(const strata_comm_ops& ops, void* self, float* send, float* recv,
     const double mpi = MPI_Wtime() - start;
     MPI_Barrier(MPI_COMM_WORLD);
     start = MPI_Wtime();
-    if (ops.allreduce(self, &send_buf, &recv_buf, STRATA_SUM, nullptr, &err) != STRATA_OK) {
+    if (ops.allreduce(self, &args, nullptr, &err) != STRATA_OK) {
       std::fprintf(stderr, "plugin allreduce failed: %s\n", err.message);
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -86,7 +88,7 @@ int main(int argc, char** argv) {
   const auto& ops = library.ops<strata_comm_ops>();
   void* self = nullptr;
   strata_error err = strata::sdk::make_error();
-  if (ops.create(config.c_str(), host.api(), &self, &err) != STRATA_OK) {
+  if (library.create<strata_comm_ops>(config.c_str(), host.api(), &self, &err) != STRATA_OK) {
     std::fprintf(stderr, "create failed: %s\n", err.message);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }

@@ -29,36 +29,41 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-// The comm plugin instance both variants share.
+// The comm plugin instance both variants share; collectives through the SDK's Comm (which throws
+// strata::sdk::Error, naming the collective, on failure).
 class Comm {
  public:
-  Comm(const PluginLibrary& lib, FakeHost& host) : ops_(lib.ops<strata_comm_ops>()) {
-    check(ops_.create("{}", host.api(), &self_, &err_), err_, "comm create");
-    caps_.struct_size = sizeof(caps_);
-    check(ops_.query(self_, &caps_, &err_), err_, "comm query");
+  Comm(const PluginLibrary& lib, FakeHost& host) {
+    const auto& ops = lib.ops<strata_comm_ops>();
+    void* self = nullptr;
+    strata_error err = strata::sdk::make_error();
+    check(lib.create<strata_comm_ops>("{}", host.api(), &self, &err), err, "comm create");
+    comm_ = strata::sdk::Comm(&ops, self);
+    caps_ = comm_.query();
   }
-  ~Comm() { ops_.destroy(self_); }
-  const strata_comm_ops& ops() const { return ops_; }
-  void* self() const { return self_; }
+  ~Comm() { comm_.ops()->destroy(comm_.self()); }
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+  const strata::sdk::Comm& stratum() const { return comm_; }
+  const strata_comm_ops& ops() const { return *comm_.ops(); }
+  void* self() const { return comm_.self(); }
   int rank() const { return caps_.rank; }
   int size() const { return caps_.size; }
 
-  void barrier() { check(ops_.barrier(self_, nullptr, &err_), err_, "barrier"); }
+  void barrier() { comm_.barrier(); }
   // A step takes as long as its slowest rank.
   double max_over_ranks(double value) {
     const strata_buffer b = strata::sdk::host_buffer(&value, 1, STRATA_F64);
-    check(ops_.allreduce(self_, &b, &b, STRATA_MAX, nullptr, &err_), err_, "allreduce max");
+    comm_.allreduce(b, b, STRATA_MAX);
     return value;
   }
   void average(float* data, uint64_t count) {
     const strata_buffer b = strata::sdk::host_buffer(data, count, STRATA_F32);
-    check(ops_.allreduce(self_, &b, &b, STRATA_AVG, nullptr, &err_), err_, "allreduce avg");
+    comm_.allreduce(b, b, STRATA_AVG);
   }
 
  private:
-  const strata_comm_ops& ops_;
-  void* self_ = nullptr;
-  strata_error err_ = strata::sdk::make_error();
+  strata::sdk::Comm comm_;
   strata_comm_caps caps_{};
 };
 
@@ -129,17 +134,14 @@ double per_tensor_ms(Comm& comm, Model& model, const Options& o) {
 // mechanism strata_zero's buckets use, so its cost shows apart from the fusion itself.
 double per_tensor_nonblocking_ms(Comm& comm, Model& model, const Options& o) {
   std::vector<strata_request> requests(model.grads.size());
-  strata_error err = strata::sdk::make_error();
+  const strata::sdk::Comm& stratum = comm.stratum();
   return median_step_ms(comm, model, o, [&] {
     for (size_t p = model.grads.size(); p-- > 0;) {
       const strata_buffer b =
           strata::sdk::host_buffer(model.grads[p].data(), model.grads[p].size(), STRATA_F32);
-      check(comm.ops().allreduce(comm.self(), &b, &b, STRATA_AVG, &requests[p], &err), err,
-            "iallreduce");
+      stratum.allreduce(b, b, STRATA_AVG, &requests[p]);
     }
-    for (size_t p = model.grads.size(); p-- > 0;) {
-      check(comm.ops().wait(comm.self(), requests[p], &err), err, "wait");
-    }
+    for (size_t p = model.grads.size(); p-- > 0;) stratum.wait(requests[p]);
   });
 }
 
@@ -148,7 +150,8 @@ double fused_ms(Comm& comm, FakeHost& host, const PluginLibrary& lib, Model& mod
   const auto& zero = lib.ops<strata_sharding_ops>();
   strata_error err = strata::sdk::make_error();
   void* self = nullptr;
-  check(zero.create(config.c_str(), host.api(), &self, &err), err, "zero create");
+  check(lib.create<strata_sharding_ops>(config.c_str(), host.api(), &self, &err), err,
+        "zero create");
   for (size_t p = 0; p < model.grads.size(); ++p) {
     const std::string name = "param" + std::to_string(p);
     strata_param_desc d{};
@@ -164,7 +167,11 @@ double fused_ms(Comm& comm, FakeHost& host, const PluginLibrary& lib, Model& mod
   check(zero.finalize(self, &err), err, "finalize");
   const double ms = median_step_ms(comm, model, o, [&] {
     for (size_t p = model.grads.size(); p-- > 0;) {
-      check(zero.grad_ready(self, static_cast<uint32_t>(p), 1, &err), err, "grad_ready");
+      strata_grad_ready_args ready{};
+      ready.struct_size = sizeof(ready);
+      ready.param_index = static_cast<uint32_t>(p);
+      ready.boundary = 1;
+      check(zero.grad_ready(self, &ready, &err), err, "grad_ready");
     }
     check(zero.finish_reduce(self, &err), err, "finish_reduce");
   });

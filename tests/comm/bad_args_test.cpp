@@ -2,6 +2,9 @@
 // every rank, so no rank enters a collective the others skip.
 #include "comm_env.hpp"
 
+#include <cstddef>
+#include <vector>
+
 namespace strata::test::comm {
 namespace {
 
@@ -33,7 +36,7 @@ TEST(BadArguments, Allreduce) {
   void* s = instance();
   auto allreduce = [&](int32_t op) {
     return
-        [&, op](strata_request* r) { return ops().allreduce(s, &f.send, &f.recv, op, r, &f.err); };
+        [&, op](strata_request* r) { return abi::allreduce(s, &f.send, &f.recv, op, r, &f.err); };
   };
   f.recv.count = 63;
   f.expect(STRATA_ERR_INVALID_ARGUMENT, "allreduce: recv.count (63) must equal send.count (64)",
@@ -63,13 +66,13 @@ TEST(BadArguments, Allreduce) {
   f.expect(STRATA_ERR_ABI, "recv.struct_size (8)", allreduce(STRATA_SUM));
   f.recv.struct_size = sizeof(strata_buffer);
   f.expect(STRATA_ERR_INVALID_ARGUMENT, "recv is NULL", [&](strata_request* r) {
-    return ops().allreduce(s, &f.send, nullptr, STRATA_SUM, r, &f.err);
+    return abi::allreduce(s, &f.send, nullptr, STRATA_SUM, r, &f.err);
   });
   f.expect(STRATA_ERR_INVALID_ARGUMENT, "self is NULL", [&](strata_request* r) {
-    return ops().allreduce(nullptr, &f.send, &f.recv, STRATA_SUM, r, &f.err);
+    return abi::allreduce(nullptr, &f.send, &f.recv, STRATA_SUM, r, &f.err);
   });
   // A NULL error record is allowed: only the status comes back.
-  EXPECT_EQ(ops().allreduce(s, &f.send, &f.send, 9, nullptr, nullptr), STRATA_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(abi::allreduce(s, &f.send, &f.send, 9, nullptr, nullptr), STRATA_ERR_INVALID_ARGUMENT);
 }
 
 TEST(BadArguments, OtherCollectives) {
@@ -79,20 +82,20 @@ TEST(BadArguments, OtherCollectives) {
   f.expect(STRATA_ERR_INVALID_ARGUMENT,
            "allgather: recv.count (" + std::to_string(64 * world() + 1) +
                ") must equal send.count * size",
-           [&](strata_request* r) { return ops().allgather(s, &f.send, &f.recv, r, &f.err); });
+           [&](strata_request* r) { return abi::allgather(s, &f.send, &f.recv, r, &f.err); });
   f.recv.count = 65;
   f.expect(STRATA_ERR_INVALID_ARGUMENT,
            "reduce_scatter: send.count (64) must equal recv.count * size", [&](strata_request* r) {
-             return ops().reduce_scatter(s, &f.send, &f.recv, STRATA_SUM, r, &f.err);
+             return abi::reduce_scatter(s, &f.send, &f.recv, STRATA_SUM, r, &f.err);
            });
   f.expect(STRATA_ERR_INVALID_ARGUMENT,
            "root (" + std::to_string(world()) + ") must be a rank in [0, ",
-           [&](strata_request* r) { return ops().broadcast(s, &f.send, world(), r, &f.err); });
+           [&](strata_request* r) { return abi::broadcast(s, &f.send, world(), r, &f.err); });
   f.expect(STRATA_ERR_INVALID_ARGUMENT, "root (-1)",
-           [&](strata_request* r) { return ops().broadcast(s, &f.send, -1, r, &f.err); });
+           [&](strata_request* r) { return abi::broadcast(s, &f.send, -1, r, &f.err); });
   f.send.device = strata_device{STRATA_DEVICE_CUDA, 0};
   f.expect(STRATA_ERR_UNSUPPORTED, "buf is on cuda:0",
-           [&](strata_request* r) { return ops().broadcast(s, &f.send, 0, r, &f.err); });
+           [&](strata_request* r) { return abi::broadcast(s, &f.send, 0, r, &f.err); });
 }
 
 TEST(BadArguments, Allgatherv) {
@@ -103,7 +106,7 @@ TEST(BadArguments, Allgatherv) {
   f.recv.count = 64 * world();
   auto call = [&](const uint64_t* c, const uint64_t* d) {
     return [&, c, d](strata_request* r) {
-      return ops().allgatherv(s, &f.send, &f.recv, c, d, r, &f.err);
+      return abi::allgatherv(s, &f.send, &f.recv, c, d, r, &f.err);
     };
   };
   f.expect(STRATA_ERR_INVALID_ARGUMENT, "recv_counts is NULL", call(nullptr, displs.data()));
@@ -118,6 +121,62 @@ TEST(BadArguments, Allgatherv) {
            call(counts.data(), displs.data()));
 }
 
+// Every collective of the table, called with `args` as given (ABI 1.3).
+using Collective = strata_status (*)(void*, const strata_coll_args*, strata_request*,
+                                     strata_error*);
+struct NamedCollective {
+  const char* name;
+  Collective fn;
+};
+std::vector<NamedCollective> collectives() {
+  return {{"allreduce", ops().allreduce},       {"allgather", ops().allgather},
+          {"allgatherv", ops().allgatherv},     {"reduce_scatter", ops().reduce_scatter},
+          {"broadcast", ops().broadcast},       {"barrier", ops().barrier}};
+}
+
+TEST(BadArguments, NullArgsStructIsRefusedByEveryCollective) {
+  Fixture f;
+  for (const NamedCollective& c : collectives()) {
+    SCOPED_TRACE(c.name);
+    f.expect(STRATA_ERR_INVALID_ARGUMENT, std::string(c.name) + ": args is NULL",
+             [&](strata_request* r) { return c.fn(instance(), nullptr, r, &f.err); });
+  }
+}
+
+// An args struct smaller than ABI 1.3's strata_coll_args (the first to exist) is refused before any
+// field past struct_size is read: the fields there are garbage that would otherwise look valid.
+TEST(BadArguments, TooSmallArgsStructIsAnAbiErrorInEveryCollective) {
+  Fixture f;
+  f.recv.data = f.a.data();  // a valid in-place allreduce / broadcast, were the size ignored
+  for (size_t size : {size_t{0}, sizeof(size_t), offsetof(strata_coll_args, displs)}) {
+    strata_coll_args args = sdk::Comm::args(&f.send, &f.recv);
+    args.struct_size = size;
+    for (const NamedCollective& c : collectives()) {
+      SCOPED_TRACE(std::string(c.name) + " struct_size " + std::to_string(size));
+      f.expect(STRATA_ERR_ABI,
+               std::string(c.name) + ": args->struct_size " + std::to_string(size) + " is smaller",
+               [&](strata_request* r) { return c.fn(instance(), &args, r, &f.err); });
+    }
+  }
+}
+
+// A NULL send (or recv) inside a well-formed args struct is named like any other bad buffer.
+TEST(BadArguments, NullBuffersInsideTheArgsStruct) {
+  Fixture f;
+  void* s = instance();
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "allreduce: send is NULL", [&](strata_request* r) {
+    return abi::allreduce(s, nullptr, &f.recv, STRATA_SUM, r, &f.err);
+  });
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "allgather: send is NULL",
+           [&](strata_request* r) { return abi::allgather(s, nullptr, &f.recv, r, &f.err); });
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "reduce_scatter: recv is NULL", [&](strata_request* r) {
+    return abi::reduce_scatter(s, &f.send, nullptr, STRATA_SUM, r, &f.err);
+  });
+  // broadcast's buffer travels in args.recv; the plugin names it "buf" (in place).
+  f.expect(STRATA_ERR_INVALID_ARGUMENT, "broadcast: buf is NULL",
+           [&](strata_request* r) { return abi::broadcast(s, nullptr, 0, r, &f.err); });
+}
+
 TEST(BadArguments, WaitAndTest) {
   strata_error err = sdk::make_error();
   int32_t done = 0;
@@ -125,7 +184,7 @@ TEST(BadArguments, WaitAndTest) {
   EXPECT_NE(std::string(err.message).find("req is NULL"), std::string::npos) << err.message;
   EXPECT_EQ(ops().test(instance(), nullptr, &done, &err), STRATA_ERR_INVALID_ARGUMENT);
   strata_request req = nullptr;
-  ASSERT_EQ(ops().barrier(instance(), &req, &err), STRATA_OK) << err.message;
+  ASSERT_EQ(abi::barrier(instance(), &req, &err), STRATA_OK) << err.message;
   EXPECT_EQ(ops().test(instance(), req, nullptr, &err), STRATA_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(err.message).find("done is NULL"), std::string::npos) << err.message;
   EXPECT_EQ(ops().wait(instance(), req, &err), STRATA_OK) << err.message;

@@ -20,7 +20,7 @@ State g;
 void* create_instance(const char* config) {
   strata_error err = sdk::make_error();
   void* self = nullptr;
-  const strata_status status = ops().create(config, g.host->api(), &self, &err);
+  const strata_status status = abi::create(config, &self, &err);
   if (status != STRATA_OK) throw std::runtime_error(std::string("create: ") + err.message);
   return self;
 }
@@ -76,6 +76,10 @@ int world() { return g.world; }
 
 const char* mode_name(Mode mode) { return mode == Mode::Blocking ? "blocking" : "non-blocking"; }
 
+strata_status abi::create(const char* config_json, void** self, strata_error* err) {
+  return g.library->create<strata_comm_ops>(config_json, g.host->api(), self, err);
+}
+
 std::string op_label(int32_t op) {
   static const char* const names[] = {"SUM", "AVG", "MIN", "MAX"};
   return op >= 0 && op < 4 ? names[op] : "op" + std::to_string(op);
@@ -106,7 +110,7 @@ void expect_same_on_all_ranks(const Bytes& bytes) {
   strata_buffer send = view(mine, STRATA_U8);
   strata_buffer recv = view(all, STRATA_U8);
   run(Mode::Blocking, instance(), [&](strata_request* req, strata_error* err) {
-    return ops().allgather(instance(), &send, &recv, req, err);
+    return abi::allgather(instance(), &send, &recv, req, err);
   });
   for (int r = 0; r < world(); ++r) {
     const Bytes theirs(all.begin() + r * bytes.size(), all.begin() + (r + 1) * bytes.size());

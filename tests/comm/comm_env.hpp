@@ -50,4 +50,56 @@ inline constexpr uint64_t kCounts[] = {0, 1, 7, 3001};
 
 std::string op_label(int32_t op);
 
+// The comm ops table called as ABI 1.3 has it: each call puts its arguments into a
+// strata_coll_args (built by sdk::Comm::args) exactly as given, NULL and invalid buffers included,
+// and returns the plugin's status with its message in *err, so tests check both.
+namespace abi {
+
+strata_status create(const char* config_json, void** self, strata_error* err);
+
+inline strata_status allreduce(void* self, const strata_buffer* send, const strata_buffer* recv,
+                               int32_t op, strata_request* req, strata_error* err) {
+  strata_coll_args args = sdk::Comm::args(send, recv);
+  args.op = op;
+  return ops().allreduce(self, &args, req, err);
+}
+
+inline strata_status allgather(void* self, const strata_buffer* send, const strata_buffer* recv,
+                               strata_request* req, strata_error* err) {
+  const strata_coll_args args = sdk::Comm::args(send, recv);
+  return ops().allgather(self, &args, req, err);
+}
+
+inline strata_status allgatherv(void* self, const strata_buffer* send, const strata_buffer* recv,
+                                const uint64_t* recv_counts, const uint64_t* displs,
+                                strata_request* req, strata_error* err) {
+  strata_coll_args args = sdk::Comm::args(send, recv);
+  args.recv_counts = recv_counts;
+  args.displs = displs;
+  return ops().allgatherv(self, &args, req, err);
+}
+
+inline strata_status reduce_scatter(void* self, const strata_buffer* send,
+                                    const strata_buffer* recv, int32_t op, strata_request* req,
+                                    strata_error* err) {
+  strata_coll_args args = sdk::Comm::args(send, recv);
+  args.op = op;
+  return ops().reduce_scatter(self, &args, req, err);
+}
+
+// In place on `buf` (args.recv).
+inline strata_status broadcast(void* self, const strata_buffer* buf, int32_t root,
+                               strata_request* req, strata_error* err) {
+  strata_coll_args args = sdk::Comm::args(nullptr, buf);
+  args.root = root;
+  return ops().broadcast(self, &args, req, err);
+}
+
+inline strata_status barrier(void* self, strata_request* req, strata_error* err) {
+  const strata_coll_args args = sdk::Comm::args(nullptr, nullptr);
+  return ops().barrier(self, &args, req, err);
+}
+
+}  // namespace abi
+
 }  // namespace strata::test::comm

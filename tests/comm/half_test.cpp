@@ -1,7 +1,8 @@
-// The plugin's f16/bf16 <-> f32 conversions against independent references, exhaustively over
-// every 16-bit pattern and over a sweep of f32 values including ties, overflow, subnormals,
+// The f16/bf16 <-> f32 conversions the plugin's half-precision reductions use (its array helpers
+// over the SDK's scalar conversions, strata/half.hpp) against independent references, exhaustively
+// over every 16-bit pattern and over a sweep of f32 values including ties, overflow, subnormals,
 // infinities and NaNs.
-#include "half.hpp"
+#include "half_arrays.hpp"
 #include "reference.hpp"
 
 #include <gtest/gtest.h>
@@ -9,9 +10,32 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace strata::allreduce_mpi {
 namespace {
+
+// One element through the array helpers, exactly as the reductions convert.
+float f16_to_f32(uint16_t bits) {
+  float value = 0;
+  half_to_f32(STRATA_F16, &bits, &value, 1);
+  return value;
+}
+float bf16_to_f32(uint16_t bits) {
+  float value = 0;
+  half_to_f32(STRATA_BF16, &bits, &value, 1);
+  return value;
+}
+uint16_t f32_to_f16(float value) {
+  uint16_t bits = 0;
+  f32_to_half(STRATA_F16, &value, &bits, 1);
+  return bits;
+}
+uint16_t f32_to_bf16(float value) {
+  uint16_t bits = 0;
+  f32_to_half(STRATA_BF16, &value, &bits, 1);
+  return bits;
+}
 
 using test::comm::reference_bf16;
 using test::comm::reference_f16;
@@ -95,6 +119,35 @@ TEST(Half, SpecialValues) {
   EXPECT_TRUE(std::isnan(f16_to_f32(f32_to_f16(std::nanf("")))));
   EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(-std::nanf("")))));
   EXPECT_TRUE(std::signbit(bf16_to_f32(f32_to_bf16(-std::nanf("")))));
+}
+
+// The whole-array forms convert every element as the SDK's scalars do (f16 NaNs widen quiet).
+TEST(Half, ArraysAgreeWithTheSdkScalars) {
+  std::vector<uint16_t> bits(0x10000);
+  for (uint32_t b = 0; b <= 0xffff; ++b) bits[b] = static_cast<uint16_t>(b);
+  std::vector<float> wide(bits.size());
+  std::vector<uint16_t> narrow(bits.size());
+  for (int32_t dtype : {STRATA_F16, STRATA_BF16}) {
+    SCOPED_TRACE(dtype == STRATA_F16 ? "f16" : "bf16");
+    half_to_f32(dtype, bits.data(), wide.data(), bits.size());
+    f32_to_half(dtype, wide.data(), narrow.data(), wide.size());
+    for (uint32_t b = 0; b <= 0xffff; ++b) {
+      const auto h = static_cast<uint16_t>(b);
+      const float scalar = dtype == STRATA_F16 ? strata::f16_to_float(h) : strata::bf16_to_float(h);
+      if (std::isnan(scalar)) {
+        ASSERT_TRUE(std::isnan(wide[b])) << std::hex << b;
+        ASSERT_EQ(std::bit_cast<uint32_t>(wide[b]) | 0x400000u,
+                  std::bit_cast<uint32_t>(scalar) | 0x400000u)
+            << std::hex << b;
+      } else {
+        ASSERT_EQ(std::bit_cast<uint32_t>(wide[b]), std::bit_cast<uint32_t>(scalar))
+            << std::hex << b;
+      }
+      const uint16_t back =
+          dtype == STRATA_F16 ? strata::float_to_f16(wide[b]) : strata::float_to_bf16(wide[b]);
+      ASSERT_EQ(narrow[b], back) << std::hex << b;
+    }
+  }
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 // Descriptor, capabilities and config validation.
 #include "comm_env.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 
 namespace strata::test::comm {
 namespace {
@@ -9,8 +12,21 @@ namespace {
 TEST(Descriptor, IsACommPluginOfThisAbi) {
   EXPECT_EQ(descriptor().kind, STRATA_PLUGIN_COMM);
   EXPECT_EQ(descriptor().abi_major, uint32_t{STRATA_ABI_MAJOR});
-  EXPECT_EQ(ops().struct_size, sizeof(strata_comm_ops));
+  EXPECT_EQ(ops().header.struct_size, sizeof(strata_comm_ops));
   EXPECT_STREQ(descriptor().name, "allreduce-mpi");
+}
+
+// ABI 1.3: the table starts with a header that agrees with the descriptor, and the descriptor's
+// minor is a floor no lower than the first minor with that layout.
+TEST(Descriptor, OpsTableStartsWithItsHeader) {
+  EXPECT_EQ(descriptor().struct_size, sizeof(strata_plugin_descriptor));
+  EXPECT_EQ(descriptor().ops, static_cast<const void*>(&ops()));
+  EXPECT_GE(descriptor().abi_minor, uint32_t{STRATA_ABI_MINOR_TABLES});
+  EXPECT_LE(descriptor().abi_minor, uint32_t{STRATA_ABI_MINOR});
+  EXPECT_EQ(ops().header.abi_major, uint32_t{STRATA_ABI_MAJOR});
+  EXPECT_EQ(ops().header.abi_minor, uint32_t{STRATA_ABI_MINOR});
+  EXPECT_EQ(ops().header.kind, STRATA_PLUGIN_COMM);
+  EXPECT_EQ(ops().header.reserved, 0u);
 }
 
 TEST(Caps, MatchTheMpiJobAndListEverything) {
@@ -42,11 +58,79 @@ TEST(Caps, TooSmallStructIsAnAbiError) {
   EXPECT_EQ(ops().query(nullptr, &caps, &err), STRATA_ERR_INVALID_ARGUMENT);
 }
 
+// A caller built against an older (1.0) header hands in a caps of 1.0's size: the plugin fills the
+// fields inside that size and not a byte after it. A caller built against a newer header (a larger
+// caps) gets the fields this plugin knows, and its later bytes are left alone. (strata_comm_caps
+// has not grown since 1.0, so today both sizes are equal; the canary guards the day it grows.)
+constexpr size_t kCapsSize_1_0 = offsetof(strata_comm_caps, nonblocking) + sizeof(int32_t);
+
+void expect_caps_filled_within(size_t struct_size) {
+  SCOPED_TRACE("caps struct_size " + std::to_string(struct_size));
+  constexpr unsigned char kCanary = 0xA5;
+  alignas(strata_comm_caps) unsigned char storage[sizeof(strata_comm_caps) + 64];
+  std::memset(storage, kCanary, sizeof storage);
+  auto* caps = reinterpret_cast<strata_comm_caps*>(storage);
+  caps->struct_size = struct_size;
+  strata_error err = sdk::make_error();
+  ASSERT_EQ(ops().query(instance(), caps, &err), STRATA_OK) << err.message;
+  EXPECT_EQ(caps->struct_size, struct_size) << "struct_size is the caller's, not the plugin's";
+  EXPECT_EQ(caps->rank, rank());
+  EXPECT_EQ(caps->size, world());
+  EXPECT_EQ(caps->dtype_mask, (1u << STRATA_DTYPE_COUNT) - 1);
+  EXPECT_EQ(caps->collective_mask, 0x3fu);
+  EXPECT_EQ(caps->nonblocking, 1);
+  const size_t filled = std::min(struct_size, sizeof(strata_comm_caps));
+  for (size_t i = filled; i < sizeof storage; ++i) {
+    ASSERT_EQ(storage[i], kCanary) << "byte " << i << " is past the " << filled << " it may fill";
+  }
+}
+
+TEST(Caps, OlderSmallerStructIsFilledOnlyWithinItsSize) {
+  expect_caps_filled_within(kCapsSize_1_0);
+}
+
+TEST(Caps, NewerLargerStructKeepsTheBytesThePluginDoesNotKnow) {
+  expect_caps_filled_within(sizeof(strata_comm_caps) + 32);
+}
+
+TEST(Caps, SmallerThanAbi10IsAnAbiErrorNamingTheSize) {
+  strata_comm_caps caps{};
+  caps.struct_size = kCapsSize_1_0 - sizeof(int32_t);
+  caps.nonblocking = 7;
+  strata_error err = sdk::make_error();
+  EXPECT_EQ(ops().query(instance(), &caps, &err), STRATA_ERR_ABI);
+  const std::string mentions = "caps->struct_size (" + std::to_string(caps.struct_size) + ")";
+  EXPECT_NE(std::string(err.message).find(mentions), std::string::npos) << err.message;
+  EXPECT_EQ(caps.nonblocking, 7) << "a refused caps is not written";
+}
+
+// create() takes a strata_plugin_create_args (ABI 1.3): NULL, or one too small to hold config_json
+// and host, is refused with a message and no instance.
+TEST(Create, NullOrTooSmallArgsAreRefused) {
+  strata_error err = sdk::make_error();
+  void* self = reinterpret_cast<void*>(0x1);
+  EXPECT_EQ(ops().create(nullptr, &self, &err), STRATA_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(self, nullptr);
+  EXPECT_NE(std::string(err.message).find("args is NULL"), std::string::npos) << err.message;
+
+  strata_plugin_create_args args{};
+  args.struct_size = offsetof(strata_plugin_create_args, host);  // no room for host
+  args.config_json = "{}";
+  args.host = host().api();
+  self = reinterpret_cast<void*>(0x1);
+  err = sdk::make_error();
+  EXPECT_EQ(ops().create(&args, &self, &err), STRATA_ERR_ABI);
+  EXPECT_EQ(self, nullptr);
+  EXPECT_NE(std::string(err.message).find("struct_size " + std::to_string(args.struct_size)),
+            std::string::npos)
+      << err.message;
+}
+
 void expect_config_rejected(const char* config, const std::string& mentions) {
   SCOPED_TRACE(config);
   strata_error err = sdk::make_error();
   void* self = reinterpret_cast<void*>(0x1);
-  EXPECT_EQ(ops().create(config, host().api(), &self, &err), STRATA_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(abi::create(config, &self, &err), STRATA_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(self, nullptr);
   EXPECT_NE(std::string(err.message).find(mentions), std::string::npos) << err.message;
 }
@@ -68,12 +152,12 @@ TEST(Config, BadValuesAndUnknownKeysAreNamed) {
 TEST(Config, MoreInstancesCanLiveSideBySide) {
   strata_error err = sdk::make_error();
   void* self = nullptr;
-  ASSERT_EQ(ops().create(R"({"chunk_bytes": 64})", host().api(), &self, &err), STRATA_OK)
+  ASSERT_EQ(abi::create(R"({"chunk_bytes": 64})", &self, &err), STRATA_OK)
       << err.message;
   Bytes data = rank_input(STRATA_I32, rank(), 100);
   strata_buffer buffer = view(data, STRATA_I32);
   run(Mode::Nonblocking, self, [&](strata_request* req, strata_error* e) {
-    return ops().allreduce(self, &buffer, &buffer, STRATA_MAX, req, e);
+    return abi::allreduce(self, &buffer, &buffer, STRATA_MAX, req, e);
   });
   EXPECT_EQ(
       first_difference(data, expected_reduction(STRATA_I32, STRATA_MAX, world(), 100), STRATA_I32),
@@ -85,22 +169,20 @@ TEST(Config, MoreInstancesCanLiveSideBySide) {
 TEST(Config, ArrivalGateCanBeTurnedOff) {
   strata_error err = sdk::make_error();
   void* self = nullptr;
-  ASSERT_EQ(ops().create(R"({"arrival_gate": false, "chunk_bytes": 64})", host().api(), &self,
-                         &err),
-            STRATA_OK)
+  ASSERT_EQ(abi::create(R"({"arrival_gate": false, "chunk_bytes": 64})", &self, &err), STRATA_OK)
       << err.message;
   for (Mode mode : kModes) {
     SCOPED_TRACE(mode_name(mode));
     Bytes data = rank_input(STRATA_F32, rank(), 100);
     strata_buffer buffer = view(data, STRATA_F32);
     run(mode, self, [&](strata_request* req, strata_error* e) {
-      return ops().allreduce(self, &buffer, &buffer, STRATA_SUM, req, e);
+      return abi::allreduce(self, &buffer, &buffer, STRATA_SUM, req, e);
     });
     EXPECT_EQ(first_difference(data, expected_reduction(STRATA_F32, STRATA_SUM, world(), 100),
                                STRATA_F32),
               "");
     run(mode, self,
-        [&](strata_request* req, strata_error* e) { return ops().barrier(self, req, e); });
+        [&](strata_request* req, strata_error* e) { return abi::barrier(self, req, e); });
   }
   ops().destroy(self);
 }

@@ -33,7 +33,7 @@ void check_allgather(int32_t dtype, Mode mode, uint64_t count, bool in_place) {
   if (in_place) send_view.data = recv.data() + block * rank();
   strata_buffer recv_view = view(recv, dtype);
   run(mode, instance(), [&](strata_request* req, strata_error* err) {
-    return ops().allgather(instance(), &send_view, &recv_view, req, err);
+    return abi::allgather(instance(), &send_view, &recv_view, req, err);
   });
   EXPECT_EQ(first_difference(recv, concatenated_inputs(dtype, count), dtype), "");
 }
@@ -71,8 +71,8 @@ void check_allgatherv(int32_t dtype, Mode mode, uint64_t base) {
   strata_buffer send_view = view(send, dtype);
   strata_buffer recv_view = view(recv, dtype);
   run(mode, instance(), [&](strata_request* req, strata_error* err) {
-    return ops().allgatherv(instance(), &send_view, &recv_view, counts.data(), displs.data(), req,
-                            err);
+    return abi::allgatherv(instance(), &send_view, &recv_view, counts.data(), displs.data(), req,
+                           err);
   });
   EXPECT_EQ(first_difference(recv, expected, dtype), "");
 }
@@ -101,8 +101,8 @@ TEST(Allgatherv, InPlace) {
   send_view.count = counts[rank()];
   for (Mode mode : kModes) {
     run(mode, instance(), [&](strata_request* req, strata_error* err) {
-      return ops().allgatherv(instance(), &send_view, &recv_view, counts.data(), displs.data(), req,
-                              err);
+      return abi::allgatherv(instance(), &send_view, &recv_view, counts.data(), displs.data(), req,
+                             err);
     });
     EXPECT_EQ(first_difference(recv, expected, STRATA_I32), "") << mode_name(mode);
   }
@@ -117,7 +117,7 @@ TEST(Broadcast, EveryDtypeModeCountAndRoot) {
           Bytes data = rank_input(dtype, rank(), count);
           strata_buffer buffer = view(data, dtype);
           run(mode, instance(), [&](strata_request* req, strata_error* err) {
-            return ops().broadcast(instance(), &buffer, root, req, err);
+            return abi::broadcast(instance(), &buffer, root, req, err);
           });
           EXPECT_EQ(first_difference(data, rank_input(dtype, root, count), dtype), "");
         }
@@ -129,7 +129,7 @@ TEST(Barrier, NobodyLeavesBeforeTheLastArrives) {
   for (Mode mode : kModes) {
     SCOPED_TRACE(mode_name(mode));
     const auto barrier = [&](strata_request* req, strata_error* err) {
-      return ops().barrier(instance(), req, err);
+      return abi::barrier(instance(), req, err);
     };
     run(Mode::Blocking, instance(), barrier);
     const auto start = std::chrono::steady_clock::now();

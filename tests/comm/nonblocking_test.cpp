@@ -23,17 +23,16 @@ TEST(Nonblocking, ManyInFlightCompletedInReverseOrder) {
 
   const size_t comm_bytes_before = host().bytes(STRATA_MEM_COMM_BUFFERS);
   strata_request reqs[5] = {};
-  ASSERT_EQ(ops().allreduce(self, &reduce_send, &reduce_recv, STRATA_AVG, &reqs[0], &err),
+  ASSERT_EQ(abi::allreduce(self, &reduce_send, &reduce_recv, STRATA_AVG, &reqs[0], &err), STRATA_OK)
+      << err.message;
+  ASSERT_EQ(abi::allgather(self, &gather_send, &gather_recv, &reqs[1], &err), STRATA_OK)
+      << err.message;
+  ASSERT_EQ(abi::reduce_scatter(self, &scatter_send, &scatter_recv, STRATA_MAX, &reqs[2], &err),
             STRATA_OK)
       << err.message;
-  ASSERT_EQ(ops().allgather(self, &gather_send, &gather_recv, &reqs[1], &err), STRATA_OK)
+  ASSERT_EQ(abi::broadcast(self, &bcast_buf, world() - 1, &reqs[3], &err), STRATA_OK)
       << err.message;
-  ASSERT_EQ(ops().reduce_scatter(self, &scatter_send, &scatter_recv, STRATA_MAX, &reqs[2], &err),
-            STRATA_OK)
-      << err.message;
-  ASSERT_EQ(ops().broadcast(self, &bcast_buf, world() - 1, &reqs[3], &err), STRATA_OK)
-      << err.message;
-  ASSERT_EQ(ops().barrier(self, &reqs[4], &err), STRATA_OK) << err.message;
+  ASSERT_EQ(abi::barrier(self, &reqs[4], &err), STRATA_OK) << err.message;
   // The f32 scratch buffers of the two half-precision reductions are accounted while in flight.
   EXPECT_GE(host().bytes(STRATA_MEM_COMM_BUFFERS), comm_bytes_before + 4 * kCount * (1 + world()));
   for (int i = 4; i >= 0; --i) {
@@ -64,7 +63,7 @@ TEST(Nonblocking, TestReportsDoneAndTheRequestMustStillBeWaited) {
   Bytes data = rank_input(STRATA_F32, rank(), 16);
   strata_buffer buffer = view(data, STRATA_F32);
   strata_request req = nullptr;
-  ASSERT_EQ(ops().allreduce(instance(), &buffer, &buffer, STRATA_SUM, &req, &err), STRATA_OK);
+  ASSERT_EQ(abi::allreduce(instance(), &buffer, &buffer, STRATA_SUM, &req, &err), STRATA_OK);
   int32_t done = 0;
   while (!done) ASSERT_EQ(ops().test(instance(), req, &done, &err), STRATA_OK) << err.message;
   // Completion alone is not enough: wait() is what finishes and frees it.
@@ -79,7 +78,7 @@ TEST(Nonblocking, TestReportsDoneAndTheRequestMustStillBeWaited) {
 TEST(Nonblocking, WaitOnAnotherInstanceIsRejected) {
   strata_error err = sdk::make_error();
   strata_request req = nullptr;
-  ASSERT_EQ(ops().barrier(instance(), &req, &err), STRATA_OK) << err.message;
+  ASSERT_EQ(abi::barrier(instance(), &req, &err), STRATA_OK) << err.message;
   EXPECT_EQ(ops().wait(chunked_instance(), req, &err), STRATA_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(err.message).find("not a pending request of this instance"),
             std::string::npos)
@@ -96,10 +95,10 @@ TEST(Nonblocking, BlockingAfterQueuedAcrossInstancesKeepsOrder) {
     Bytes c = rank_input(STRATA_F32, rank(), 17);
     strata_buffer va = view(a, STRATA_F32), vb = view(b, STRATA_F32), vc = view(c, STRATA_F32);
     strata_request ra = nullptr, rb = nullptr;
-    ASSERT_EQ(ops().allreduce(chunked_instance(), &va, &va, STRATA_SUM, &ra, &err), STRATA_OK);
-    ASSERT_EQ(ops().allreduce(instance(), &vb, &vb, STRATA_AVG, &rb, &err), STRATA_OK);
-    ASSERT_EQ(ops().allreduce(instance(), &vc, &vc, STRATA_MAX, nullptr, &err), STRATA_OK) << err.message;
-    ASSERT_EQ(ops().barrier(chunked_instance(), nullptr, &err), STRATA_OK);
+    ASSERT_EQ(abi::allreduce(chunked_instance(), &va, &va, STRATA_SUM, &ra, &err), STRATA_OK);
+    ASSERT_EQ(abi::allreduce(instance(), &vb, &vb, STRATA_AVG, &rb, &err), STRATA_OK);
+    ASSERT_EQ(abi::allreduce(instance(), &vc, &vc, STRATA_MAX, nullptr, &err), STRATA_OK) << err.message;
+    ASSERT_EQ(abi::barrier(chunked_instance(), nullptr, &err), STRATA_OK);
     int32_t done = 0;
     ASSERT_EQ(ops().test(instance(), rb, &done, &err), STRATA_OK);
     EXPECT_EQ(done, 1);  // blocking calls drained the queue

@@ -21,7 +21,7 @@ void check_allreduce(void* self, int32_t dtype, int32_t op, Mode mode, uint64_t 
   strata_buffer send_view = view(send, dtype);
   strata_buffer recv_view = view(out, dtype);
   run(mode, self, [&](strata_request* req, strata_error* err) {
-    return ops().allreduce(self, &send_view, &recv_view, op, req, err);
+    return abi::allreduce(self, &send_view, &recv_view, op, req, err);
   });
   EXPECT_EQ(first_difference(out, expected_reduction(dtype, op, world(), count), dtype), "");
 }
@@ -54,7 +54,7 @@ TEST(Allreduce, HalfPrecisionAccumulatesInF32) {
       for (int i = 0; i < 5; ++i) put_float(dtype, data, i, rank() == 0 ? big : 1.0f);
       strata_buffer buffer = view(data, dtype);
       run(mode, instance(), [&](strata_request* req, strata_error* err) {
-        return ops().allreduce(instance(), &buffer, &buffer, STRATA_SUM, req, err);
+        return abi::allreduce(instance(), &buffer, &buffer, STRATA_SUM, req, err);
       });
       Bytes expected(data.size());
       for (int i = 0; i < 5; ++i) put_float(dtype, expected, i, big + float(world() - 1));
@@ -75,7 +75,7 @@ TEST(Allreduce, BitwiseIdenticalOnAllRanksWithInexactSums) {
         }
         strata_buffer buffer = view(data, dtype);
         run(Mode::Blocking, self, [&](strata_request* req, strata_error* err) {
-          return ops().allreduce(self, &buffer, &buffer, op, req, err);
+          return abi::allreduce(self, &buffer, &buffer, op, req, err);
         });
         expect_same_on_all_ranks(data);
       }
@@ -91,7 +91,7 @@ void check_reduce_scatter(int32_t dtype, int32_t op, Mode mode, uint64_t count, 
   strata_buffer recv_view = in_place ? send_view : view(recv, dtype);
   recv_view.count = count;
   run(mode, instance(), [&](strata_request* req, strata_error* err) {
-    return ops().reduce_scatter(instance(), &send_view, &recv_view, op, req, err);
+    return abi::reduce_scatter(instance(), &send_view, &recv_view, op, req, err);
   });
   if (in_place) recv.assign(send.begin(), send.begin() + recv.size());
   const Bytes expected = expected_reduction(dtype, op, world(), count, count * rank());

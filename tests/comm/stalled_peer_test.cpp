@@ -31,7 +31,7 @@ double process_cpu_seconds() {
 
 void barrier() {
   strata_error err = sdk::make_error();
-  ASSERT_EQ(ops().barrier(instance(), nullptr, &err), STRATA_OK) << err.message;
+  ASSERT_EQ(abi::barrier(instance(), nullptr, &err), STRATA_OK) << err.message;
 }
 
 // Runs `collective` on every rank, the last one entering kStall late, and checks on the others
@@ -60,7 +60,7 @@ TEST(StalledPeer, BlockingAllreduceWaitsWithoutSpinning) {
   strata_buffer buffer = view(data, STRATA_F32);
   expect_waiting_ranks_sleep("blocking allreduce", [&] {
     strata_error err = sdk::make_error();
-    ASSERT_EQ(ops().allreduce(instance(), &buffer, &buffer, STRATA_SUM, nullptr, &err), STRATA_OK)
+    ASSERT_EQ(abi::allreduce(instance(), &buffer, &buffer, STRATA_SUM, nullptr, &err), STRATA_OK)
         << err.message;
   });
   EXPECT_EQ(first_difference(data, expected_reduction(STRATA_F32, STRATA_SUM, world(), kCount),
@@ -75,7 +75,7 @@ TEST(StalledPeer, NonblockingAllreduceWaitsWithoutSpinning) {
   expect_waiting_ranks_sleep("non-blocking allreduce + wait", [&] {
     strata_error err = sdk::make_error();
     strata_request req = nullptr;
-    ASSERT_EQ(ops().allreduce(instance(), &buffer, &buffer, STRATA_AVG, &req, &err), STRATA_OK)
+    ASSERT_EQ(abi::allreduce(instance(), &buffer, &buffer, STRATA_AVG, &req, &err), STRATA_OK)
         << err.message;
     ASSERT_EQ(ops().wait(instance(), req, &err), STRATA_OK) << err.message;
   });

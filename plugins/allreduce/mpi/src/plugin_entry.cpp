@@ -2,6 +2,7 @@
 // runs inside sdk::guard so that no exception crosses into the host.
 #include "instance.hpp"
 
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -96,11 +97,21 @@ void destroy(void* self) {
   delete inst;
 }
 
-// Fills the fields that lie inside the caller's struct_size (a smaller, older caps is fine).
+// strata_comm_caps as ABI 1.0 defined it (it ends with nonblocking): the smallest caps a caller of
+// any minor hands in.
+constexpr size_t kCapsSize_1_0 = offsetof(strata_comm_caps, nonblocking) + sizeof(int32_t);
+
+// Fills the fields that lie inside the caller's struct_size (a smaller, older caps is fine; one
+// smaller than ABI 1.0's is an ABI error).
 strata_status query(void* self, strata_comm_caps* caps, strata_error* err) {
   return sdk::guard(err, [&] {
     const Instance& inst = instance(self);
     if (caps == nullptr) invalid("query: caps is NULL");
+    if (caps->struct_size < kCapsSize_1_0) {
+      sdk::fail(STRATA_ERR_ABI, "query: caps->struct_size (" + std::to_string(caps->struct_size) +
+                                    ") is smaller than ABI 1.0's strata_comm_caps (" +
+                                    std::to_string(kCapsSize_1_0) + ")");
+    }
     strata_comm_caps full{};
     full.struct_size = sizeof(full);
     full.rank = inst.comm.rank();
@@ -115,10 +126,8 @@ strata_status query(void* self, strata_comm_caps* caps, strata_error* err) {
     full.device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_HOST);
     full.nonblocking = 1;
     const size_t size = caps->struct_size < sizeof(full) ? caps->struct_size : sizeof(full);
-    if (size > sizeof(size_t)) {
-      std::memcpy(reinterpret_cast<char*>(caps) + sizeof(size_t),
-                  reinterpret_cast<const char*>(&full) + sizeof(size_t), size - sizeof(size_t));
-    }
+    std::memcpy(reinterpret_cast<char*>(caps) + sizeof(size_t),
+                reinterpret_cast<const char*>(&full) + sizeof(size_t), size - sizeof(size_t));
   });
 }
 

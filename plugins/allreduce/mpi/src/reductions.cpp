@@ -1,7 +1,7 @@
 // allreduce and reduce_scatter: the collectives that do arithmetic.
 #include "collectives.hpp"
 #include "dtypes.hpp"
-#include "half.hpp"
+#include "half_arrays.hpp"
 
 #include <algorithm>
 #include <climits>
