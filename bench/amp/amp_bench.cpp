@@ -77,6 +77,8 @@ int main(int argc, char** argv) {
   const strata::test::PluginLibrary library(plugin_path);
   const auto& ops = library.ops<strata_precision_ops>();
   strata::test::FakeHost host;
+  // The plugin's info line (instruction set, threads) heads the table: let it through.
+  host.api()->log_enabled = [](void*, int32_t) -> int32_t { return 1; };
   host.api()->log = [](void*, int32_t level, const char* message) {
     if (level == STRATA_LOG_INFO) setup_line() = message;
     if (level >= STRATA_LOG_WARN) std::fprintf(stderr, "[plugin] %s\n", message);
@@ -95,7 +97,8 @@ int main(int argc, char** argv) {
     void* self = nullptr;
     strata_error err = strata::sdk::make_error();
     const std::string config = R"({"threads": )" + std::to_string(threads) + "}";
-    check(ops.create(config.c_str(), host.api(), &self, &err), err, "create");
+    check(library.create<strata_precision_ops>(config.c_str(), host.api(), &self, &err), err,
+          "create");
     if (first) {
       std::printf(
           "plugin: %s\nGB/s = fp32 source bytes / time; ratio = memcpy time / kind time "

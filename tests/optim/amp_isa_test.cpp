@@ -26,12 +26,18 @@ struct IsaPath {
 
 void PrintTo(const IsaPath& p, std::ostream* os) { *os << p.name; }
 
-// The test's own reading of the CPU, independent of the plugin's.
+// The test's own reading of the CPU, independent of the plugin's: the paths are Highway's AVX2
+// and AVX3 targets, which need AVX2 + FMA + F16C + BMI1/2 (and SSE4, PCLMUL, AES, implied on any
+// CPU with those) and, for AVX3, AVX-512 F/VL/DQ/BW.
 std::vector<IsaPath> isa_paths() {
   __builtin_cpu_init();
-  return {{"scalar", true},
-          {"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")},
-          {"avx512", static_cast<bool>(__builtin_cpu_supports("avx512f"))}};
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
+                    __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+                    __builtin_cpu_supports("bmi2");
+  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                      __builtin_cpu_supports("avx512bw");
+  return {{"scalar", true}, {"avx2", avx2}, {"avx512", avx512}};
 }
 
 // An instance created with STRATA_AMP_ISA set to `isa` (the variable is restored afterwards).
@@ -94,10 +100,31 @@ size_t first_difference(const void* a, const void* b, size_t elements, size_t si
   return elements;
 }
 
+// For skip messages: the features the paths need that this CPU lacks.
+std::string missing_features() {
+  std::string out;
+  const auto note = [&out](bool has, const char* name) {
+    if (!has) out += std::string(out.empty() ? "" : " ") + name;
+  };
+  note(__builtin_cpu_supports("avx2"), "avx2");
+  note(__builtin_cpu_supports("f16c"), "f16c");
+  note(__builtin_cpu_supports("fma"), "fma");
+  note(__builtin_cpu_supports("bmi"), "bmi");
+  note(__builtin_cpu_supports("bmi2"), "bmi2");
+  note(__builtin_cpu_supports("avx512f"), "avx512f");
+  note(__builtin_cpu_supports("avx512vl"), "avx512vl");
+  note(__builtin_cpu_supports("avx512dq"), "avx512dq");
+  note(__builtin_cpu_supports("avx512bw"), "avx512bw");
+  return out;
+}
+
 class AmpIsa : public ::testing::TestWithParam<IsaPath> {
  protected:
   void SetUp() override {
-    if (!GetParam().available) GTEST_SKIP() << GetParam().name << " not on this CPU";
+    if (!GetParam().available) {
+      GTEST_SKIP() << GetParam().name << " not on this CPU (it lacks: " << missing_features()
+                   << "); the path is compared with scalar only where the CPU runs it";
+    }
     reference_ = make_amp(host_, "scalar", 1);
     ASSERT_EQ(reference_->status(), STRATA_OK) << reference_->message();
   }

@@ -1,11 +1,15 @@
-// The element loops behind cast and grad_stats, one table per instruction set. Every table gives
-// bit-identical results: conversions follow half_bits.hpp, and sums of squares use the canonical
-// lane layout below, so the choice of instruction set (and of thread count) never changes a number.
+// The element loops behind cast and grad_stats. kernels.cpp compiles them once per instruction set
+// with Highway (foreach_target); isa.cpp picks one set per instance. Every set gives bit-identical
+// results: conversions follow the SDK's scalar reference (strata/half.hpp, with widened nans made
+// quiet, see below), and sums of squares use the canonical lane layout below, so the choice of
+// instruction set (and of thread count) never changes a number.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <strata/half.hpp>
 
 namespace strata::amp {
 
@@ -23,15 +27,34 @@ struct Kernels {
   void (*accumulate_squares)(const float* values, std::size_t n, double* lanes);
 };
 
-extern const Kernels kScalarKernels;
-extern const Kernels kAvx2Kernels;    // needs AVX2 and F16C
-extern const Kernels kAvx512Kernels;  // needs AVX512F
+// The portable (Highway EMU128) set, which every CPU runs; the default of Exec.
+const Kernels& portable_kernels();
 
-// How an instance runs its loops: which kernel table, on how many threads at most.
+// How an instance runs its loops: which kernel set, on how many threads at most.
 struct Exec {
-  const Kernels* kernels = &kScalarKernels;
+  const Kernels* kernels = &portable_kernels();
   unsigned threads = 1;
 };
+
+// One-element conversions: the SDK's reference, except that widening also makes a signalling nan
+// quiet (keeping its sign and payload), as the F16C instruction vcvtph2ps does; the SDK keeps the
+// bits as they are. The vector loops reproduce these bit for bit and use them for their tails.
+namespace scalar {
+
+inline constexpr uint32_t kF32ExpMask = 0x7f800000u;
+inline constexpr uint32_t kF32AbsMask = 0x7fffffffu;
+inline constexpr uint32_t kF32QuietBit = 0x00400000u;
+
+inline float quieted(float f) {
+  const auto u = std::bit_cast<uint32_t>(f);
+  return (u & kF32AbsMask) > kF32ExpMask ? std::bit_cast<float>(u | kF32QuietBit) : f;
+}
+inline uint16_t f16_of(float f) { return float_to_f16(f); }
+inline uint16_t bf16_of(float f) { return float_to_bf16(f); }
+inline float from_f16(uint16_t h) { return quieted(f16_to_float(h)); }
+inline float from_bf16(uint16_t b) { return quieted(bf16_to_float(b)); }
+
+}  // namespace scalar
 
 // Streaming (non-temporal) stores pay off when one call writes far more than the caches hold:
 // the destination's lines are not read first and do not evict the source. They need aligned

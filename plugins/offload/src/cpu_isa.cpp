@@ -27,13 +27,12 @@ int64_t targets_of(CpuIsa isa) {
   return 0;
 }
 
-// Highway's targets for this CPU. Highway answers only with a forced path lifted, so lift it and
-// put it back.
+// Highway's targets for this CPU, read once. hwy::SupportedTargets() answers with DisableTargets()
+// applied, so it is read before use_cpu_isa() first disables anything (every caller goes through
+// here first). Reading it once also matters because Highway 1.0.3's SupportedTargets() resets the
+// process-wide dispatch target to the widest as a side effect, which would undo a forced path.
 int64_t cpu_targets() {
-  const int64_t current = hwy::SupportedTargets();  // the forced targets, if any
-  hwy::SetSupportedTargetsForTest(0);
-  const int64_t cpu = hwy::SupportedTargets();
-  if (current != cpu) hwy::SetSupportedTargetsForTest(current);
+  static const int64_t cpu = hwy::SupportedTargets();
   return cpu;
 }
 
@@ -86,7 +85,10 @@ void use_cpu_isa(std::optional<CpuIsa> isa) {
                                           " requested but this CPU does not support it " +
                                           "(available: " + names_in(cpu) + ")");
   }
-  hwy::SetSupportedTargetsForTest(wanted);
+  // Highway's production knob for "the best target is undesirable" (SetSupportedTargetsForTest is
+  // for tests): every target outside the wanted path is disabled (none when not forcing), and the
+  // next HWY_DYNAMIC_DISPATCH picks the widest target left.
+  hwy::DisableTargets(isa ? ~wanted : 0);
   if (isa && active_cpu_isa() != *isa) {
     sdk::fail(STRATA_ERR_INTERNAL, std::string(kCpuIsaVariable) + ": forcing " +
                                        cpu_isa_name(*isa) + " left the kernels on " +
