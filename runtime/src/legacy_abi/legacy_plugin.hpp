@@ -69,8 +69,9 @@ template <> strata_offload_ops adapter_ops_for<strata_offload_ops>(const strata_
 // precision wrapped as 1.2-layout tables forwarding to the current ones), calls the legacy create;
 // *self is a wrapper {legacy ops table, legacy self, the legacy host table it owns} that
 // adapter_ops<Ops>() accepts; destroy frees it after calling the legacy destroy. On failure *self
-// is NULL and *err holds the plugin's message. args->host must stay valid until destroy (as for
-// every plugin); it is read here only, not kept.
+// is NULL and *err holds the plugin's message. The table args->host is copied (cut to 1.2), but
+// what it points to (host_ctx, the comm and precision tables and instances) must outlive the
+// instance, as for every plugin.
 strata_status create(const strata_plugin_descriptor& d, const strata_plugin_create_args* args,
                      void** self, strata_error* err);
 
