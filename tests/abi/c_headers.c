@@ -18,11 +18,12 @@ static int failures = 0;
     }                                                                                \
   } while (0)
 
-static strata_status fixture_create(const char* config_json, const strata_host_api* host,
-                                    void** self, strata_error* err) {
-  (void)config_json;
-  (void)host;
+static strata_status fixture_create(const strata_plugin_create_args* args, void** self,
+                                    strata_error* err) {
   *self = NULL;
+  if (args == NULL || !STRATA_STRUCT_HAS(args, strata_plugin_create_args, host)) {
+    return STRATA_ERR_INVALID_ARGUMENT;
+  }
   if (err != NULL && err->struct_size >= sizeof(strata_error)) {
     err->code = STRATA_ERR_UNSUPPORTED;
     strcpy(err->message, "fixture");
@@ -34,6 +35,11 @@ static void fixture_destroy(void* self) { (void)self; }
 
 static const strata_plugin_descriptor* fixture_entry(void) { return NULL; }
 
+/* A table as a C plugin writes it, with the header's initialiser macro. */
+static const strata_offload_ops fixture_table = {
+    STRATA_OPS_HEADER(strata_offload_ops, STRATA_PLUGIN_OFFLOAD), fixture_create, fixture_destroy,
+    NULL, NULL, NULL};
+
 int main(void) {
   strata_offload_ops ops;
   strata_plugin_descriptor descriptor;
@@ -42,19 +48,24 @@ int main(void) {
   strata_param_desc param;
   strata_step_result result;
   strata_memory_report report;
+  strata_plugin_create_args create_args;
+  strata_coll_args coll;
   strata_plugin_entry_fn entry = fixture_entry;
   void* self = &ops;
   float data[2] = {1.0f, 2.0f};
 
   memset(&ops, 0, sizeof ops);
-  ops.struct_size = sizeof ops;
+  ops.header.struct_size = sizeof ops;
+  ops.header.abi_major = STRATA_ABI_MAJOR;
+  ops.header.abi_minor = STRATA_ABI_MINOR;
+  ops.header.kind = STRATA_PLUGIN_OFFLOAD;
   ops.create = fixture_create;
   ops.destroy = fixture_destroy;
 
   memset(&descriptor, 0, sizeof descriptor);
   descriptor.struct_size = sizeof descriptor;
   descriptor.abi_major = STRATA_ABI_MAJOR;
-  descriptor.abi_minor = STRATA_ABI_MINOR;
+  descriptor.abi_minor = STRATA_ABI_MINOR_TABLES; /* the floor */
   descriptor.kind = STRATA_PLUGIN_OFFLOAD;
   descriptor.name = "c99";
   descriptor.ops = &ops;
@@ -66,17 +77,31 @@ int main(void) {
   /* Rule 3: every boundary struct starts with struct_size. */
   CHECK(offsetof(strata_plugin_descriptor, struct_size) == 0);
   CHECK(offsetof(strata_error, struct_size) == 0);
-  CHECK(offsetof(strata_comm_ops, struct_size) == 0);
-  CHECK(offsetof(strata_sharding_ops, struct_size) == 0);
-  CHECK(offsetof(strata_precision_ops, struct_size) == 0);
-  CHECK(offsetof(strata_offload_ops, struct_size) == 0);
   CHECK(offsetof(strata_host_api, struct_size) == 0);
   CHECK(offsetof(strata_create_options, struct_size) == 0);
   CHECK(offsetof(strata_step_result, struct_size) == 0);
-  /* Every ops table starts with create and destroy at the same place: the loader relies on it. */
+  CHECK(offsetof(strata_plugin_create_args, struct_size) == 0);
+  CHECK(offsetof(strata_coll_args, struct_size) == 0);
+  CHECK(offsetof(strata_grad_ready_args, struct_size) == 0);
+  CHECK(offsetof(strata_group_args, struct_size) == 0);
+  CHECK(offsetof(strata_micro_step_args, struct_size) == 0);
+  /* ABI 1.3: every ops table starts with a strata_ops_header, which starts with struct_size. */
+  CHECK(offsetof(strata_ops_header, struct_size) == 0);
+  CHECK(offsetof(strata_comm_ops, header) == 0);
+  CHECK(offsetof(strata_sharding_ops, header) == 0);
+  CHECK(offsetof(strata_precision_ops, header) == 0);
+  CHECK(offsetof(strata_offload_ops, header) == 0);
+  CHECK(STRATA_ABI_MINOR_TABLES == 3 && STRATA_ABI_MINOR >= STRATA_ABI_MINOR_TABLES);
+  /* Every ops table has create and destroy at the same place: the loader relies on it. */
   CHECK(offsetof(strata_comm_ops, create) == offsetof(strata_offload_ops, create));
   CHECK(offsetof(strata_sharding_ops, destroy) == offsetof(strata_offload_ops, destroy));
   CHECK(offsetof(strata_precision_ops, destroy) == offsetof(strata_offload_ops, destroy));
+
+  CHECK(fixture_table.header.struct_size == sizeof(strata_offload_ops));
+  CHECK(fixture_table.header.abi_major == STRATA_ABI_MAJOR);
+  CHECK(fixture_table.header.abi_minor == STRATA_ABI_MINOR);
+  CHECK(fixture_table.header.kind == STRATA_PLUGIN_OFFLOAD && fixture_table.header.reserved == 0);
+  CHECK(fixture_table.create == fixture_create && fixture_table.step == NULL);
 
   /* Values that are part of the ABI and must never be renumbered. */
   CHECK(STRATA_OK == 0 && STRATA_ERR_INVALID_ARGUMENT == 1 && STRATA_ERR_ABI == 8);
@@ -89,10 +114,24 @@ int main(void) {
   /* The ops table is callable as a plain C function-pointer table. */
   memset(&err, 0, sizeof err);
   err.struct_size = sizeof err;
-  CHECK(ops.create("{}", NULL, &self, &err) == STRATA_ERR_UNSUPPORTED);
+  memset(&create_args, 0, sizeof create_args);
+  create_args.struct_size = sizeof create_args;
+  create_args.config_json = "{}";
+  create_args.host = NULL;
+  CHECK(ops.create(&create_args, &self, &err) == STRATA_ERR_UNSUPPORTED);
   CHECK(self == NULL && err.code == STRATA_ERR_UNSUPPORTED && strcmp(err.message, "fixture") == 0);
   ops.destroy(self);
   CHECK(entry() == NULL);
+  /* A create args struct too small to hold `host` is refused (readers check struct_size). */
+  create_args.struct_size = offsetof(strata_plugin_create_args, host);
+  CHECK(ops.create(&create_args, &self, &err) == STRATA_ERR_INVALID_ARGUMENT);
+
+  /* Collective arguments: one struct, fields named per collective. */
+  memset(&coll, 0, sizeof coll);
+  coll.struct_size = sizeof coll;
+  coll.op = STRATA_SUM;
+  coll.root = 0;
+  CHECK(STRATA_STRUCT_HAS(&coll, strata_coll_args, displs));
 
   /* Host API structs and calls (links libstrata through its C interface). */
   memset(&options, 0, sizeof options);

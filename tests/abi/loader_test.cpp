@@ -14,6 +14,7 @@
 namespace strata::rt {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
@@ -65,11 +66,15 @@ TEST(Loader, AbiMajorMismatchNamesFileAndBothVersions) {
                 " (major must match)");
 }
 
-TEST(Loader, NewerMinorIsRejected) {
-  const std::string newer = std::to_string(STRATA_ABI_MAJOR) + "." + std::to_string(STRATA_ABI_MINOR + 1);
+// The descriptor's minor is the plugin's floor (ABI 1.3): one above the runtime's is refused, and
+// the message names both versions.
+TEST(Loader, FloorAboveTheRuntimeMinorIsRejected) {
+  const std::string needed = std::to_string(STRATA_ABI_MAJOR) + "." + std::to_string(STRATA_ABI_MINOR + 1);
   const std::string message = load_error("strata_test_abi_minor_newer");
   EXPECT_THAT(message, HasSubstr(fixture("strata_test_abi_minor_newer")));
-  EXPECT_THAT(message, HasSubstr("plugin ABI " + newer + " is newer than this runtime's ABI " + kAbi));
+  EXPECT_THAT(message, HasSubstr(needed));
+  EXPECT_THAT(message, HasSubstr(kAbi));
+  EXPECT_THAT(message, ContainsRegex("newer|needs"));
 }
 
 TEST(Loader, TooSmallDescriptorNamesBothSizes) {
@@ -80,11 +85,36 @@ TEST(Loader, TooSmallDescriptorNamesBothSizes) {
                 " is smaller than ABI 1.0's " + std::to_string(sizeof(strata_plugin_descriptor)));
 }
 
+// The header says the table ends before `step`: smaller than an ABI 1.3 offload table. The offload
+// table has not grown since 1.3, so that size is today's sizeof.
 TEST(Loader, TooSmallOpsTableNamesBothSizes) {
-  EXPECT_THAT(load_error("strata_test_small_ops"),
-              HasSubstr(fixture("strata_test_small_ops") + ": offload ops table struct_size " +
-                        std::to_string(offsetof(strata_offload_ops, step)) +
-                        " is smaller than ABI 1.0's " + std::to_string(sizeof(strata_offload_ops))));
+  const std::string message = load_error("strata_test_small_ops");
+  EXPECT_THAT(message, HasSubstr(fixture("strata_test_small_ops")));
+  EXPECT_THAT(message, ContainsRegex("[^0-9]" + std::to_string(offsetof(strata_offload_ops, step)) +
+                                     "[^0-9]"));
+  EXPECT_THAT(message, ContainsRegex("[^0-9]" + std::to_string(sizeof(strata_offload_ops)) +
+                                     "([^0-9]|$)"));
+}
+
+TEST(Loader, OpsHeaderKindMustMatchTheDescriptor) {
+  const std::string message = load_error("strata_test_header_kind");
+  EXPECT_THAT(message, HasSubstr(fixture("strata_test_header_kind")));
+  EXPECT_THAT(message, HasSubstr("header"));
+  EXPECT_THAT(message, HasSubstr("sharding"));
+  EXPECT_THAT(message, HasSubstr("offload"));
+}
+
+TEST(Loader, MissingRequiredFunctionIsNamed) {
+  const std::string message = load_error("strata_test_missing_required", STRATA_PLUGIN_SHARDING);
+  EXPECT_THAT(message, HasSubstr(fixture("strata_test_missing_required")));
+  EXPECT_THAT(message, HasSubstr("finalize"));
+  EXPECT_THAT(message, ContainsRegex("[Rr]equired"));
+}
+
+TEST(Loader, PartialGroupFunctionsAreRefused) {
+  const std::string message = load_error("strata_test_partial_groups", STRATA_PLUGIN_SHARDING);
+  EXPECT_THAT(message, HasSubstr(fixture("strata_test_partial_groups")));
+  EXPECT_THAT(message, HasSubstr("release"));
 }
 
 TEST(Loader, WrongKindNamesBothKinds) {
@@ -94,6 +124,21 @@ TEST(Loader, WrongKindNamesBothKinds) {
                 "plugin");
   EXPECT_THAT(load_error("strata_test_good_offload", STRATA_PLUGIN_SHARDING),
               HasSubstr("is an offload plugin, but this stratum needs a sharding plugin"));
+}
+
+// Plugins built with today's header through STRATA_PLUGIN / STRATA_PLUGIN_NEEDING: the floor is
+// what they declared, and this runtime (minor STRATA_ABI_MINOR) loads both.
+TEST(Loader, TodaysPluginsLoadWithTheirDeclaredFloor) {
+  const std::pair<const char*, uint32_t> plugins[] = {{"strata_test_floor3_offload", 3u},
+                                                      {"strata_test_floor4_offload", 4u}};
+  for (const auto& [name, floor] : plugins) {
+    const Manifest m = manifest_with_offload(name);
+    const LoadedPlugin plugin = load_plugin(m.offload, STRATA_PLUGIN_OFFLOAD, m);
+    EXPECT_EQ(plugin.descriptor().abi_minor, floor) << name;
+    const auto* header = static_cast<const strata_ops_header*>(plugin.descriptor().ops);
+    EXPECT_EQ(header->abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR)) << name;
+    EXPECT_EQ(header->struct_size, sizeof(strata_offload_ops)) << name;
+  }
 }
 
 TEST(Loader, LibraryWithoutEntrySymbol) {
@@ -126,6 +171,22 @@ TEST(Loader, Sha256PinIsChecked) {
   }
 }
 
+// STRATA_EMULATE_ABI_MINOR=3 makes the runtime report 1.3 (read at each load): a floor of 1.3 still
+// loads, a floor of 1.4 is refused, naming both versions.
+TEST(Loader, EmulatedOlderMinorRefusesHigherFloors) {
+  setenv("STRATA_EMULATE_ABI_MINOR", "3", 1);
+  const Manifest floor3 = manifest_with_offload("strata_test_floor3_offload");
+  EXPECT_NO_THROW(load_plugin(floor3.offload, STRATA_PLUGIN_OFFLOAD, floor3));
+  const std::string message = load_error("strata_test_floor4_offload");
+  unsetenv("STRATA_EMULATE_ABI_MINOR");
+  EXPECT_THAT(message, HasSubstr(fixture("strata_test_floor4_offload")));
+  EXPECT_THAT(message, HasSubstr("1.4"));
+  EXPECT_THAT(message, HasSubstr("1.3"));
+  EXPECT_THAT(message, ContainsRegex("newer|needs|at least"));
+  const Manifest floor4 = manifest_with_offload("strata_test_floor4_offload");
+  EXPECT_NO_THROW(load_plugin(floor4.offload, STRATA_PLUGIN_OFFLOAD, floor4)) << "without the variable";
+}
+
 // The real plugins, found by name through STRATA_PLUGIN_PATH, pass every check for their kind.
 TEST(Loader, RealPluginsLoadAsTheirKind) {
   setenv("STRATA_PLUGIN_PATH", STRATA_PLUGIN_OUTPUT_DIR, 1);
@@ -143,6 +204,12 @@ TEST(Loader, RealPluginsLoadAsTheirKind) {
     const LoadedPlugin plugin = load_plugin(m.offload, kind, m);
     EXPECT_EQ(plugin.descriptor().kind, kind) << name;
     EXPECT_EQ(plugin.descriptor().abi_major, static_cast<uint32_t>(STRATA_ABI_MAJOR)) << name;
+    // Ported to ABI 1.3+: a floor the runtime meets, and a table that starts with its header.
+    EXPECT_GE(plugin.descriptor().abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR_TABLES)) << name;
+    EXPECT_LE(plugin.descriptor().abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR)) << name;
+    const auto* header = static_cast<const strata_ops_header*>(plugin.descriptor().ops);
+    EXPECT_EQ(header->kind, kind) << name;
+    EXPECT_EQ(header->abi_major, static_cast<uint32_t>(STRATA_ABI_MAJOR)) << name;
   }
   unsetenv("STRATA_PLUGIN_PATH");
 }

@@ -1,6 +1,8 @@
 // Test-only comm plugin for the catalogue: a world of one process whose collectives are copies,
-// and whose capabilities leave out reduce_scatter. ZeRO stages 1-3 need reduce_scatter, so a
-// manifest pairing it with stage 3 must be refused at start-up with a sentence naming both sides.
+// and whose table leaves reduce_scatter NULL (not supported, ABI 1.3). With
+// FIXTURE_CLAIM_REDUCE_SCATTER its caps claim the bit all the same, which the runtime must ignore.
+// ZeRO stages 1-3 need reduce_scatter, so a manifest pairing it with stage 3 must be refused at
+// start-up with a sentence naming both sides.
 #include <strata/plugin.hpp>
 
 #include <cstring>
@@ -23,8 +25,11 @@ void blocking_only(strata_request* req) {
   if (req != nullptr) fail(STRATA_ERR_UNSUPPORTED, "this test comm plugin is blocking only");
 }
 
-strata_status create(const char*, const strata_host_api*, void** self, strata_error* err) {
-  return guard(err, [&] { *self = &instance_tag; });
+strata_status create(const strata_plugin_create_args* args, void** self, strata_error* err) {
+  return guard(err, [&] {
+    strata::sdk::read_create_args(args);
+    *self = &instance_tag;
+  });
 }
 
 void destroy(void*) {}
@@ -41,69 +46,70 @@ strata_status query(void*, strata_comm_caps* caps, strata_error* err) {
                             STRATA_COLL_BIT(STRATA_COLL_ALLGATHERV) |
                             STRATA_COLL_BIT(STRATA_COLL_BROADCAST) |
                             STRATA_COLL_BIT(STRATA_COLL_BARRIER);  // no REDUCE_SCATTER
+#ifdef FIXTURE_CLAIM_REDUCE_SCATTER
+    // Claims the bit without the function: the runtime must clear it before anyone reads caps.
+    caps->collective_mask |= STRATA_COLL_BIT(STRATA_COLL_REDUCE_SCATTER);
+#endif
     caps->device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_HOST);
     caps->nonblocking = 0;
   });
 }
 
 // With one rank every reduction and gather is the identity.
-strata_status allreduce(void*, const strata_buffer* send, const strata_buffer* recv, int32_t,
-                        strata_request* req, strata_error* err) {
+strata_status allreduce(void*, const strata_coll_args* args, strata_request* req,
+                        strata_error* err) {
   return guard(err, [&] {
     blocking_only(req);
-    copy(send, recv, 0);
+    copy(args->send, args->recv, 0);
   });
 }
 
-strata_status allgather(void*, const strata_buffer* send, const strata_buffer* recv,
-                        strata_request* req, strata_error* err) {
+strata_status allgather(void*, const strata_coll_args* args, strata_request* req,
+                        strata_error* err) {
   return guard(err, [&] {
     blocking_only(req);
-    copy(send, recv, 0);
+    copy(args->send, args->recv, 0);
   });
 }
 
-strata_status allgatherv(void*, const strata_buffer* send, const strata_buffer* recv,
-                         const uint64_t*, const uint64_t* displs, strata_request* req,
+strata_status allgatherv(void*, const strata_coll_args* args, strata_request* req,
                          strata_error* err) {
   return guard(err, [&] {
     blocking_only(req);
-    copy(send, recv, displs[0]);
+    copy(args->send, args->recv, args->displs[0]);
   });
 }
 
-strata_status reduce_scatter(void*, const strata_buffer*, const strata_buffer*, int32_t,
-                             strata_request*, strata_error* err) {
-  return guard(err, [] { fail(STRATA_ERR_UNSUPPORTED, "reduce_scatter is not offered"); });
-}
-
-strata_status broadcast(void*, const strata_buffer*, int32_t, strata_request* req,
-                        strata_error* err) {
+strata_status broadcast(void*, const strata_coll_args*, strata_request* req, strata_error* err) {
   return guard(err, [&] { blocking_only(req); });
 }
 
-strata_status barrier(void*, strata_request* req, strata_error* err) {
+strata_status barrier(void*, const strata_coll_args*, strata_request* req, strata_error* err) {
   return guard(err, [&] { blocking_only(req); });
 }
 
-strata_status wait(void*, strata_request, strata_error* err) {
-  return guard(err, [] { fail(STRATA_ERR_UNSUPPORTED, "no requests: blocking only"); });
+// Blocking only: no requests, so wait (required only with nonblocking caps) and test are NULL,
+// and so is reduce_scatter, which this plugin does not offer.
+constexpr strata_comm_ops make_ops() {
+  strata_comm_ops ops{};
+  ops.header = strata::sdk::ops_header<strata_comm_ops>();
+  ops.create = create;
+  ops.destroy = destroy;
+  ops.query = query;
+  ops.allreduce = allreduce;
+  ops.allgather = allgather;
+  ops.allgatherv = allgatherv;
+  ops.reduce_scatter = nullptr;
+  ops.broadcast = broadcast;
+  ops.barrier = barrier;
+  ops.wait = nullptr;
+  ops.test = nullptr;
+  return ops;
 }
 
-strata_status test(void*, strata_request, int32_t*, strata_error* err) {
-  return guard(err, [] { fail(STRATA_ERR_UNSUPPORTED, "no requests: blocking only"); });
-}
-
-const strata_comm_ops kOps = {sizeof(strata_comm_ops), create,     destroy,   query,
-                              allreduce,               allgather,  allgatherv, reduce_scatter,
-                              broadcast,               barrier,    wait,      test};
-
-const strata_plugin_descriptor kDescriptor = {
-    sizeof(strata_plugin_descriptor), STRATA_ABI_MAJOR, STRATA_ABI_MINOR, STRATA_PLUGIN_COMM,
-    "test-comm-no-reduce-scatter", "0.0", "catalogue fixture: one rank, no reduce_scatter", &kOps};
+constexpr strata_comm_ops kOps = make_ops();
 
 }  // namespace
 
-STRATA_PLUGIN_EXPORT const strata_plugin_descriptor* strata_plugin_entry_v1(void) {
-  return &kDescriptor;
-}
+STRATA_PLUGIN(kOps, "test-comm-no-reduce-scatter", "0.0",
+              "catalogue fixture: one rank, no reduce_scatter")

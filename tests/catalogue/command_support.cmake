@@ -26,3 +26,13 @@ function(strata_fail_on_crash_signs output)
     endif()
   endforeach()
 endfunction()
+
+# Fails unless `output` matches EXPECT and each of EXPECT_1 .. EXPECT_4 that is defined (CMake
+# regexes; several when one message must name things whose order is not fixed).
+function(strata_require_expected output what)
+  foreach(var EXPECT EXPECT_1 EXPECT_2 EXPECT_3 EXPECT_4)
+    if(DEFINED ${var} AND NOT output MATCHES "${${var}}")
+      message(FATAL_ERROR "the output does not match the expected ${what}:\n  ${${var}}")
+    endif()
+  endforeach()
+endfunction()

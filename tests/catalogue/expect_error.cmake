@@ -1,8 +1,10 @@
-# cmake -DEXPECT=<regex> -P expect_error.cmake -- <command> [args...]
+# cmake -DEXPECT=<regex> [-DEXPECT_1=<regex> .. -DEXPECT_4=<regex>] -P expect_error.cmake --
+#       <command> [args...]
 #
 # Runs the command and passes only if it exits non-zero, prints an "error: " line, its combined
-# output matches EXPECT (a CMake regex), and nothing in the output looks like a crash: a bad input
-# must end in one readable sentence, never a signal, an uncaught exception or a sanitizer report.
+# output matches EXPECT and every EXPECT_<n> given (CMake regexes), and nothing in the output looks
+# like a crash: a bad input must end in one readable sentence, never a signal, an uncaught
+# exception or a sanitizer report.
 include(${CMAKE_CURRENT_LIST_DIR}/command_support.cmake)
 strata_command_after_separator()
 if(NOT command OR NOT DEFINED EXPECT)
@@ -22,6 +24,4 @@ endif()
 if(NOT output MATCHES "(^|\n)error: ")
   message(FATAL_ERROR "no 'error: ' line in the output")
 endif()
-if(NOT output MATCHES "${EXPECT}")
-  message(FATAL_ERROR "the output does not match the expected error:\n  ${EXPECT}")
-endif()
+strata_require_expected("${output}" "error")

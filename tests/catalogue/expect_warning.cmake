@@ -1,8 +1,9 @@
-# cmake -DEXPECT=<regex> [-DREJECT=<regex>] -P expect_warning.cmake -- <command> [args...]
+# cmake -DEXPECT=<regex> [-DEXPECT_1=<regex> .. -DEXPECT_4=<regex>] [-DREJECT=<regex>]
+#       -P expect_warning.cmake -- <command> [args...]
 #
 # The counterpart of expect_error.cmake for inputs that are accepted with a warning: passes only if
-# the command exits 0, its combined output matches EXPECT (a CMake regex), does not match REJECT
-# (when given), and nothing in it looks like a crash.
+# the command exits 0, its combined output matches EXPECT and every EXPECT_<n> given (CMake
+# regexes), does not match REJECT (when given), and nothing in it looks like a crash.
 include(${CMAKE_CURRENT_LIST_DIR}/command_support.cmake)
 strata_command_after_separator()
 if(NOT command OR NOT DEFINED EXPECT)
@@ -16,9 +17,7 @@ strata_fail_on_crash_signs("${output}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the command failed (${rc}), but it should have succeeded with a warning")
 endif()
-if(NOT output MATCHES "${EXPECT}")
-  message(FATAL_ERROR "the output does not contain the expected warning:\n  ${EXPECT}")
-endif()
+strata_require_expected("${output}" "warning")
 if(DEFINED REJECT AND NOT REJECT STREQUAL "" AND output MATCHES "${REJECT}")
   message(FATAL_ERROR "the output contains what it must not:\n  ${REJECT}")
 endif()

@@ -21,21 +21,19 @@ struct FailingSgd {
   uint64_t fail_step = 0;
 };
 
-strata_status create(const char* config_json, const strata_host_api* host, void** self,
-                     strata_error* err) {
+strata_status create(const strata_plugin_create_args* args, void** self, strata_error* err) {
   return guard(err, [&] {
-    const auto config = nlohmann::json::parse(config_json);
+    const strata::sdk::CreateArgs in = strata::sdk::read_create_args(args);
+    const auto config = nlohmann::json::parse(in.config_json);
     auto sgd = std::make_unique<FailingSgd>();
-    sgd->host = strata::sdk::Host(host);
+    sgd->host = strata::sdk::Host(in.host);
     sgd->lr = config.value(nlohmann::json::json_pointer("/optimizer/params/lr"), 0.1);
     sgd->fail_rank = config.value("fail_rank", int64_t{-1});
     sgd->fail_step = config.value("fail_step", uint64_t{0});
-    strata_comm_caps caps{};
-    caps.struct_size = sizeof caps;
-    if (host->comm == nullptr || host->comm->query(host->comm_self, &caps, err) != STRATA_OK) {
+    if (in.host->comm == nullptr) {
       fail(STRATA_ERR_INTERNAL, "failing-sgd: cannot query the comm stratum for this rank");
     }
-    sgd->rank = caps.rank;
+    sgd->rank = sgd->host.comm_stratum().query().rank;
     *self = sgd.release();
   });
 }
@@ -71,15 +69,9 @@ strata_status step(void* self, const strata_shard* shards, size_t count,
   });
 }
 
-const strata_offload_ops kOps = {sizeof(strata_offload_ops), create, destroy, query, init_state,
-                                  step};
-
-const strata_plugin_descriptor kDescriptor = {
-    sizeof(strata_plugin_descriptor), STRATA_ABI_MAJOR, 0, STRATA_PLUGIN_OFFLOAD,
-    "failing-sgd", "1.0", "SGD that fails on one rank at one step (tests)", &kOps};
+constexpr strata_offload_ops kOps = {strata::sdk::ops_header<strata_offload_ops>(), create, destroy,
+                                     query, init_state, step};
 
 }  // namespace
 
-STRATA_PLUGIN_EXPORT const strata_plugin_descriptor* strata_plugin_entry_v1(void) {
-  return &kDescriptor;
-}
+STRATA_PLUGIN(kOps, "failing-sgd", "1.0", "SGD that fails on one rank at one step (tests)")

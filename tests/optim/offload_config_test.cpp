@@ -198,7 +198,13 @@ TEST(OffloadPlugin, DescriptorIsAnOffloadPlugin) {
   const strata_plugin_descriptor& d = offload_library().descriptor();
   EXPECT_EQ(d.abi_major, static_cast<uint32_t>(STRATA_ABI_MAJOR));
   EXPECT_EQ(d.kind, STRATA_PLUGIN_OFFLOAD);
-  EXPECT_GE(offload_ops().struct_size, sizeof(strata_offload_ops));
+  // ABI 1.3: the descriptor's minor is the plugin's floor; the table's header says what it holds.
+  EXPECT_GE(d.abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR_TABLES));
+  EXPECT_LE(d.abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR));
+  EXPECT_EQ(offload_ops().header.struct_size, sizeof(strata_offload_ops));
+  EXPECT_EQ(offload_ops().header.abi_major, static_cast<uint32_t>(STRATA_ABI_MAJOR));
+  EXPECT_EQ(offload_ops().header.abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR));
+  EXPECT_EQ(offload_ops().header.kind, STRATA_PLUGIN_OFFLOAD);
 }
 
 }  // namespace

@@ -31,7 +31,11 @@ class Instance {
  public:
   Instance(const Ops& ops, FakeHost& host, const std::string& config) : ops_(ops) {
     strata_error err = sdk::make_error();
-    status_ = ops_.create(config.c_str(), host.api(), &self_, &err);
+    strata_plugin_create_args args{};
+    args.struct_size = sizeof(args);
+    args.config_json = config.c_str();
+    args.host = host.api();
+    status_ = ops_.create(&args, &self_, &err);
     if (status_ != STRATA_OK) message_ = err.message;
   }
   Instance(const Instance&) = delete;

@@ -16,16 +16,16 @@ struct Sgd {
   double lr = 0.0;
 };
 
-strata_status create(const char* config_json, const strata_host_api* host, void** self,
-                     strata_error* err) {
+strata_status create(const strata_plugin_create_args* args, void** self, strata_error* err) {
   return guard(err, [&] {
-    const auto config = nlohmann::json::parse(config_json);
+    const strata::sdk::CreateArgs in = strata::sdk::read_create_args(args);
+    const auto config = nlohmann::json::parse(in.config_json);
     const auto lr = config.value(nlohmann::json::json_pointer("/optimizer/params/lr"), nlohmann::json());
     if (!lr.is_number() || lr.get<double>() <= 0.0) {
       fail(STRATA_ERR_INVALID_ARGUMENT, "optimizer.params.lr: expected a positive number, got " + lr.dump());
     }
     auto sgd = std::make_unique<Sgd>();
-    sgd->host = strata::sdk::Host(host);
+    sgd->host = strata::sdk::Host(in.host);
     sgd->lr = lr.get<double>();
     sgd->host.log(STRATA_LOG_INFO, "oot_sgd: plain SGD, lr %g", sgd->lr);
     *self = sgd.release();
@@ -58,14 +58,10 @@ strata_status step(void* self, const strata_shard* shards, size_t count, const s
   });
 }
 
-const strata_offload_ops kOps = {sizeof(strata_offload_ops), create, destroy, query, init_state, step};
-
-const strata_plugin_descriptor kDescriptor = {
-    sizeof(strata_plugin_descriptor), STRATA_ABI_MAJOR, STRATA_ABI_MINOR, STRATA_PLUGIN_OFFLOAD,
-    "oot-sgd", "1.0", "plain SGD built out of tree", &kOps};
+constexpr strata_offload_ops kOps = {strata::sdk::ops_header<strata_offload_ops>(), create, destroy,
+                                     query, init_state, step};
 
 }  // namespace
 
-STRATA_PLUGIN_EXPORT const strata_plugin_descriptor* strata_plugin_entry_v1(void) {
-  return &kDescriptor;
-}
+// Needs nothing newer than ABI 1.3: the SDK's Host asks log_enabled only where the runtime has it.
+STRATA_PLUGIN(kOps, "oot-sgd", "1.0", "plain SGD built out of tree")

@@ -1,0 +1,381 @@
+/* The layout of every public struct in strata/plugin_api.h and strata/strata.h, pinned as literal
+ * numbers (C11 static assertions): sizeof and alignment of each struct, and offset and size of each
+ * field, plus the value of every enumerator. An accidental reorder, a field inserted rather than
+ * appended, a type widened or an enumerator renumbered fails the build here, in CI, before any
+ * plugin built against an older header meets it.
+ *
+ * The numbers are those of the LP64 ABIs of x86_64 and aarch64 (they agree: 8-byte pointers,
+ * size_t, uint64_t and double, natural alignment); on other targets nothing is asserted and the
+ * ctest entry (layout_main.c) reports itself skipped.
+ *
+ * When the ABI grows (fields appended at the end of a struct, a new struct, a new enumerator), add
+ * the new lines: take the numbers from a throwaway program that prints offsetof/sizeof, and check
+ * that every line already here still holds. A line that must change is an ABI break. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include <strata/plugin_api.h>
+#include <strata/strata.h>
+
+#include "layout.h"
+
+#define PIN_STRUCT(T, size, align)                                                         \
+  _Static_assert(sizeof(T) == (size), "sizeof(" #T ") changed: the ABI layout moved");    \
+  _Static_assert(_Alignof(T) == (align), "_Alignof(" #T ") changed: the ABI layout moved")
+#define PIN_FIELD(T, field, offset, size)                                                  \
+  _Static_assert(offsetof(T, field) == (offset),                                          \
+                 "offsetof(" #T ", " #field ") changed: fields are only ever appended");  \
+  _Static_assert(sizeof(((T*)0)->field) == (size),                                        \
+                 "sizeof(" #T "." #field ") changed: the ABI layout moved")
+#define PIN_VALUE(name, value) _Static_assert((name) == (value), #name " was renumbered")
+
+#if defined(__LP64__) && (defined(__x86_64__) || defined(__aarch64__))
+#define STRATA_LAYOUT_PINNED 1
+
+/* The guard: every number below assumes these. */
+_Static_assert(sizeof(size_t) == 8, "the pinned layout is LP64's: size_t is 8 bytes");
+_Static_assert(sizeof(void*) == 8 && sizeof(void (*)(void)) == 8, "8-byte pointers");
+_Static_assert(_Alignof(uint64_t) == 8 && _Alignof(double) == 8, "8-byte aligned 64-bit types");
+_Static_assert(sizeof(int) == 4, "4-byte enums and int");
+
+/* Constants the layout and the loader rely on. STRATA_ABI_MINOR grows; the rest never change. */
+PIN_VALUE(STRATA_ABI_MAJOR, 1);
+PIN_VALUE(STRATA_ABI_MINOR_TABLES, 3);
+_Static_assert(STRATA_ABI_MINOR >= 4, "STRATA_ABI_MINOR only grows");
+PIN_VALUE(STRATA_ERROR_MESSAGE_MAX, 1024);
+PIN_VALUE(STRATA_GATHER_FOR_BACKWARD, 1u);
+PIN_VALUE(STRATA_API_VERSION_MAJOR, 1);
+/* strata_error */
+PIN_STRUCT(strata_error, 1040, 8);
+PIN_FIELD(strata_error, struct_size, 0, 8);
+PIN_FIELD(strata_error, code, 8, 4);
+PIN_FIELD(strata_error, message, 12, 1024);
+
+/* strata_device */
+PIN_STRUCT(strata_device, 8, 4);
+PIN_FIELD(strata_device, type, 0, 4);
+PIN_FIELD(strata_device, index, 4, 4);
+
+/* strata_buffer */
+PIN_STRUCT(strata_buffer, 40, 8);
+PIN_FIELD(strata_buffer, struct_size, 0, 8);
+PIN_FIELD(strata_buffer, data, 8, 8);
+PIN_FIELD(strata_buffer, count, 16, 8);
+PIN_FIELD(strata_buffer, dtype, 24, 4);
+PIN_FIELD(strata_buffer, device, 28, 8);
+
+/* strata_plugin_descriptor */
+PIN_STRUCT(strata_plugin_descriptor, 56, 8);
+PIN_FIELD(strata_plugin_descriptor, struct_size, 0, 8);
+PIN_FIELD(strata_plugin_descriptor, abi_major, 8, 4);
+PIN_FIELD(strata_plugin_descriptor, abi_minor, 12, 4);
+PIN_FIELD(strata_plugin_descriptor, kind, 16, 4);
+PIN_FIELD(strata_plugin_descriptor, name, 24, 8);
+PIN_FIELD(strata_plugin_descriptor, version, 32, 8);
+PIN_FIELD(strata_plugin_descriptor, description, 40, 8);
+PIN_FIELD(strata_plugin_descriptor, ops, 48, 8);
+
+/* strata_ops_header */
+PIN_STRUCT(strata_ops_header, 24, 8);
+PIN_FIELD(strata_ops_header, struct_size, 0, 8);
+PIN_FIELD(strata_ops_header, abi_major, 8, 4);
+PIN_FIELD(strata_ops_header, abi_minor, 12, 4);
+PIN_FIELD(strata_ops_header, kind, 16, 4);
+PIN_FIELD(strata_ops_header, reserved, 20, 4);
+
+/* strata_plugin_create_args */
+PIN_STRUCT(strata_plugin_create_args, 24, 8);
+PIN_FIELD(strata_plugin_create_args, struct_size, 0, 8);
+PIN_FIELD(strata_plugin_create_args, config_json, 8, 8);
+PIN_FIELD(strata_plugin_create_args, host, 16, 8);
+
+/* strata_comm_caps */
+PIN_STRUCT(strata_comm_caps, 40, 8);
+PIN_FIELD(strata_comm_caps, struct_size, 0, 8);
+PIN_FIELD(strata_comm_caps, rank, 8, 4);
+PIN_FIELD(strata_comm_caps, size, 12, 4);
+PIN_FIELD(strata_comm_caps, local_rank, 16, 4);
+PIN_FIELD(strata_comm_caps, local_size, 20, 4);
+PIN_FIELD(strata_comm_caps, dtype_mask, 24, 4);
+PIN_FIELD(strata_comm_caps, collective_mask, 28, 4);
+PIN_FIELD(strata_comm_caps, device_mask, 32, 4);
+PIN_FIELD(strata_comm_caps, nonblocking, 36, 4);
+
+/* strata_coll_args */
+PIN_STRUCT(strata_coll_args, 48, 8);
+PIN_FIELD(strata_coll_args, struct_size, 0, 8);
+PIN_FIELD(strata_coll_args, send, 8, 8);
+PIN_FIELD(strata_coll_args, recv, 16, 8);
+PIN_FIELD(strata_coll_args, op, 24, 4);
+PIN_FIELD(strata_coll_args, root, 28, 4);
+PIN_FIELD(strata_coll_args, recv_counts, 32, 8);
+PIN_FIELD(strata_coll_args, displs, 40, 8);
+
+/* strata_comm_ops */
+PIN_STRUCT(strata_comm_ops, 112, 8);
+PIN_FIELD(strata_comm_ops, header, 0, 24);
+PIN_FIELD(strata_comm_ops, create, 24, 8);
+PIN_FIELD(strata_comm_ops, destroy, 32, 8);
+PIN_FIELD(strata_comm_ops, query, 40, 8);
+PIN_FIELD(strata_comm_ops, allreduce, 48, 8);
+PIN_FIELD(strata_comm_ops, allgather, 56, 8);
+PIN_FIELD(strata_comm_ops, allgatherv, 64, 8);
+PIN_FIELD(strata_comm_ops, reduce_scatter, 72, 8);
+PIN_FIELD(strata_comm_ops, broadcast, 80, 8);
+PIN_FIELD(strata_comm_ops, barrier, 88, 8);
+PIN_FIELD(strata_comm_ops, wait, 96, 8);
+PIN_FIELD(strata_comm_ops, test, 104, 8);
+
+/* strata_param_desc */
+PIN_STRUCT(strata_param_desc, 56, 8);
+PIN_FIELD(strata_param_desc, struct_size, 0, 8);
+PIN_FIELD(strata_param_desc, name, 8, 8);
+PIN_FIELD(strata_param_desc, dtype, 16, 4);
+PIN_FIELD(strata_param_desc, device, 20, 8);
+PIN_FIELD(strata_param_desc, count, 32, 8);
+PIN_FIELD(strata_param_desc, data, 40, 8);
+PIN_FIELD(strata_param_desc, grad, 48, 8);
+
+/* strata_shard */
+PIN_STRUCT(strata_shard, 64, 8);
+PIN_FIELD(strata_shard, struct_size, 0, 8);
+PIN_FIELD(strata_shard, param_index, 8, 4);
+PIN_FIELD(strata_shard, offset, 16, 8);
+PIN_FIELD(strata_shard, count, 24, 8);
+PIN_FIELD(strata_shard, master, 32, 8);
+PIN_FIELD(strata_shard, grad, 40, 8);
+PIN_FIELD(strata_shard, model, 48, 8);
+PIN_FIELD(strata_shard, model_dtype, 56, 4);
+
+/* strata_param_view */
+PIN_STRUCT(strata_param_view, 40, 8);
+PIN_FIELD(strata_param_view, struct_size, 0, 8);
+PIN_FIELD(strata_param_view, data, 8, 8);
+PIN_FIELD(strata_param_view, grad, 16, 8);
+PIN_FIELD(strata_param_view, count, 24, 8);
+PIN_FIELD(strata_param_view, dtype, 32, 4);
+
+/* strata_host_api */
+PIN_STRUCT(strata_host_api, 104, 8);
+PIN_FIELD(strata_host_api, struct_size, 0, 8);
+PIN_FIELD(strata_host_api, abi_major, 8, 4);
+PIN_FIELD(strata_host_api, abi_minor, 12, 4);
+PIN_FIELD(strata_host_api, host_ctx, 16, 8);
+PIN_FIELD(strata_host_api, log, 24, 8);
+PIN_FIELD(strata_host_api, alloc_bytes, 32, 8);
+PIN_FIELD(strata_host_api, free_bytes, 40, 8);
+PIN_FIELD(strata_host_api, comm, 48, 8);
+PIN_FIELD(strata_host_api, comm_self, 56, 8);
+PIN_FIELD(strata_host_api, precision, 64, 8);
+PIN_FIELD(strata_host_api, precision_self, 72, 8);
+PIN_FIELD(strata_host_api, alloc_bytes_at, 80, 8);
+PIN_FIELD(strata_host_api, account_bytes, 88, 8);
+PIN_FIELD(strata_host_api, log_enabled, 96, 8);
+
+/* strata_sharding_caps */
+PIN_STRUCT(strata_sharding_caps, 16, 8);
+PIN_FIELD(strata_sharding_caps, struct_size, 0, 8);
+PIN_FIELD(strata_sharding_caps, stage, 8, 4);
+PIN_FIELD(strata_sharding_caps, shards_replicated, 12, 4);
+
+/* strata_grad_ready_args */
+PIN_STRUCT(strata_grad_ready_args, 16, 8);
+PIN_FIELD(strata_grad_ready_args, struct_size, 0, 8);
+PIN_FIELD(strata_grad_ready_args, param_index, 8, 4);
+PIN_FIELD(strata_grad_ready_args, boundary, 12, 4);
+
+/* strata_group_args */
+PIN_STRUCT(strata_group_args, 16, 8);
+PIN_FIELD(strata_group_args, struct_size, 0, 8);
+PIN_FIELD(strata_group_args, group, 8, 4);
+PIN_FIELD(strata_group_args, flags, 12, 4);
+
+/* strata_micro_step_args */
+PIN_STRUCT(strata_micro_step_args, 16, 8);
+PIN_FIELD(strata_micro_step_args, struct_size, 0, 8);
+PIN_FIELD(strata_micro_step_args, boundary, 8, 4);
+
+/* strata_sharding_ops */
+PIN_STRUCT(strata_sharding_ops, 144, 8);
+PIN_FIELD(strata_sharding_ops, header, 0, 24);
+PIN_FIELD(strata_sharding_ops, create, 24, 8);
+PIN_FIELD(strata_sharding_ops, destroy, 32, 8);
+PIN_FIELD(strata_sharding_ops, query, 40, 8);
+PIN_FIELD(strata_sharding_ops, register_param, 48, 8);
+PIN_FIELD(strata_sharding_ops, finalize, 56, 8);
+PIN_FIELD(strata_sharding_ops, grad_ready, 64, 8);
+PIN_FIELD(strata_sharding_ops, finish_reduce, 72, 8);
+PIN_FIELD(strata_sharding_ops, owned_shards, 80, 8);
+PIN_FIELD(strata_sharding_ops, publish, 88, 8);
+PIN_FIELD(strata_sharding_ops, zero_grad, 96, 8);
+PIN_FIELD(strata_sharding_ops, define_group, 104, 8);
+PIN_FIELD(strata_sharding_ops, gather, 112, 8);
+PIN_FIELD(strata_sharding_ops, release, 120, 8);
+PIN_FIELD(strata_sharding_ops, param_view, 128, 8);
+PIN_FIELD(strata_sharding_ops, end_micro_step, 136, 8);
+
+/* strata_precision_caps */
+PIN_STRUCT(strata_precision_caps, 16, 8);
+PIN_FIELD(strata_precision_caps, struct_size, 0, 8);
+PIN_FIELD(strata_precision_caps, model_dtype, 8, 4);
+PIN_FIELD(strata_precision_caps, dynamic_scaling, 12, 4);
+
+/* strata_grad_stats */
+PIN_STRUCT(strata_grad_stats, 24, 8);
+PIN_FIELD(strata_grad_stats, struct_size, 0, 8);
+PIN_FIELD(strata_grad_stats, nonfinite, 8, 4);
+PIN_FIELD(strata_grad_stats, sum_sq, 16, 8);
+
+/* strata_precision_ops */
+PIN_STRUCT(strata_precision_ops, 80, 8);
+PIN_FIELD(strata_precision_ops, header, 0, 24);
+PIN_FIELD(strata_precision_ops, create, 24, 8);
+PIN_FIELD(strata_precision_ops, destroy, 32, 8);
+PIN_FIELD(strata_precision_ops, query, 40, 8);
+PIN_FIELD(strata_precision_ops, loss_scale, 48, 8);
+PIN_FIELD(strata_precision_ops, grad_stats, 56, 8);
+PIN_FIELD(strata_precision_ops, update, 64, 8);
+PIN_FIELD(strata_precision_ops, cast, 72, 8);
+
+/* strata_offload_caps */
+PIN_STRUCT(strata_offload_caps, 32, 8);
+PIN_FIELD(strata_offload_caps, struct_size, 0, 8);
+PIN_FIELD(strata_offload_caps, device_type, 8, 4);
+PIN_FIELD(strata_offload_caps, optimizer, 16, 8);
+PIN_FIELD(strata_offload_caps, writes_model_copy, 24, 4);
+
+/* strata_step_args */
+PIN_STRUCT(strata_step_args, 32, 8);
+PIN_FIELD(strata_step_args, struct_size, 0, 8);
+PIN_FIELD(strata_step_args, step, 8, 8);
+PIN_FIELD(strata_step_args, grad_scale, 16, 8);
+PIN_FIELD(strata_step_args, lr_factor, 24, 8);
+
+/* strata_offload_ops */
+PIN_STRUCT(strata_offload_ops, 64, 8);
+PIN_FIELD(strata_offload_ops, header, 0, 24);
+PIN_FIELD(strata_offload_ops, create, 24, 8);
+PIN_FIELD(strata_offload_ops, destroy, 32, 8);
+PIN_FIELD(strata_offload_ops, query, 40, 8);
+PIN_FIELD(strata_offload_ops, init_state, 48, 8);
+PIN_FIELD(strata_offload_ops, step, 56, 8);
+
+/* strata_create_options */
+PIN_STRUCT(strata_create_options, 40, 8);
+PIN_FIELD(strata_create_options, struct_size, 0, 8);
+PIN_FIELD(strata_create_options, manifest_path, 8, 8);
+PIN_FIELD(strata_create_options, manifest_json, 16, 8);
+PIN_FIELD(strata_create_options, base_dir, 24, 8);
+PIN_FIELD(strata_create_options, overrides_json, 32, 8);
+
+/* strata_world_info */
+PIN_STRUCT(strata_world_info, 24, 8);
+PIN_FIELD(strata_world_info, struct_size, 0, 8);
+PIN_FIELD(strata_world_info, rank, 8, 4);
+PIN_FIELD(strata_world_info, size, 12, 4);
+PIN_FIELD(strata_world_info, local_rank, 16, 4);
+PIN_FIELD(strata_world_info, local_size, 20, 4);
+
+/* strata_training_info */
+PIN_STRUCT(strata_training_info, 48, 8);
+PIN_FIELD(strata_training_info, struct_size, 0, 8);
+PIN_FIELD(strata_training_info, train_batch_size, 8, 8);
+PIN_FIELD(strata_training_info, micro_batch_size, 16, 8);
+PIN_FIELD(strata_training_info, gradient_accumulation_steps, 24, 8);
+PIN_FIELD(strata_training_info, gradient_clipping, 32, 8);
+PIN_FIELD(strata_training_info, model_dtype, 40, 4);
+
+/* strata_step_result */
+PIN_STRUCT(strata_step_result, 48, 8);
+PIN_FIELD(strata_step_result, struct_size, 0, 8);
+PIN_FIELD(strata_step_result, outcome, 8, 4);
+PIN_FIELD(strata_step_result, loss_scale, 16, 8);
+PIN_FIELD(strata_step_result, grad_norm, 24, 8);
+PIN_FIELD(strata_step_result, global_steps, 32, 8);
+PIN_FIELD(strata_step_result, skipped_steps, 40, 8);
+
+/* strata_memory_report */
+PIN_STRUCT(strata_memory_report, 296, 8);
+PIN_FIELD(strata_memory_report, struct_size, 0, 8);
+PIN_FIELD(strata_memory_report, current, 8, 48);
+PIN_FIELD(strata_memory_report, peak, 56, 48);
+PIN_FIELD(strata_memory_report, located, 104, 192);
+
+/* strata_status */
+PIN_VALUE(STRATA_OK, 0);
+PIN_VALUE(STRATA_ERR_INVALID_ARGUMENT, 1);
+PIN_VALUE(STRATA_ERR_UNSUPPORTED, 2);
+PIN_VALUE(STRATA_ERR_OUT_OF_MEMORY, 3);
+PIN_VALUE(STRATA_ERR_COMM, 4);
+PIN_VALUE(STRATA_ERR_MISMATCH, 5);
+PIN_VALUE(STRATA_ERR_NUMERIC, 6);
+PIN_VALUE(STRATA_ERR_INTERNAL, 7);
+PIN_VALUE(STRATA_ERR_ABI, 8);
+
+/* strata_dtype */
+PIN_VALUE(STRATA_F32, 0);
+PIN_VALUE(STRATA_F16, 1);
+PIN_VALUE(STRATA_BF16, 2);
+PIN_VALUE(STRATA_F64, 3);
+PIN_VALUE(STRATA_I32, 4);
+PIN_VALUE(STRATA_I64, 5);
+PIN_VALUE(STRATA_U8, 6);
+PIN_VALUE(STRATA_DTYPE_COUNT, 7);
+
+/* strata_device_type */
+PIN_VALUE(STRATA_DEVICE_HOST, 0);
+PIN_VALUE(STRATA_DEVICE_CUDA, 1);
+
+/* strata_plugin_kind */
+PIN_VALUE(STRATA_PLUGIN_COMM, 1);
+PIN_VALUE(STRATA_PLUGIN_SHARDING, 2);
+PIN_VALUE(STRATA_PLUGIN_PRECISION, 3);
+PIN_VALUE(STRATA_PLUGIN_OFFLOAD, 4);
+
+/* strata_log_level */
+PIN_VALUE(STRATA_LOG_TRACE, 0);
+PIN_VALUE(STRATA_LOG_DEBUG, 1);
+PIN_VALUE(STRATA_LOG_INFO, 2);
+PIN_VALUE(STRATA_LOG_WARN, 3);
+PIN_VALUE(STRATA_LOG_ERROR, 4);
+
+/* strata_mem_category */
+PIN_VALUE(STRATA_MEM_PARAMS, 0);
+PIN_VALUE(STRATA_MEM_GRADS, 1);
+PIN_VALUE(STRATA_MEM_MASTER, 2);
+PIN_VALUE(STRATA_MEM_OPTIMIZER_STATE, 3);
+PIN_VALUE(STRATA_MEM_COMM_BUFFERS, 4);
+PIN_VALUE(STRATA_MEM_OTHER, 5);
+PIN_VALUE(STRATA_MEM_CATEGORY_COUNT, 6);
+
+/* strata_mem_location */
+PIN_VALUE(STRATA_MEM_HOST, 0);
+PIN_VALUE(STRATA_MEM_HOST_PINNED, 1);
+PIN_VALUE(STRATA_MEM_DEVICE, 2);
+PIN_VALUE(STRATA_MEM_DISK, 3);
+PIN_VALUE(STRATA_MEM_LOCATION_COUNT, 4);
+
+/* strata_reduce_op */
+PIN_VALUE(STRATA_SUM, 0);
+PIN_VALUE(STRATA_AVG, 1);
+PIN_VALUE(STRATA_MIN, 2);
+PIN_VALUE(STRATA_MAX, 3);
+
+/* strata_collective */
+PIN_VALUE(STRATA_COLL_ALLREDUCE, 0);
+PIN_VALUE(STRATA_COLL_ALLGATHER, 1);
+PIN_VALUE(STRATA_COLL_ALLGATHERV, 2);
+PIN_VALUE(STRATA_COLL_REDUCE_SCATTER, 3);
+PIN_VALUE(STRATA_COLL_BROADCAST, 4);
+PIN_VALUE(STRATA_COLL_BARRIER, 5);
+
+/* strata_step_outcome */
+PIN_VALUE(STRATA_STEP_ACCUMULATED, 0);
+PIN_VALUE(STRATA_STEP_APPLIED, 1);
+PIN_VALUE(STRATA_STEP_SKIPPED, 2);
+
+#else
+#define STRATA_LAYOUT_PINNED 0
+#endif
+
+int strata_abi_layout_pinned(void) { return STRATA_LAYOUT_PINNED; }
