@@ -44,7 +44,7 @@ double step_seconds(const strata::test::PluginLibrary& lib, const Options& o,
       "offload_optimizer": )" + offload + R"(, "sub_group_size": )" + std::to_string(sub_group) + "}";
   void* self = nullptr;
   strata_error err = strata::sdk::make_error();
-  if (ops.create(config.c_str(), host.api(), &self, &err) != STRATA_OK) {
+  if (lib.create<strata_offload_ops>(config.c_str(), host.api(), &self, &err) != STRATA_OK) {
     std::fprintf(stderr, "create failed: %s\n", err.message);
     std::exit(1);
   }
