@@ -1,6 +1,7 @@
 // The host C API (strata.h): argument checks, exception-to-status translation, nothing else.
 #include "engine.hpp"
 #include "error.hpp"
+#include "host_structs.hpp"
 #include "log.hpp"
 
 #include <strata/plugin.hpp>
@@ -17,16 +18,37 @@ struct strata_runtime {
 
 namespace {
 
+using strata::rt::HostStruct;
+using strata::rt::host_struct_problem;
+
+// translate() refused `err` itself: too small to hold a message.
+bool error_record_too_small(const strata_error* err) {
+  return err != nullptr && err->struct_size < HostStruct<strata_error>::first_size;
+}
+
 void write_error(strata_error* err, strata_status code, const char* message) {
-  if (err == nullptr || err->struct_size < sizeof(strata_error)) return;
+  if (err == nullptr || error_record_too_small(err)) return;
   err->code = code;
   std::strncpy(err->message, message, sizeof(err->message) - 1);
   err->message[sizeof(err->message) - 1] = '\0';
 }
 
-// Runs `body`; no exception leaves the C API.
+// For a problem that has no strata_error to go to: the log is where the host's developer sees it.
+strata_status refuse_abi(const std::string& problem) {
+  try {
+    strata::rt::logger().error("{}", problem);
+  } catch (...) {
+  }
+  return STRATA_ERR_ABI;
+}
+
+// Runs `body`; no exception leaves the C API. An error record smaller than its first released
+// size refuses the call (nothing could report why, but the log).
 template <class Body>
 strata_status translate(strata_error* err, Body&& body) noexcept {
+  if (error_record_too_small(err)) {
+    return refuse_abi(host_struct_problem<strata_error>(err->struct_size, "strata error record"));
+  }
   try {
     body();
     return STRATA_OK;
@@ -49,12 +71,16 @@ strata::rt::Engine& engine_of(strata_runtime* rt, const char* call) {
   return *rt->engine;
 }
 
+// STRATA_OK when `out` is non-NULL and at least its first released size; else what to return.
 template <class Out>
-bool fits(const Out* out) {
-  return out != nullptr && out->struct_size >= sizeof(size_t);
+strata_status check_out(const Out* out, const char* call) {
+  if (out == nullptr) return STRATA_ERR_INVALID_ARGUMENT;
+  const std::string problem = host_struct_problem<Out>(out->struct_size, call);
+  return problem.empty() ? STRATA_OK : refuse_abi(problem);
 }
 
-// Copies only the part of `full` that fits in the caller's struct_size (older callers).
+// Copies only the part of `full` that fits in the caller's struct_size (older callers; a newer
+// caller's fields past this runtime's struct keep what the caller put there).
 template <class Out>
 void copy_sized(const Out& full, Out* out) {
   const size_t caller = out->struct_size;
@@ -69,15 +95,16 @@ extern "C" {
 strata_status strata_create(const strata_create_options* options, strata_runtime** out,
                             strata_error* err) {
   return translate(err, [&] {
-    if (options == nullptr || out == nullptr ||
-        options->struct_size < sizeof(strata_create_options)) {
+    if (options == nullptr || out == nullptr) {
       throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT,
                               "strata_create: options and out are required (options.struct_size "
                               "= sizeof(strata_create_options))");
     }
+    strata::rt::check_host_struct<strata_create_options>(options->struct_size, "strata_create");
     *out = nullptr;
+    const strata_create_options given = strata::rt::read_host_struct(*options);
     auto rt = std::make_unique<strata_runtime>();
-    rt->engine = std::make_unique<strata::rt::Engine>(*options);
+    rt->engine = std::make_unique<strata::rt::Engine>(given);
     *out = rt.release();
   });
 }
@@ -91,13 +118,15 @@ void strata_destroy(strata_runtime* rt) {
 }
 
 strata_status strata_world(const strata_runtime* rt, strata_world_info* out) {
-  if (rt == nullptr || !rt->engine || !fits(out)) return STRATA_ERR_INVALID_ARGUMENT;
+  if (rt == nullptr || !rt->engine) return STRATA_ERR_INVALID_ARGUMENT;
+  if (const strata_status s = check_out(out, "strata_world"); s != STRATA_OK) return s;
   copy_sized(rt->engine->world(), out);
   return STRATA_OK;
 }
 
 strata_status strata_training(const strata_runtime* rt, strata_training_info* out) {
-  if (rt == nullptr || !rt->engine || !fits(out)) return STRATA_ERR_INVALID_ARGUMENT;
+  if (rt == nullptr || !rt->engine) return STRATA_ERR_INVALID_ARGUMENT;
+  if (const strata_status s = check_out(out, "strata_training"); s != STRATA_OK) return s;
   copy_sized(rt->engine->training(), out);
   return STRATA_OK;
 }
@@ -108,7 +137,9 @@ strata_status strata_register_param(strata_runtime* rt, const strata_param_desc*
     if (param == nullptr) {
       throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT, "register_param: param is NULL");
     }
-    const uint32_t i = engine_of(rt, "register_param").register_param(*param);
+    strata::rt::Engine& engine = engine_of(rt, "register_param");
+    strata::rt::check_host_struct<strata_param_desc>(param->struct_size, "register_param");
+    const uint32_t i = engine.register_param(strata::rt::read_host_struct(*param));
     if (index != nullptr) *index = i;
   });
 }
@@ -143,10 +174,10 @@ strata_status strata_view_param(strata_runtime* rt, uint32_t index, strata_param
                                 strata_error* err) {
   return translate(err, [&] {
     strata::rt::Engine& engine = engine_of(rt, "param_view");
-    if (!fits(out)) {
-      throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT,
-                              "param_view: out is NULL or its struct_size is not set");
+    if (out == nullptr) {
+      throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT, "param_view: out is NULL");
     }
+    strata::rt::check_host_struct<strata_param_view>(out->struct_size, "param_view");
     if (!engine.finalized()) {
       throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT,
                               "param_view: call strata_finalize first");
@@ -157,8 +188,11 @@ strata_status strata_view_param(strata_runtime* rt, uint32_t index, strata_param
 
 strata_status strata_step(strata_runtime* rt, strata_step_result* out, strata_error* err) {
   return translate(err, [&] {
-    const strata_step_result result = engine_of(rt, "step").step();
-    if (fits(out)) copy_sized(result, out);
+    strata::rt::Engine& engine = engine_of(rt, "step");
+    // `out` may be NULL; one too small is refused before the step, which is collective.
+    if (out != nullptr) strata::rt::check_host_struct<strata_step_result>(out->struct_size, "step");
+    const strata_step_result result = engine.step();
+    if (out != nullptr) copy_sized(result, out);
   });
 }
 
@@ -193,7 +227,8 @@ strata_status strata_barrier(strata_runtime* rt, strata_error* err) {
 }
 
 strata_status strata_memory(const strata_runtime* rt, strata_memory_report* out) {
-  if (rt == nullptr || !rt->engine || !fits(out)) return STRATA_ERR_INVALID_ARGUMENT;
+  if (rt == nullptr || !rt->engine) return STRATA_ERR_INVALID_ARGUMENT;
+  if (const strata_status s = check_out(out, "strata_memory"); s != STRATA_OK) return s;
   copy_sized(rt->engine->memory(), out);
   return STRATA_OK;
 }

@@ -30,18 +30,16 @@ class Collectives {
   void broadcast(void* buf, uint64_t count, int32_t dtype, int32_t root) const;
   void barrier() const;
 
-  // Every rank passes its own text; every rank gets all texts, indexed by rank.
+  // Every rank passes its own text; every rank gets all texts, indexed by rank. Uses allgather
+  // only (allgatherv is optional in the ABI), padding each text to the longest.
   std::vector<std::string> allgather_strings(const std::string& mine) const;
 
  private:
-  // Calls ops.<fn>(self, args..., &err) and throws on failure, naming the plugin and `what`.
-  template <class Fn, class... Args>
-  void call(const char* what, Fn strata_comm_ops::*fn, Args&&... args) const {
-    strata_error err{};
-    err.struct_size = sizeof(err);
-    const strata_status status = (ops_.*fn)(self_, std::forward<Args>(args)..., &err);
-    if (status != STRATA_OK) throw Error(status, label_ + ": " + what + ": " + err.message);
-  }
+  using Collective = strata_status (*)(void*, const strata_coll_args*, strata_request*,
+                                       strata_error*);
+  // Calls the blocking collective `fn` with `args` and throws on failure, naming the plugin and
+  // `what` (and saying so when the comm stratum does not offer it).
+  void call(const char* what, Collective fn, const strata_coll_args& args) const;
 
   const strata_comm_ops& ops_;
   void* self_;

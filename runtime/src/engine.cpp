@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <initializer_list>
 #include <limits>
 #include <string>
 
@@ -35,11 +36,24 @@ const char* collective_name(strata_collective c) {
   return "?";
 }
 
-// Checked once at create: gather, release, views and every step ask.
-bool has_group_ops(const strata_sharding_ops& ops) {
-  return STRATA_STRUCT_HAS(&ops, strata_sharding_ops, end_micro_step) &&
-         ops.define_group != nullptr && ops.gather != nullptr && ops.release != nullptr &&
-         ops.param_view != nullptr && ops.end_micro_step != nullptr;
+// Checked once at create: gather, release, views and every step ask. The loader made sure the
+// five group functions are all set or all NULL (a legacy plugin's adapter table too).
+bool has_group_ops(const strata_sharding_ops& ops) { return ops.define_group != nullptr; }
+
+strata_grad_ready_args grad_ready_args(uint32_t index, bool boundary) {
+  strata_grad_ready_args a{};
+  a.struct_size = sizeof(a);
+  a.param_index = index;
+  a.boundary = boundary ? 1 : 0;
+  return a;
+}
+
+strata_group_args group_args(uint32_t group, uint32_t flags) {
+  strata_group_args a{};
+  a.struct_size = sizeof(a);
+  a.group = group;
+  a.flags = flags;
+  return a;
 }
 
 PluginIdentity identity_of(const std::string& stratum, const LoadedPlugin& plugin) {
@@ -58,6 +72,14 @@ Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(o
   comm_.create(std::move(comm_library), manifest_.comm, manifest_.source, comm_host);
   comm_caps_ = new_caps<strata_comm_caps>();
   comm_.call("query", &strata_comm_ops::query, &comm_caps_);
+  // A bit whose function is NULL is ignored (plugin_api.h): cleared before anyone reads the caps.
+  comm_caps_.collective_mask = offered_collectives(comm_.ops(), comm_caps_.collective_mask);
+  if (comm_caps_.nonblocking != 0 && comm_.ops().wait == nullptr) {
+    throw Error(STRATA_ERR_ABI, manifest_.source + ": " + manifest_.comm.json_path + ": " +
+                                    comm_.label() + " (" + comm_.library().path().string() +
+                                    "): its caps say nonblocking, but its ops table has no 'wait' "
+                                    "(required when nonblocking)");
+  }
   const strata_comm_caps& caps = comm_caps_;
   world_ = {sizeof(strata_world_info), caps.rank, caps.size, caps.local_rank, caps.local_size};
   set_log_rank(world_.rank);
@@ -164,27 +186,35 @@ void Engine::create_training_strata(LoadedPlugin precision, LoadedPlugin shardin
   sharding_groups_ = has_group_ops(sharding_.ops());
   offload_caps_ = new_caps<strata_offload_caps>();
   offload_.call("query", &strata_offload_ops::query, &offload_caps_);
+  const bool offload_writes = STRATA_STRUCT_HAS(&offload_caps_, strata_offload_caps, writes_model_copy) &&
+                              offload_caps_.writes_model_copy != 0;
+  model_copies_.configure(&precision_, offload_writes, offload_.name());
 }
 
 // An impossible combination fails here, at load time, with a sentence naming both sides.
 void Engine::check_capabilities() const {
   const strata_comm_caps& caps = comm_caps_;
   const std::string comm_side = manifest_.source + ": /comm: plugin '" + comm_.name() + "'";
-  auto need = [&](strata_collective c, const std::string& who) {
-    if ((caps.collective_mask & STRATA_COLL_BIT(c)) == 0) {
-      throw Error(STRATA_ERR_UNSUPPORTED, comm_side + " does not offer " + collective_name(c) +
-                                              ", which " + who + " needs");
+  // Names every missing one of `wanted` at once.
+  auto need = [&](std::initializer_list<strata_collective> wanted, const std::string& who) {
+    std::string missing;
+    for (strata_collective c : wanted) {
+      if ((caps.collective_mask & STRATA_COLL_BIT(c)) == 0) {
+        missing += (missing.empty() ? "" : " and ") + std::string(collective_name(c));
+      }
+    }
+    if (!missing.empty()) {
+      throw Error(STRATA_ERR_UNSUPPORTED, comm_side + " does not offer " + missing + ", which " +
+                                              who + " needs");
     }
   };
-  for (strata_collective c : {STRATA_COLL_ALLREDUCE, STRATA_COLL_ALLGATHER,
-                              STRATA_COLL_ALLGATHERV, STRATA_COLL_BROADCAST}) {
-    need(c, "the runtime");
-  }
+  // The runtime's own collectives (allgather_strings pads rather than use allgatherv).
+  need({STRATA_COLL_ALLREDUCE, STRATA_COLL_ALLGATHER, STRATA_COLL_BROADCAST}, "the runtime");
   if (sharding_caps_.stage >= 1) {
-    const std::string who = "sharding plugin '" + std::string(sharding_.name()) + "' at stage " +
-                            std::to_string(sharding_caps_.stage);
-    need(STRATA_COLL_REDUCE_SCATTER, who);
-    need(STRATA_COLL_ALLGATHER, who);
+    // The ABI's optional collectives: ZeRO stages 1-3 partition with them.
+    need({STRATA_COLL_REDUCE_SCATTER, STRATA_COLL_ALLGATHERV},
+         "sharding plugin '" + std::string(sharding_.name()) + "' at stage " +
+             std::to_string(sharding_caps_.stage));
   }
   for (int32_t dtype : {precision_caps_.model_dtype, int32_t{STRATA_F32}, int32_t{STRATA_F64},
                         int32_t{STRATA_I64}, int32_t{STRATA_U8}}) {
@@ -294,14 +324,15 @@ void Engine::setup_after_registration() {
   uint32_t index = 0;
   const bool groups = sharding_has_groups();
   if (!registry_.groups().empty() && !groups) {
-    logger().info("sharding plugin '{}' predates parameter groups (ABI 1.0): gather and release "
-                  "do nothing", sharding_.name());
+    logger().info("sharding plugin '{}' has no parameter groups: gather and release do nothing",
+                  sharding_.name());
   }
   for (const ParamRecord& p : registry_.params()) {
     if (p.grad == nullptr && !groups) {
       throw Error(STRATA_ERR_UNSUPPORTED,
                   "finalize: parameter " + p.signature() + " has no gradient buffer, and sharding "
-                  "plugin '" + sharding_.name() + "' (ABI 1.0) cannot provide one: register a grad");
+                  "plugin '" + sharding_.name() + "' (no parameter groups) cannot provide one: "
+                  "register a grad");
     }
     if (p.dtype != precision_caps_.model_dtype) {
       throw Error(STRATA_ERR_INVALID_ARGUMENT,
@@ -354,7 +385,9 @@ void Engine::gather(uint32_t group, uint32_t flags) {
                     " (expected 0 or STRATA_GATHER_FOR_BACKWARD)");
   }
   guarded(ApiCall::Gather, group, [&] {
-    if (sharding_has_groups()) sharding_.call("gather", &strata_sharding_ops::gather, group, flags);
+    if (!sharding_has_groups()) return;
+    const strata_group_args args = group_args(group, flags);
+    sharding_.call("gather", &strata_sharding_ops::gather, &args);
   });
 }
 
@@ -362,7 +395,9 @@ void Engine::release(uint32_t group) {
   require_finalized("release");
   check_group_id("release", group);
   guarded(ApiCall::Release, group, [&] {
-    if (sharding_has_groups()) sharding_.call("release", &strata_sharding_ops::release, group);
+    if (!sharding_has_groups()) return;
+    const strata_group_args args = group_args(group, 0);
+    sharding_.call("release", &strata_sharding_ops::release, &args);
   });
 }
 
@@ -408,7 +443,8 @@ void Engine::grad_ready(uint32_t index) {
   require_finalized("grad_ready");
   check_param_index("grad_ready", index);
   guarded(ApiCall::GradReady, index, [&] {
-    sharding_.call("grad_ready", &strata_sharding_ops::grad_ready, index, boundary() ? 1 : 0);
+    const strata_grad_ready_args args = grad_ready_args(index, boundary());
+    sharding_.call("grad_ready", &strata_sharding_ops::grad_ready, &args);
   });
 }
 
@@ -429,7 +465,10 @@ strata_step_result Engine::step_once() {
   const bool at_boundary = boundary();
   ++micro_steps_;
   if (sharding_has_groups()) {
-    sharding_.call("end_micro_step", &strata_sharding_ops::end_micro_step, at_boundary ? 1 : 0);
+    strata_micro_step_args args{};
+    args.struct_size = sizeof(args);
+    args.boundary = at_boundary ? 1 : 0;
+    sharding_.call("end_micro_step", &strata_sharding_ops::end_micro_step, &args);
   }
   if (at_boundary) {
     sharding_.call("finish_reduce", &strata_sharding_ops::finish_reduce);
@@ -523,29 +562,9 @@ void Engine::apply_step(const strata_shard* shards, size_t count, double scale, 
   args.grad_scale = 1.0 / (scale * clip);
   args.lr_factor = 1.0;
   offload_.call("step", &strata_offload_ops::step, shards, count, &args);
-  if (!offload_caps_.writes_model_copy) round_model_copies(shards, count);
+  model_copies_.after_step(shards, count);
   sharding_.call("publish", &strata_sharding_ops::publish);
   precision_.call("update", &strata_precision_ops::update, 0);
-}
-
-void Engine::round_model_copies(const strata_shard* shards, size_t count) {
-  // ABI 1.2: the sharding plugin asked for model-dtype copies of these shards and the offload
-  // plugin did not write them in its pass, so they are made here, before publish reads them.
-  for (size_t i = 0; i < count; ++i) {
-    const strata_shard& s = shards[i];
-    if (!STRATA_STRUCT_HAS(&s, strata_shard, model_dtype) || s.model == nullptr || s.count == 0) {
-      continue;
-    }
-    const strata_buffer master = host_buffer(s.master, s.count, STRATA_F32);
-    const strata_buffer model = host_buffer(s.model, s.count, s.model_dtype);
-    precision_.call("cast", &strata_precision_ops::cast, &master, &model);
-    if (!said_model_copies_) {
-      said_model_copies_ = true;
-      logger().info("model copies: offload plugin '{}' does not write them in its step; the "
-                    "runtime rounds the masters through precision plugin '{}'",
-                    offload_.name(), precision_.name());
-    }
-  }
 }
 
 }  // namespace strata::rt

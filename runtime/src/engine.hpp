@@ -8,6 +8,7 @@
 #include "host_services.hpp"
 #include "manifest.hpp"
 #include "memory_ledger.hpp"
+#include "model_copies.hpp"
 #include "param_registry.hpp"
 #include "error.hpp"
 #include "plugin_instance.hpp"
@@ -39,8 +40,10 @@ class Engine {
   // API 1.1 parameter groups; see strata.h. Without a group-aware sharding plugin, gather and
   // release do nothing and views are the registered buffers.
   uint32_t define_group(const std::string& name, const uint32_t* params, size_t count);
-  void gather(uint32_t group, uint32_t flags);   // collective at stages 2-3
-  void release(uint32_t group);                  // collective at stages 2-3
+  // Collective where the sharding stage moves parameters or gradients on gather/release (stages
+  // 2-3 in plugins/zero).
+  void gather(uint32_t group, uint32_t flags);
+  void release(uint32_t group);
   strata_param_view param_view(uint32_t index) const;
   bool finalized() const { return finalized_; }
   strata_step_result step();  // collective
@@ -70,11 +73,10 @@ class Engine {
   void require_finalized(const char* call) const;
   void check_param_index(const char* call, uint32_t index) const;
   void check_group_id(const char* call, uint32_t group) const;
-  // Whether the sharding plugin's ops table has the ABI 1.1 group calls (fixed at create).
+  // Whether the sharding plugin's ops table has the optional group calls (fixed at create).
   bool sharding_has_groups() const { return sharding_groups_; }
   void record_host_buffers();
   void apply_step(const strata_shard* shards, size_t count, double scale, double norm);
-  void round_model_copies(const strata_shard* shards, size_t count);
 
   Manifest manifest_;
   BatchConfig batch_{};
@@ -97,7 +99,7 @@ class Engine {
   strata_precision_caps precision_caps_{};
   strata_sharding_caps sharding_caps_{};
   strata_offload_caps offload_caps_{};
-  bool said_model_copies_ = false;  // round_model_copies logged once
+  ModelCopies model_copies_;
   bool sharding_groups_ = false;
 
   ParamRegistry registry_;

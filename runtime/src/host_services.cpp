@@ -1,6 +1,7 @@
 #include "host_services.hpp"
 
 #include "log.hpp"
+#include "runtime_abi.hpp"
 
 #include <algorithm>
 
@@ -14,9 +15,12 @@ const strata_host_api* HostServices::make_table(std::string plugin_label,
   ctx->owner = this;
   ctx->label = std::move(plugin_label);
   strata_host_api& api = ctx->api;
-  api.struct_size = sizeof(strata_host_api);
+  // The minor this runtime reports (an older one under STRATA_EMULATE_ABI_MINOR): the table has
+  // that minor's size, so the services of later minors are absent, as from a runtime of that minor.
+  const uint32_t minor = runtime_abi_minor();
+  api.struct_size = host_api_size(minor);
   api.abi_major = STRATA_ABI_MAJOR;
-  api.abi_minor = STRATA_ABI_MINOR;
+  api.abi_minor = minor;
   api.host_ctx = ctx.get();
   api.log = &HostServices::log;
   api.alloc_bytes = &HostServices::alloc_bytes;
@@ -27,6 +31,9 @@ const strata_host_api* HostServices::make_table(std::string plugin_label,
   api.precision_self = precision_self;
   api.alloc_bytes_at = &HostServices::alloc_bytes_at;
   api.account_bytes = &HostServices::account_bytes;
+  if (STRATA_STRUCT_HAS(&api, strata_host_api, log_enabled)) {
+    api.log_enabled = &HostServices::log_enabled;
+  }
   contexts_.push_back(std::move(ctx));
   return &contexts_.back()->api;
 }
@@ -37,6 +44,12 @@ void HostServices::log(void* ctx, int32_t level, const char* message) {
   // strata_log_level and spdlog's levels share the order trace..error.
   logger().log(static_cast<spdlog::level::level_enum>(clamped), "{}: {}", context->label,
                message != nullptr ? message : "");
+}
+
+int32_t HostServices::log_enabled(void*, int32_t level) {
+  const int clamped = std::clamp<int32_t>(level, STRATA_LOG_TRACE, STRATA_LOG_ERROR);
+  // One relaxed atomic load of the logger's level: no lock, no formatting.
+  return logger().should_log(static_cast<spdlog::level::level_enum>(clamped)) ? 1 : 0;
 }
 
 void* HostServices::alloc_bytes(void* ctx, size_t bytes, size_t alignment, int32_t category) {

@@ -1,6 +1,8 @@
 // The host-services tables lent to plugins (strata_host_api): logging attributed to the plugin,
 // accounted allocation (pageable or pinned) and disk accounting through the MemoryLedger, and the
-// comm/precision strata's instances.
+// comm/precision strata's instances (in today's table layout: the tracked comm proxy and the
+// precision instance's table; a 1.0-1.2 plugin's adapter converts them for it), and log_enabled
+// (1.4). Each table reports runtime_abi_minor() and has that minor's struct_size.
 #pragma once
 
 #include "memory_ledger.hpp"
@@ -19,7 +21,8 @@ class HostServices {
   HostServices(const HostServices&) = delete;
   HostServices& operator=(const HostServices&) = delete;
 
-  // A table for one plugin instance; its address is stable for the HostServices' lifetime, which
+  // A table for one plugin instance; throws if STRATA_EMULATE_ABI_MINOR is invalid. Its address is
+  // stable for the HostServices' lifetime, which
   // outlives every plugin instance (the engine declares it first).
   const strata_host_api* make_table(std::string plugin_label, const strata_comm_ops* comm,
                                     void* comm_self, const strata_precision_ops* precision,
@@ -32,6 +35,7 @@ class HostServices {
     strata_host_api api;
   };
   static void log(void* ctx, int32_t level, const char* message);
+  static int32_t log_enabled(void* ctx, int32_t level);
   static void* alloc_bytes(void* ctx, size_t bytes, size_t alignment, int32_t category);
   static void free_bytes(void* ctx, void* ptr);
   static void* alloc_bytes_at(void* ctx, size_t bytes, size_t alignment, int32_t category,

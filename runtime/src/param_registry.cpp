@@ -1,6 +1,7 @@
 #include "param_registry.hpp"
 
 #include "error.hpp"
+#include "host_structs.hpp"
 
 #include <strata/plugin.hpp>
 #include <strata/strata.h>
@@ -40,11 +41,8 @@ std::string ParamRecord::signature() const {
 uint64_t ParamRecord::bytes() const { return count * sdk::dtype_size(dtype); }
 
 uint32_t ParamRegistry::add(const strata_param_desc& desc) {
-  if (desc.struct_size < sizeof(strata_param_desc)) {
-    throw Error(STRATA_ERR_ABI, "register_param: strata_param_desc.struct_size " +
-                                    std::to_string(desc.struct_size) + " is smaller than " +
-                                    std::to_string(sizeof(strata_param_desc)));
-  }
+  // Every field so far is 1.0's: a smaller struct has none of them to read.
+  check_host_struct<strata_param_desc>(desc.struct_size, "register_param");
   const std::string name = desc.name != nullptr ? desc.name : "";
   const std::string where = "register_param '" + name + "': ";
   if (name.empty() || name.find('\n') != std::string::npos) {

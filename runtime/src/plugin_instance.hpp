@@ -1,8 +1,11 @@
 // One created plugin instance of a stratum: owns the loaded library and the plugin's `self`, and
-// turns failed calls into strata::rt::Error with the plugin named.
+// turns failed calls into strata::rt::Error with the plugin named. Every call goes through a
+// current-layout (1.3+) table: the plugin's own, or for a 1.0-1.2 plugin the legacy adapter's
+// (optional functions the plugin lacks NULL), whose `self` wraps the old instance.
 #pragma once
 
 #include "error.hpp"
+#include "legacy_abi/legacy_plugin.hpp"
 #include "plugin_loader.hpp"
 
 #include <strata/plugin_api.h>
@@ -32,11 +35,24 @@ class PluginInstance {
     // Keep the library mapped until process exit, even after destroy: transports such as MPI
     // leave threads and exit handlers inside it, and MPI cannot be initialised twice anyway.
     dlopen(library_.path().c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-    ops_ = &library_.template ops<Ops>();
-    label_ = spec.stratum + " plugin '" + library_.descriptor().name + "'";
+    const strata_plugin_descriptor& descriptor = library_.descriptor();
+    if (library_.legacy()) {
+      // The adapter's table, with NULL where this plugin lacks an optional function.
+      legacy_ops_ = legacy::adapter_ops_for<Ops>(descriptor);
+      ops_ = &legacy_ops_;
+    } else {
+      ops_ = &library_.template ops<Ops>();
+    }
+    label_ = spec.stratum + " plugin '" + descriptor.name + "'";
     strata_error err = new_error();
     const std::string config = spec.config.dump();
-    const strata_status status = ops_->create(config.c_str(), host, &self_, &err);
+    strata_plugin_create_args args{};
+    args.struct_size = sizeof(args);
+    args.config_json = config.c_str();
+    args.host = host;
+    const strata_status status = library_.legacy()
+                                     ? legacy::create(descriptor, &args, &self_, &err)
+                                     : ops_->create(&args, &self_, &err);
     if (status != STRATA_OK) {
       self_ = nullptr;
       throw Error(status, manifest_source + ": " + spec.json_path + ": " + label_ + " (" +
@@ -71,6 +87,7 @@ class PluginInstance {
  private:
   // Declared before self_ so the library is unloaded only after destroy(self) ran.
   LoadedPlugin library_;
+  Ops legacy_ops_{};  // a 1.0-1.2 plugin's adapter table (ops_ points here)
   const Ops* ops_ = nullptr;
   void* self_ = nullptr;
   std::string label_;

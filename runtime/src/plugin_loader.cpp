@@ -1,12 +1,15 @@
 // Loading one stratum's plugin: find the file, check it before dlopen may map it (a regular ELF
 // shared object for this machine, whole, writable by no stranger), check its sha256 pin, dlopen it
 // RTLD_NOW | RTLD_LOCAL (a missing symbol fails here, naming the file), and check the descriptor
-// the entry symbol returns: ABI version, struct sizes and kind.
+// the entry symbol returns: ABI version and floor, struct sizes, kind, the ops table's header and
+// its required functions (1.0-1.2 tables: through the legacy adapter's check).
 #include "plugin_loader.hpp"
 
 #include "error.hpp"
 #include "library_file_check.hpp"
+#include "legacy_abi/legacy_plugin.hpp"
 #include "log.hpp"
+#include "runtime_abi.hpp"
 #include "sha256.hpp"
 
 #include <dlfcn.h>
@@ -15,23 +18,107 @@
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <vector>
 
 namespace strata::rt {
 namespace fs = std::filesystem;
 
 namespace {
 
-// Sizes of the ABI 1.0 structs: up to and including their last 1.0 field. Later minor versions
-// append fields, so these stay the floor a plugin must meet even after the header grows.
+// The descriptor's size at ABI 1.0, up to and including its last 1.0 field. Later minor versions
+// append fields, so this stays the floor a plugin must meet even after the header grows.
 constexpr size_t kDescriptorSize1_0 = offsetof(strata_plugin_descriptor, ops) + sizeof(const void*);
 
-size_t ops_size_1_0(int32_t kind) {
+// Sizes of the ABI 1.3 ops tables (the first with strata_ops_header), up to and including their
+// last 1.3 member: the least a table with a header may be.
+size_t ops_size_1_3(int32_t kind) {
   switch (kind) {
     case STRATA_PLUGIN_COMM: return offsetof(strata_comm_ops, test) + sizeof(void*);
-    case STRATA_PLUGIN_SHARDING: return offsetof(strata_sharding_ops, zero_grad) + sizeof(void*);
+    case STRATA_PLUGIN_SHARDING: return offsetof(strata_sharding_ops, end_micro_step) + sizeof(void*);
     case STRATA_PLUGIN_PRECISION: return offsetof(strata_precision_ops, cast) + sizeof(void*);
     case STRATA_PLUGIN_OFFLOAD: return offsetof(strata_offload_ops, step) + sizeof(void*);
     default: return 0;
+  }
+}
+
+// One function pointer of a table, by name.
+struct Member {
+  const char* name;
+  bool present;
+};
+
+template <class Ops>
+std::vector<Member> required_members(const Ops& o);
+
+template <>
+std::vector<Member> required_members(const strata_comm_ops& o) {
+  // wait is required only when caps.nonblocking is 1: the engine checks it after query.
+  return {{"create", o.create != nullptr},       {"destroy", o.destroy != nullptr},
+          {"query", o.query != nullptr},         {"allreduce", o.allreduce != nullptr},
+          {"allgather", o.allgather != nullptr}, {"broadcast", o.broadcast != nullptr},
+          {"barrier", o.barrier != nullptr}};
+}
+
+template <>
+std::vector<Member> required_members(const strata_sharding_ops& o) {
+  return {{"create", o.create != nullptr},
+          {"destroy", o.destroy != nullptr},
+          {"query", o.query != nullptr},
+          {"register_param", o.register_param != nullptr},
+          {"finalize", o.finalize != nullptr},
+          {"grad_ready", o.grad_ready != nullptr},
+          {"finish_reduce", o.finish_reduce != nullptr},
+          {"owned_shards", o.owned_shards != nullptr},
+          {"publish", o.publish != nullptr},
+          {"zero_grad", o.zero_grad != nullptr}};
+}
+
+template <>
+std::vector<Member> required_members(const strata_precision_ops& o) {
+  return {{"create", o.create != nullptr},         {"destroy", o.destroy != nullptr},
+          {"query", o.query != nullptr},           {"loss_scale", o.loss_scale != nullptr},
+          {"grad_stats", o.grad_stats != nullptr}, {"update", o.update != nullptr},
+          {"cast", o.cast != nullptr}};
+}
+
+template <>
+std::vector<Member> required_members(const strata_offload_ops& o) {
+  return {{"create", o.create != nullptr},         {"destroy", o.destroy != nullptr},
+          {"query", o.query != nullptr},           {"init_state", o.init_state != nullptr},
+          {"step", o.step != nullptr}};
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  }
+  return out;
+}
+
+// `who` is "<manifest>: <json path>: <kind> plugin '<name>' (<file>)".
+template <class Ops>
+void check_functions(const void* table, const std::string& who) {
+  const Ops& ops = *static_cast<const Ops*>(table);
+  for (const Member& m : required_members(ops)) {
+    if (!m.present) {
+      throw Error(STRATA_ERR_ABI, who + ": ops table has no '" + m.name + "' (required)");
+    }
+  }
+  if constexpr (std::is_same_v<Ops, strata_sharding_ops>) {
+    // Parameter groups: all five or none.
+    const std::vector<Member> group = {{"define_group", ops.define_group != nullptr},
+                                       {"gather", ops.gather != nullptr},
+                                       {"release", ops.release != nullptr},
+                                       {"param_view", ops.param_view != nullptr},
+                                       {"end_micro_step", ops.end_micro_step != nullptr}};
+    std::vector<std::string> has, lacks;
+    for (const Member& m : group) (m.present ? has : lacks).push_back(m.name);
+    if (!has.empty() && !lacks.empty()) {
+      throw Error(STRATA_ERR_ABI,
+                  who + ": ops table has " + joined(has) + " but no " + joined(lacks) +
+                      " (the parameter-group functions are optional as a set: all five or none)");
+    }
   }
 }
 
@@ -52,11 +139,14 @@ std::string version(uint32_t major, uint32_t minor) {
 }
 
 // "a sharding plugin", "an offload plugin".
-std::string a_kind_plugin(int32_t kind) {
+std::string a_kind(int32_t kind, const char* noun) {
   const std::string name = plugin_kind_name(kind);
   const bool vowel = std::string_view("aeiou").find(name.front()) != std::string_view::npos;
-  return (vowel ? "an " : "a ") + name + " plugin";
+  return (vowel ? "an " : "a ") + name + " " + noun;
 }
+std::string a_kind_plugin(int32_t kind) { return a_kind(kind, "plugin"); }
+// "a sharding table", "an offload table".
+std::string a_kind_table(int32_t kind) { return a_kind(kind, "table"); }
 
 // A "library" value that names a path (as find_plugin_library reads it) which is a directory:
 // find_plugin_library skips directories, and "not found" would hide what is wrong.
@@ -75,10 +165,11 @@ std::string searched_list(const std::vector<fs::path>& dirs) {
   return out;
 }
 
-// Checks the descriptor an entry symbol returned. `at` is "<lib path>" prefixed by the manifest
-// source and JSON path.
+}  // namespace
+
 void check_descriptor(const strata_plugin_descriptor* d, strata_plugin_kind kind,
-                      const std::string& at) {
+                      const std::string& where, const std::string& file) {
+  const std::string at = where + ": " + file;
   if (d == nullptr) throw Error(STRATA_ERR_ABI, at + ": " STRATA_PLUGIN_ENTRY_SYMBOL " returned NULL");
   // The version fields come first and are read before anything else: a plugin of another major
   // version may lay out everything after them differently.
@@ -86,15 +177,12 @@ void check_descriptor(const strata_plugin_descriptor* d, strata_plugin_kind kind
     throw Error(STRATA_ERR_ABI, at + ": plugin descriptor struct_size " + std::to_string(d->struct_size) +
                                     " is too small to hold an ABI version");
   }
-  const std::string runtime_abi = version(STRATA_ABI_MAJOR, STRATA_ABI_MINOR);
+  const uint32_t runtime_minor = runtime_abi_minor();
+  const std::string runtime_abi = runtime_abi_text();
   const std::string plugin_abi = version(d->abi_major, d->abi_minor);
   if (d->abi_major != STRATA_ABI_MAJOR) {
     throw Error(STRATA_ERR_ABI, at + ": plugin ABI " + plugin_abi + " is not compatible with this runtime's ABI " +
                                     runtime_abi + " (major must match)");
-  }
-  if (d->abi_minor > STRATA_ABI_MINOR) {
-    throw Error(STRATA_ERR_ABI, at + ": plugin ABI " + plugin_abi + " is newer than this runtime's ABI " +
-                                    runtime_abi + " (the runtime must be at least " + plugin_abi + ")");
   }
   if (d->struct_size < kDescriptorSize1_0) {
     throw Error(STRATA_ERR_ABI, at + ": plugin descriptor struct_size " + std::to_string(d->struct_size) +
@@ -103,24 +191,56 @@ void check_descriptor(const strata_plugin_descriptor* d, strata_plugin_kind kind
   if (d->name == nullptr || d->version == nullptr) {
     throw Error(STRATA_ERR_ABI, at + ": plugin descriptor has no name or version string");
   }
+  // The descriptor's minor is the lowest runtime minor the plugin needs (its floor).
+  if (d->abi_minor > runtime_minor) {
+    throw Error(STRATA_ERR_ABI, where + ": " + plugin_kind_name(d->kind) + " plugin '" + d->name +
+                                    "' (" + file + ") needs runtime ABI " + plugin_abi +
+                                    " or later; this runtime is " + runtime_abi);
+  }
   if (d->kind != kind) {
     throw Error(STRATA_ERR_ABI, at + ": plugin '" + d->name + "' is " + a_kind_plugin(d->kind) +
                                     ", but this stratum needs " + a_kind_plugin(kind));
   }
   if (d->ops == nullptr) throw Error(STRATA_ERR_ABI, at + ": plugin descriptor has no ops table");
-  // Every ops table starts with struct_size, then create and destroy.
-  const auto* ops = static_cast<const strata_offload_ops*>(d->ops);
-  if (ops->struct_size < ops_size_1_0(kind)) {
-    throw Error(STRATA_ERR_ABI, at + ": " + plugin_kind_name(kind) + " ops table struct_size " +
-                                    std::to_string(ops->struct_size) + " is smaller than ABI 1.0's " +
-                                    std::to_string(ops_size_1_0(kind)));
+
+  if (d->abi_minor < STRATA_ABI_MINOR_TABLES) {
+    // Built with a 1.0-1.2 header: a table without strata_ops_header, loaded through the adapter.
+    legacy::check_table(*d, kind, at);
+    return;
   }
-  if (ops->create == nullptr || ops->destroy == nullptr) {
-    throw Error(STRATA_ERR_ABI, at + ": ops table has no create or destroy function");
+
+  const std::string who = where + ": " + plugin_kind_name(kind) + " plugin '" + d->name + "' (" + file + ")";
+  // Every 1.3 table starts with its header; nothing past it is read before it is checked.
+  const auto& header = *static_cast<const strata_ops_header*>(d->ops);
+  const size_t least = ops_size_1_3(kind);
+  if (header.struct_size < least) {
+    throw Error(STRATA_ERR_ABI, who + ": ops table header says " + std::to_string(header.struct_size) +
+                                    " bytes, smaller than ABI 1.3's " + std::to_string(least) + " for " +
+                                    a_kind_table(kind));
+  }
+  if (header.abi_major != STRATA_ABI_MAJOR) {
+    throw Error(STRATA_ERR_ABI, who + ": ops table header says ABI major " +
+                                    std::to_string(header.abi_major) + ", but the descriptor and this "
+                                    "runtime say " + std::to_string(STRATA_ABI_MAJOR));
+  }
+  if (header.kind != kind) {
+    throw Error(STRATA_ERR_ABI, who + ": ops table header says it is " + a_kind_table(header.kind) +
+                                    ", but the descriptor says " + a_kind_table(kind));
+  }
+  if (header.abi_minor < STRATA_ABI_MINOR_TABLES) {
+    throw Error(STRATA_ERR_ABI, who + ": ops table header says ABI " +
+                                    version(header.abi_major, header.abi_minor) +
+                                    ", older than 1." + std::to_string(STRATA_ABI_MINOR_TABLES) +
+                                    ", the first whose tables have a header");
+  }
+  // A table built with a newer header is larger: only the fields this runtime knows are read.
+  switch (kind) {
+    case STRATA_PLUGIN_COMM: check_functions<strata_comm_ops>(d->ops, who); break;
+    case STRATA_PLUGIN_SHARDING: check_functions<strata_sharding_ops>(d->ops, who); break;
+    case STRATA_PLUGIN_PRECISION: check_functions<strata_precision_ops>(d->ops, who); break;
+    case STRATA_PLUGIN_OFFLOAD: check_functions<strata_offload_ops>(d->ops, who); break;
   }
 }
-
-}  // namespace
 
 LoadedPlugin load_plugin(const StratumSpec& spec, strata_plugin_kind kind, const Manifest& manifest) {
   const std::string at = manifest.source + ": " + spec.json_path;
@@ -167,11 +287,19 @@ LoadedPlugin load_plugin(const StratumSpec& spec, strata_plugin_kind kind, const
   auto& entry = plugin.library_.get<std::remove_pointer_t<strata_plugin_entry_fn>>(
       STRATA_PLUGIN_ENTRY_SYMBOL);
   plugin.descriptor_ = entry();
-  check_descriptor(plugin.descriptor_, kind, at + ": " + file);
+  check_descriptor(plugin.descriptor_, kind, at, file);
 
   const strata_plugin_descriptor& d = *plugin.descriptor_;
-  logger().debug("{}: loaded {} plugin '{}' {} (ABI {}.{}) from {}", at, plugin_kind_name(kind), d.name,
-                 d.version, d.abi_major, d.abi_minor, file);
+  plugin.legacy_ = d.abi_minor < STRATA_ABI_MINOR_TABLES;
+  if (plugin.legacy_) {
+    logger().debug("{}: loaded {} plugin '{}' {} (ABI 1.{}, through the 1.0-1.2 adapter) from {}", at,
+                   plugin_kind_name(kind), d.name, d.version, d.abi_minor, file);
+  } else {
+    const auto& header = *static_cast<const strata_ops_header*>(d.ops);
+    logger().debug("{}: loaded {} plugin '{}' {} (needs ABI {}.{}, built with {}.{}) from {}", at,
+                   plugin_kind_name(kind), d.name, d.version, d.abi_major, d.abi_minor,
+                   header.abi_major, header.abi_minor, file);
+  }
   return plugin;
 }
 

@@ -1,5 +1,5 @@
 // Finding a plugin library on the search path, loading it (RTLD_NOW | RTLD_LOCAL through
-// Boost.DLL), checking its sha256 pin, entry symbol, ABI version, kind and ops-table size.
+// Boost.DLL), checking its sha256 pin, entry symbol, ABI version and floor, kind and ops table.
 #pragma once
 
 #include "manifest.hpp"
@@ -35,7 +35,11 @@ class LoadedPlugin {
   const std::filesystem::path& path() const { return path_; }
   // Lower-case hex sha256 of the library file, as loaded.
   const std::string& sha256() const { return sha256_; }
-  // The kind's ops table, already checked to be at least as large as ABI 1.0's.
+  // Built with a 1.0-1.2 header (descriptor abi_minor < STRATA_ABI_MINOR_TABLES): its table has
+  // the old layout and is reached only through the legacy adapter (PluginInstance does that).
+  bool legacy() const { return legacy_; }
+  // The kind's ops table in today's layout, already checked (header, size, required functions).
+  // Not for legacy plugins.
   template <class Ops>
   const Ops& ops() const { return *static_cast<const Ops*>(descriptor_->ops); }
 
@@ -45,7 +49,17 @@ class LoadedPlugin {
   const strata_plugin_descriptor* descriptor_ = nullptr;
   std::filesystem::path path_;
   std::string sha256_;
+  bool legacy_ = false;
 };
+
+// Checks the descriptor an entry symbol returned and its ops table; throws strata::rt::Error
+// (STRATA_ERR_ABI) with a sentence naming `where` ("<manifest>: <JSON path>"), `file` and the
+// plugin. 1.3 and later: the floor (abi_minor) is at most runtime_abi_minor(); the table's header
+// has at least 1.3's size for the kind, major 1, the descriptor's kind and a minor of at least 3;
+// every Required function is set, and the sharding group functions are all set or all NULL.
+// Tables of 1.0-1.2 plugins are checked by legacy::check_table.
+void check_descriptor(const strata_plugin_descriptor* d, strata_plugin_kind kind,
+                      const std::string& where, const std::string& file);
 
 // Throws strata::rt::Error with a sentence naming the manifest, JSON path and library file.
 LoadedPlugin load_plugin(const StratumSpec& spec, strata_plugin_kind kind, const Manifest& manifest);

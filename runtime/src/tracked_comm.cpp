@@ -1,7 +1,7 @@
 #include "tracked_comm.hpp"
 
-#include <algorithm>
 #include <cstdio>
+#include <utility>
 
 namespace strata::rt {
 namespace {
@@ -20,22 +20,36 @@ class WaitGuard {
 
 }  // namespace
 
+uint32_t offered_collectives(const strata_comm_ops& ops, uint32_t mask) {
+  const std::pair<strata_collective, bool> present[] = {
+      {STRATA_COLL_ALLREDUCE, ops.allreduce != nullptr},
+      {STRATA_COLL_ALLGATHER, ops.allgather != nullptr},
+      {STRATA_COLL_ALLGATHERV, ops.allgatherv != nullptr},
+      {STRATA_COLL_REDUCE_SCATTER, ops.reduce_scatter != nullptr},
+      {STRATA_COLL_BROADCAST, ops.broadcast != nullptr},
+      {STRATA_COLL_BARRIER, ops.barrier != nullptr}};
+  for (const auto& [collective, has] : present) {
+    if (!has) mask &= ~STRATA_COLL_BIT(collective);
+  }
+  return mask;
+}
+
 TrackedComm::TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& board)
     : real_(ops), real_self_(self), board_(board) {
-  // Every comm function exists since ABI 1.0; a later table's extra fields are not proxied, so
-  // the proxy claims no more than it forwards.
-  table_.struct_size = std::min(ops.struct_size, sizeof(strata_comm_ops));
+  // The loader checked that the required functions are set; the optional ones stay NULL here when
+  // the plugin left them NULL, so whoever holds the proxy sees what the plugin offers.
+  table_.header = STRATA_OPS_HEADER(strata_comm_ops, STRATA_PLUGIN_COMM);
   table_.create = &TrackedComm::create;
   table_.destroy = &TrackedComm::destroy;
   table_.query = &TrackedComm::query;
   table_.allreduce = &TrackedComm::allreduce;
   table_.allgather = &TrackedComm::allgather;
-  table_.allgatherv = &TrackedComm::allgatherv;
-  table_.reduce_scatter = &TrackedComm::reduce_scatter;
+  table_.allgatherv = ops.allgatherv != nullptr ? &TrackedComm::allgatherv : nullptr;
+  table_.reduce_scatter = ops.reduce_scatter != nullptr ? &TrackedComm::reduce_scatter : nullptr;
   table_.broadcast = &TrackedComm::broadcast;
   table_.barrier = &TrackedComm::barrier;
-  table_.wait = &TrackedComm::wait;
-  table_.test = &TrackedComm::test;
+  table_.wait = ops.wait != nullptr ? &TrackedComm::wait : nullptr;
+  table_.test = ops.test != nullptr ? &TrackedComm::test : nullptr;
 }
 
 strata_status TrackedComm::refuse(strata_error* err) const {
@@ -57,7 +71,7 @@ strata_status TrackedComm::collective(const char* name, strata_request* req, str
   return call();
 }
 
-strata_status TrackedComm::create(const char*, const strata_host_api*, void**, strata_error* err) {
+strata_status TrackedComm::create(const strata_plugin_create_args*, void**, strata_error* err) {
   if (err != nullptr && err->struct_size >= sizeof(strata_error)) {
     err->code = STRATA_ERR_UNSUPPORTED;
     std::snprintf(err->message, sizeof err->message,
@@ -68,54 +82,53 @@ strata_status TrackedComm::create(const char*, const strata_host_api*, void**, s
 
 strata_status TrackedComm::query(void* self, strata_comm_caps* caps, strata_error* err) {
   TrackedComm& t = of(self);
-  return t.real_.query(t.real_self_, caps, err);
+  const strata_status status = t.real_.query(t.real_self_, caps, err);
+  if (status == STRATA_OK && caps != nullptr && STRATA_STRUCT_HAS(caps, strata_comm_caps, collective_mask)) {
+    caps->collective_mask = offered_collectives(t.real_, caps->collective_mask);
+  }
+  return status;
 }
 
-strata_status TrackedComm::allreduce(void* self, const strata_buffer* send,
-                                     const strata_buffer* recv, int32_t op, strata_request* req,
-                                     strata_error* err) {
+strata_status TrackedComm::allreduce(void* self, const strata_coll_args* args, strata_request* req,
+                               strata_error* err) {
   TrackedComm& t = of(self);
   return t.collective("allreduce", req, err,
-                      [&] { return t.real_.allreduce(t.real_self_, send, recv, op, req, err); });
+                      [&] { return t.real_.allreduce(t.real_self_, args, req, err); });
 }
 
-strata_status TrackedComm::allgather(void* self, const strata_buffer* send,
-                                     const strata_buffer* recv, strata_request* req,
-                                     strata_error* err) {
+strata_status TrackedComm::allgather(void* self, const strata_coll_args* args, strata_request* req,
+                               strata_error* err) {
   TrackedComm& t = of(self);
   return t.collective("allgather", req, err,
-                      [&] { return t.real_.allgather(t.real_self_, send, recv, req, err); });
+                      [&] { return t.real_.allgather(t.real_self_, args, req, err); });
 }
 
-strata_status TrackedComm::allgatherv(void* self, const strata_buffer* send,
-                                      const strata_buffer* recv, const uint64_t* recv_counts,
-                                      const uint64_t* displs, strata_request* req,
-                                      strata_error* err) {
+strata_status TrackedComm::allgatherv(void* self, const strata_coll_args* args, strata_request* req,
+                               strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("allgatherv", req, err, [&] {
-    return t.real_.allgatherv(t.real_self_, send, recv, recv_counts, displs, req, err);
-  });
+  return t.collective("allgatherv", req, err,
+                      [&] { return t.real_.allgatherv(t.real_self_, args, req, err); });
 }
 
-strata_status TrackedComm::reduce_scatter(void* self, const strata_buffer* send,
-                                          const strata_buffer* recv, int32_t op,
-                                          strata_request* req, strata_error* err) {
+strata_status TrackedComm::reduce_scatter(void* self, const strata_coll_args* args, strata_request* req,
+                               strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("reduce_scatter", req, err, [&] {
-    return t.real_.reduce_scatter(t.real_self_, send, recv, op, req, err);
-  });
+  return t.collective("reduce_scatter", req, err,
+                      [&] { return t.real_.reduce_scatter(t.real_self_, args, req, err); });
 }
 
-strata_status TrackedComm::broadcast(void* self, const strata_buffer* buf, int32_t root,
-                                     strata_request* req, strata_error* err) {
+strata_status TrackedComm::broadcast(void* self, const strata_coll_args* args, strata_request* req,
+                               strata_error* err) {
   TrackedComm& t = of(self);
   return t.collective("broadcast", req, err,
-                      [&] { return t.real_.broadcast(t.real_self_, buf, root, req, err); });
+                      [&] { return t.real_.broadcast(t.real_self_, args, req, err); });
 }
 
-strata_status TrackedComm::barrier(void* self, strata_request* req, strata_error* err) {
+strata_status TrackedComm::barrier(void* self, const strata_coll_args* args, strata_request* req,
+                               strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("barrier", req, err, [&] { return t.real_.barrier(t.real_self_, req, err); });
+  return t.collective("barrier", req, err,
+                      [&] { return t.real_.barrier(t.real_self_, args, req, err); });
 }
 
 strata_status TrackedComm::wait(void* self, strata_request req, strata_error* err) {

@@ -13,9 +13,15 @@
 
 namespace strata::rt {
 
+// `mask` (a comm's caps.collective_mask) without the bits of collectives whose function in `ops`
+// is NULL: the header says such a bit is ignored, and the runtime clears it before anyone reads it.
+uint32_t offered_collectives(const strata_comm_ops& ops, uint32_t mask);
+
 class TrackedComm {
  public:
-  // `ops`/`self` are the comm plugin's instance; both must outlive this object.
+  // `ops`/`self` are the comm plugin's instance (today's layout: its own checked table, or the
+  // legacy adapter's); both must outlive this object. The proxy's optional members (allgatherv,
+  // reduce_scatter, wait, test) are NULL exactly when the wrapped table's are.
   TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& board);
   TrackedComm(const TrackedComm&) = delete;
   TrackedComm& operator=(const TrackedComm&) = delete;
@@ -24,7 +30,8 @@ class TrackedComm {
   // are ending (a plugin's teardown may wait on requests it still holds). Thread-safe.
   void abandon() { abandoned_ = true; }
 
-  // The proxy table and the `self` to pass to it (lent to plugins in their host tables).
+  // The proxy table (today's layout, its header this runtime's) and the `self` to pass to it (lent
+  // to plugins in their host tables).
   const strata_comm_ops* ops() const { return &table_; }
   void* self() const { return const_cast<TrackedComm*>(this); }
 
@@ -35,22 +42,21 @@ class TrackedComm {
   template <class Call>
   strata_status collective(const char* name, strata_request* req, strata_error* err, Call&& call);
 
-  static strata_status create(const char*, const strata_host_api*, void**, strata_error* err);
+  static strata_status create(const strata_plugin_create_args*, void**, strata_error* err);
   static void destroy(void*) {}
   static strata_status query(void* self, strata_comm_caps* caps, strata_error* err);
-  static strata_status allreduce(void* self, const strata_buffer* send, const strata_buffer* recv,
-                                 int32_t op, strata_request* req, strata_error* err);
-  static strata_status allgather(void* self, const strata_buffer* send, const strata_buffer* recv,
-                                 strata_request* req, strata_error* err);
-  static strata_status allgatherv(void* self, const strata_buffer* send, const strata_buffer* recv,
-                                  const uint64_t* recv_counts, const uint64_t* displs,
-                                  strata_request* req, strata_error* err);
-  static strata_status reduce_scatter(void* self, const strata_buffer* send,
-                                      const strata_buffer* recv, int32_t op, strata_request* req,
-                                      strata_error* err);
-  static strata_status broadcast(void* self, const strata_buffer* buf, int32_t root,
-                                 strata_request* req, strata_error* err);
-  static strata_status barrier(void* self, strata_request* req, strata_error* err);
+  static strata_status allreduce(void* self, const strata_coll_args* args, strata_request* req,
+                                 strata_error* err);
+  static strata_status allgather(void* self, const strata_coll_args* args, strata_request* req,
+                                 strata_error* err);
+  static strata_status allgatherv(void* self, const strata_coll_args* args, strata_request* req,
+                                  strata_error* err);
+  static strata_status reduce_scatter(void* self, const strata_coll_args* args,
+                                      strata_request* req, strata_error* err);
+  static strata_status broadcast(void* self, const strata_coll_args* args, strata_request* req,
+                                 strata_error* err);
+  static strata_status barrier(void* self, const strata_coll_args* args, strata_request* req,
+                               strata_error* err);
   static strata_status wait(void* self, strata_request req, strata_error* err);
   static strata_status test(void* self, strata_request req, int32_t* done, strata_error* err);
 

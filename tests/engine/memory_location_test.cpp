@@ -2,6 +2,7 @@
 // pages, disk bytes are reported by location but never as memory, the one-line summary says where
 // each category lives, and a caller built against API 1.1 still gets current/peak.
 #include "host_services.hpp"
+#include "log.hpp"
 #include "memory_ledger.hpp"
 
 #include <strata/plugin.hpp>
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -42,6 +44,35 @@ struct Table {
   }
 };
 
+// ABI 1.4: log_enabled, and the minor the table reports (STRATA_EMULATE_ABI_MINOR cuts it to an
+// older minor's size, so the later services are absent).
+TEST(HostServicesTable, ReportsTheRuntimeMinorAndLogEnabled) {
+  unsetenv("STRATA_EMULATE_ABI_MINOR");
+  Table t;
+  EXPECT_EQ(t.api->struct_size, sizeof(strata_host_api));
+  ASSERT_TRUE(STRATA_STRUCT_HAS(t.api, strata_host_api, log_enabled));
+  ASSERT_NE(t.api->log_enabled, nullptr);
+  // The runtime logger's own answer, level by level.
+  for (int32_t level = STRATA_LOG_TRACE; level <= STRATA_LOG_ERROR; ++level) {
+    EXPECT_EQ(t.api->log_enabled(t.api->host_ctx, level),
+              strata::rt::logger().should_log(static_cast<spdlog::level::level_enum>(level)) ? 1 : 0)
+        << level;
+  }
+  EXPECT_TRUE(strata::sdk::Host(t.api).log_enabled(STRATA_LOG_WARN));
+}
+
+TEST(HostServicesTable, EmulatedMinorHasThatMinorsSize) {
+  setenv("STRATA_EMULATE_ABI_MINOR", "3", 1);
+  Table t;
+  unsetenv("STRATA_EMULATE_ABI_MINOR");
+  EXPECT_EQ(t.api->abi_minor, 3u);
+  EXPECT_EQ(t.api->struct_size, offsetof(strata_host_api, log_enabled));
+  EXPECT_FALSE(STRATA_STRUCT_HAS(t.api, strata_host_api, log_enabled));
+  EXPECT_TRUE(strata::sdk::Host(t.api).has_locations());
+  // The SDK answers "yes" without the service, as under a 1.3 runtime.
+  EXPECT_TRUE(strata::sdk::Host(t.api).log_enabled(STRATA_LOG_TRACE));
+}
+
 // This process's locked memory in KiB (VmLck in /proc/self/status), or -1 if the kernel omits it.
 long locked_kib() {
   std::ifstream status("/proc/self/status");
@@ -53,7 +84,7 @@ long locked_kib() {
 
 TEST(MemoryLocation, TheHostTableOffersTheNewEntries) {
   Table t;
-  EXPECT_EQ(t.api->abi_minor, 2u);
+  EXPECT_EQ(t.api->abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR));
   EXPECT_TRUE(STRATA_STRUCT_HAS(t.api, strata_host_api, account_bytes));
   EXPECT_TRUE(strata::sdk::Host(t.api).has_locations());
   // A 1.1-sized table has neither entry: the SDK must not call past its end.

@@ -1,6 +1,10 @@
 /*
  * strata/strata.h — the C API a training host uses to embed the Strata runtime (libstrata).
- * Stable like the plugin ABI: versioned structs start with struct_size, fields only appended.
+ * Stable like the plugin ABI: versioned structs start with struct_size, fields only appended. A
+ * host sets struct_size = sizeof(the struct) as its header has it; the runtime accepts any size from
+ * the struct's first released size up (an older host's smaller struct, a newer host's larger one)
+ * and reads and writes only the fields inside it. Below the first released size a call fails with
+ * STRATA_ERR_ABI naming the struct and both sizes (calls without a strata_error log it).
  *
  * Threading: a strata_runtime is used by one thread at a time (the training loop's). Distinct
  * runtimes in one process are not supported (the comm transport is process-wide).
@@ -17,7 +21,12 @@ extern "C" {
 #endif
 
 #define STRATA_API_VERSION_MAJOR 1
-#define STRATA_API_VERSION_MINOR 2 /* 1.1: parameter groups, gather/release, views; 1.2: memory locations */
+/* 1.1: parameter groups, gather/release, views. 1.2: memory locations. 1.3: every versioned struct
+ * is accepted at any struct_size from its first released size up (1.2 and earlier refused one
+ * smaller than the runtime's own, so an appended field broke every existing host). 1.4: nothing new
+ * in the host API (the version follows the plugin ABI's 1.4, which added a host service for
+ * plugins). */
+#define STRATA_API_VERSION_MINOR 4
 
 #if defined(_WIN32)
 #define STRATA_API
@@ -111,7 +120,8 @@ STRATA_API strata_status strata_step(strata_runtime* rt, strata_step_result* out
  * A host that wants ZeRO stage 3 to partition its parameters defines one group per layer before
  * finalize, and around each layer's forward and backward calls strata_gather / strata_release,
  * reading buffers only through strata_view_param in between. The same host runs unchanged at
- * stages 0-2, where gathering moves no parameters. The C++ SDK's strata::GatheredGroup is the
+ * stages 0-2, where gathering moves no parameters (at stage 2 release still reduces the lent
+ * gradients, so gather and release stay collective there). The C++ SDK's strata::GatheredGroup is the
  * scope guard for this. */
 
 /* Before finalize. `params` (count indices, read during the call) join a new group named `name`
@@ -120,9 +130,10 @@ STRATA_API strata_status strata_define_group(strata_runtime* rt, const char* nam
                                              const uint32_t* params, size_t count,
                                              uint32_t* group, strata_error* err);
 /* Makes the group's parameters readable; with STRATA_GATHER_FOR_BACKWARD also lends zeroed
- * gradient buffers for parameters registered with grad = NULL. Collective at stages 2-3: every
- * rank gathers and releases the same groups in the same order, and a divergence fails on every
- * rank with an error naming the ranks and groups. */
+ * gradient buffers for parameters registered with grad = NULL. Collective wherever the sharding
+ * stage moves parameters or gradients on gather/release (stages 2-3 with plugins/zero; call it
+ * alike on every rank at every stage): every rank gathers and releases the same groups in the same
+ * order, and a divergence fails on every rank with an error naming the ranks and groups. */
 STRATA_API strata_status strata_gather(strata_runtime* rt, uint32_t group, uint32_t flags,
                                        strata_error* err);
 /* Ends the use of a gathered group: lent gradients are reduced, gathered parameters dropped. The

@@ -1,0 +1,68 @@
+// The host API's versioned structs (strata.h, and strata_error / strata_param_desc from
+// plugin_api.h): the size each had when it was first released. A host passes any struct_size from
+// that size up (API 1.3): older hosts give a smaller struct than today's, newer hosts a larger
+// one. The runtime reads and writes only the fields inside the struct_size it was given; below the
+// first released size it answers STRATA_ERR_ABI, naming the struct and both sizes.
+#pragma once
+
+#include "error.hpp"
+
+#include <strata/strata.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <string>
+
+namespace strata::rt {
+
+// Size up to and including the last field the struct had in the release named by `since`.
+template <class T>
+struct HostStruct;
+
+#define STRATA_HOST_STRUCT(type, last_field, release)                                   \
+  template <>                                                                           \
+  struct HostStruct<type> {                                                             \
+    static constexpr const char* name = #type;                                          \
+    static constexpr const char* since = release;                                       \
+    static constexpr size_t first_size = offsetof(type, last_field) + sizeof(type::last_field); \
+  }
+
+STRATA_HOST_STRUCT(strata_create_options, overrides_json, "1.0");
+STRATA_HOST_STRUCT(strata_world_info, local_size, "1.0");
+STRATA_HOST_STRUCT(strata_training_info, model_dtype, "1.0");
+STRATA_HOST_STRUCT(strata_step_result, skipped_steps, "1.0");
+STRATA_HOST_STRUCT(strata_memory_report, peak, "1.0");  // 1.2 appended `located`
+STRATA_HOST_STRUCT(strata_param_desc, grad, "1.0");
+STRATA_HOST_STRUCT(strata_param_view, dtype, "1.1");
+STRATA_HOST_STRUCT(strata_error, message, "1.0");
+
+#undef STRATA_HOST_STRUCT
+
+// The sentence for a struct_size below the first released size, or "".
+template <class T>
+std::string host_struct_problem(size_t struct_size, const char* call) {
+  using S = HostStruct<T>;
+  if (struct_size >= S::first_size) return {};
+  return std::string(call) + ": " + S::name + ".struct_size " + std::to_string(struct_size) +
+         " is smaller than " + std::to_string(S::first_size) + ", its size in API " + S::since +
+         " (the first release with it); set struct_size = sizeof(" + S::name + ")";
+}
+
+// Throws Error(STRATA_ERR_ABI) when `struct_size` is below T's first released size.
+template <class T>
+void check_host_struct(size_t struct_size, const char* call) {
+  const std::string problem = host_struct_problem<T>(struct_size, call);
+  if (!problem.empty()) throw Error(STRATA_ERR_ABI, problem);
+}
+
+// A caller's input struct as this runtime's full struct: the fields past its struct_size (an older
+// host's) read as zero. struct_size keeps the caller's value. Call after check_host_struct.
+template <class T>
+T read_host_struct(const T& in) {
+  T out{};
+  std::memcpy(&out, &in, std::min(in.struct_size, sizeof(T)));
+  return out;
+}
+
+}  // namespace strata::rt
