@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -152,3 +153,65 @@ TEST(Engine, WrongModelDtypeNamesTheParameter) {
 }
 
 }  // namespace
+
+// API 1.3: a host struct is accepted from its first released size up; the runtime reads and writes
+// only the fields inside it. Below that size: STRATA_ERR_ABI naming the struct and both sizes.
+TEST(HostStructSizes, OlderAndNewerSizesAreAcceptedSmallerOnesRefused) {
+  Runtime r(manifest(kSgd));
+  ASSERT_NE(r.rt, nullptr);
+
+  // A newer host's larger struct: the fields past today's keep what the host put there.
+  struct NewerWorld {
+    strata_world_info info;
+    int64_t appended;
+  } newer{};
+  newer.info.struct_size = sizeof(newer);
+  newer.appended = 77;
+  ASSERT_EQ(strata_world(r.rt, &newer.info), STRATA_OK);
+  EXPECT_EQ(newer.info.struct_size, sizeof(newer));
+  EXPECT_EQ(newer.info.size, 1);
+  EXPECT_EQ(newer.appended, 77);
+
+  strata_world_info tiny{};
+  tiny.struct_size = sizeof(size_t) + sizeof(int32_t);  // smaller than 1.0's
+  EXPECT_EQ(strata_world(r.rt, &tiny), STRATA_ERR_ABI);
+
+  std::vector<float> w = {1}, gw(1);
+  // Smaller than 1.0's strata_param_desc: refused, naming the struct and both sizes.
+  strata_param_desc d{sizeof(d), "w", STRATA_F32, {STRATA_DEVICE_HOST, 0}, 1, w.data(), gw.data()};
+  d.struct_size = offsetof(strata_param_desc, grad);
+  EXPECT_EQ(strata_register_param(r.rt, &d, nullptr, &r.err), STRATA_ERR_ABI);
+  EXPECT_NE(std::string(r.err.message).find("strata_param_desc.struct_size " +
+                                            std::to_string(offsetof(strata_param_desc, grad)) +
+                                            " is smaller than " + std::to_string(sizeof(d))),
+            std::string::npos)
+      << r.err.message;
+  r.add("w", w, gw);
+  ASSERT_EQ(strata_finalize(r.rt, &r.err), STRATA_OK) << r.err.message;
+
+  // A step result too small is refused before the (collective) step runs; nothing was counted.
+  strata_step_result small{};
+  small.struct_size = offsetof(strata_step_result, skipped_steps);
+  EXPECT_EQ(strata_step(r.rt, &small, &r.err), STRATA_ERR_ABI);
+  EXPECT_NE(std::string(r.err.message).find("strata_step_result"), std::string::npos) << r.err.message;
+  EXPECT_EQ(r.step().global_steps, 1u);
+
+  // An error record smaller than 1.0's refuses the call (there is nowhere to write why).
+  strata_error short_err{};
+  short_err.struct_size = sizeof(size_t);
+  EXPECT_EQ(strata_barrier(r.rt, &short_err), STRATA_ERR_ABI);
+  EXPECT_EQ(strata_barrier(r.rt, &r.err), STRATA_OK);
+}
+
+TEST(HostStructSizes, CreateOptionsSmallerThanTheFirstReleaseAreRefused) {
+  const std::string json = manifest(kSgd);
+  strata_create_options options{};
+  options.struct_size = offsetof(strata_create_options, overrides_json);
+  options.manifest_json = json.c_str();
+  strata_runtime* rt = nullptr;
+  strata_error err{sizeof(strata_error), 0, {}};
+  EXPECT_EQ(strata_create(&options, &rt, &err), STRATA_ERR_ABI);
+  EXPECT_EQ(rt, nullptr);
+  EXPECT_NE(std::string(err.message).find("strata_create_options.struct_size"), std::string::npos)
+      << err.message;
+}
