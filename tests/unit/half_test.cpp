@@ -64,9 +64,7 @@ TEST(Half, Bf16WidensExactlyAndRoundsToEven) {
     const float f = strata::bf16_to_float(half);
     uint32_t bits;
     std::memcpy(&bits, &f, 4);
-    // A nan widens quiet (as the hardware conversions do), keeping its sign and payload.
-    const bool nan = (h & 0x7fffu) > 0x7f80u;
-    EXPECT_EQ(bits, nan ? (h << 16) | 0x00400000u : h << 16) << h;
+    EXPECT_EQ(bits, h << 16) << h;
     if (std::isnan(f)) {
       EXPECT_TRUE(std::isnan(strata::bf16_to_float(strata::float_to_bf16(f)))) << h;
       continue;

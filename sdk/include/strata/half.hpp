@@ -21,11 +21,7 @@ inline float bits_float(uint32_t u) {
   return f;
 }
 
-// A nan comes back quiet (as the hardware conversions make it), with its sign and payload.
-inline float bf16_to_float(uint16_t h) {
-  const uint32_t u = uint32_t{h} << 16;
-  return bits_float((u & 0x7fffffffu) > 0x7f800000u ? u | 0x00400000u : u);
-}
+inline float bf16_to_float(uint16_t h) { return bits_float(uint32_t{h} << 16); }
 
 inline uint16_t float_to_bf16(float f) {
   const uint32_t u = float_bits(f);
@@ -38,9 +34,7 @@ inline float f16_to_float(uint16_t h) {
   const uint32_t sign = uint32_t{h & 0x8000u} << 16;
   const uint32_t exponent = (h >> 10) & 0x1fu;
   const uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0x1f) {  // inf, or a nan made quiet (as the hardware conversions make it)
-    return bits_float(sign | 0x7f800000u | (mantissa != 0 ? 0x00400000u : 0u) | (mantissa << 13));
-  }
+  if (exponent == 0x1f) return bits_float(sign | 0x7f800000u | (mantissa << 13));  // inf, nan
   if (exponent != 0) return bits_float(sign | ((exponent + 112) << 23) | (mantissa << 13));
   // Zero or subnormal: mantissa × 2^-24, exact in float.
   const float magnitude = static_cast<float>(mantissa) * 5.9604644775390625e-8f;
