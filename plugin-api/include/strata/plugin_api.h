@@ -434,7 +434,8 @@ typedef struct strata_micro_step_args {
 
 /* Call order: create → register_param* → define_group* → finalize → { (gather | grad_ready |
  * release)* → end_micro_step → [finish_reduce → owned_shards → publish → zero_grad] }* → destroy.
- * One thread at a time per instance: the runtime serialises its calls.
+ * One thread at a time per instance: the runtime calls it only from the thread that drives the
+ * runtime (the host's training loop), never concurrently.
  *
  * Model-dtype copies (f16/bf16 copies of the fp32 masters), one rule: a shard's `model` pointer is
  * the sharding plugin's request for such a copy; the sharding plugin never rounds masters into
