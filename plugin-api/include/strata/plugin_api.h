@@ -374,7 +374,9 @@ typedef struct strata_host_api {
   void (*free_bytes)(void* host_ctx, void* ptr);
 
   /* The comm stratum's instance, for collectives (same thread rules as strata_comm_ops). The
-   * table is in the layout of the header the plugin was built with. */
+   * table is the runtime's, of the runtime's minor: a plugin built with a newer header checks
+   * comm->header.struct_size before reading members appended after it (sdk::Comm does). (Plugins
+   * built with a 1.0-1.2 header get a table in their own layout.) */
   const strata_comm_ops* comm;
   void* comm_self;
 
