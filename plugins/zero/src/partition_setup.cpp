@@ -65,4 +65,17 @@ void log_model_copies(const sdk::Host& host, int stage, int32_t dtype, size_t sh
            stage, sdk::dtype_name(dtype), shards);
 }
 
+void require_grad_or_group(const std::vector<ParamRecord>& params, const GroupState& groups,
+                           int stage) {
+  for (uint32_t i = 0; i < params.size(); ++i) {
+    if (params[i].grad == nullptr && params[i].count > 0 && groups.group_of(i) == kNoGroup) {
+      sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
+                "parameter " + params[i].name + " has no gradient buffer and is in no group, so "
+                "it could never receive a gradient at sharding stage " + std::to_string(stage) +
+                ": register a grad buffer or put it in a group (gradients are lent to gathered "
+                "groups)");
+    }
+  }
+}
+
 }  // namespace strata::zero

@@ -16,6 +16,11 @@
 
 namespace strata::zero {
 
+// Stages 2-3 lend gradients only to gathered groups: a parameter without a gradient buffer must
+// be in one. Throws naming the first that is not.
+void require_grad_or_group(const std::vector<ParamRecord>& params, const GroupState& groups,
+                           int stage);
+
 // The model dtype every parameter shares (f32 for none); throws unless the precision stratum can
 // convert it to and from fp32 and the comm stratum can allgather it (publish, stage 3 gather).
 int32_t partitioned_model_dtype(const std::vector<ParamRecord>& params, const Caster& caster,

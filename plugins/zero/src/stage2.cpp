@@ -8,19 +8,6 @@
 
 namespace strata::zero {
 
-void require_grad_or_group(const std::vector<ParamRecord>& params, const GroupState& groups,
-                           int stage) {
-  for (uint32_t i = 0; i < params.size(); ++i) {
-    if (params[i].grad == nullptr && params[i].count > 0 && groups.group_of(i) == kNoGroup) {
-      sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
-                "parameter " + params[i].name + " has no gradient buffer and is in no group, so "
-                "it could never receive a gradient at sharding stage " + std::to_string(stage) +
-                ": register a grad buffer or put it in a group (gradients are lent to gathered "
-                "groups)");
-    }
-  }
-}
-
 void Stage2::finalize(const std::vector<ParamRecord>& params,
                       const std::vector<GroupRecord>& groups) {
   params_ = params;

@@ -58,9 +58,4 @@ class Stage2 final : public Stage {
   bool boundary_reduced_ = false;  // end_micro_step(boundary) ran since the last finish_reduce
 };
 
-// Stages 2-3 lend gradients only to gathered groups: a parameter without a gradient buffer must
-// be in one. Throws naming the first that is not.
-void require_grad_or_group(const std::vector<ParamRecord>& params, const GroupState& groups,
-                           int stage);
-
 }  // namespace strata::zero

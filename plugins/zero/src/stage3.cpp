@@ -3,7 +3,6 @@
 #include "agreement.hpp"
 #include "partition_setup.hpp"
 #include "publisher.hpp"
-#include "stage2.hpp"
 
 #include <cstring>
 #include <string>
