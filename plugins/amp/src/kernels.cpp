@@ -166,6 +166,35 @@ void AccumulateSquares(const float* HWY_RESTRICT values, size_t n, double* HWY_R
   accumulate_squares_tail(values, i, n, lanes);
 }
 
+// Two blocks at once, each with the layout above: twice the independent accumulators.
+void AccumulateSquaresPair(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t n,
+                           double* HWY_RESTRICT lanes_a, double* HWY_RESTRICT lanes_b) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  constexpr size_t N = HWY_LANES(double);
+  constexpr size_t kAccumulators = kSumLanes / N;
+  hn::Vec<decltype(dd)> acc_a[kAccumulators], acc_b[kAccumulators];
+  for (size_t j = 0; j < kAccumulators; ++j) {
+    acc_a[j] = hn::LoadU(dd, lanes_a + j * N);
+    acc_b[j] = hn::LoadU(dd, lanes_b + j * N);
+  }
+  size_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    for (size_t j = 0; j < kAccumulators; ++j) {
+      const auto x = hn::PromoteTo(dd, hn::LoadU(df, a + i + j * N));
+      const auto y = hn::PromoteTo(dd, hn::LoadU(df, b + i + j * N));
+      acc_a[j] = hn::MulAdd(x, x, acc_a[j]);
+      acc_b[j] = hn::MulAdd(y, y, acc_b[j]);
+    }
+  }
+  for (size_t j = 0; j < kAccumulators; ++j) {
+    hn::StoreU(acc_a[j], dd, lanes_a + j * N);
+    hn::StoreU(acc_b[j], dd, lanes_b + j * N);
+  }
+  accumulate_squares_tail(a, i, n, lanes_a);
+  accumulate_squares_tail(b, i, n, lanes_b);
+}
+
 int64_t Target() { return HWY_TARGET; }
 
 }  // namespace strata::amp::HWY_NAMESPACE
@@ -182,6 +211,7 @@ HWY_EXPORT(F16ToF32);
 HWY_EXPORT(F32ToBF16);
 HWY_EXPORT(BF16ToF32);
 HWY_EXPORT(AccumulateSquares);
+HWY_EXPORT(AccumulateSquaresPair);
 HWY_EXPORT(Target);
 
 namespace {
@@ -218,7 +248,8 @@ Set make_set(Isa isa) {
   const size_t slot = slot_of(target_of(isa));
   Set set{{HWY_DISPATCH_TABLE(F32ToF16)[slot], HWY_DISPATCH_TABLE(F16ToF32)[slot],
            HWY_DISPATCH_TABLE(F32ToBF16)[slot], HWY_DISPATCH_TABLE(BF16ToF32)[slot],
-           HWY_DISPATCH_TABLE(AccumulateSquares)[slot]},
+           HWY_DISPATCH_TABLE(AccumulateSquares)[slot],
+           HWY_DISPATCH_TABLE(AccumulateSquaresPair)[slot]},
           HWY_DISPATCH_TABLE(Target)[slot]()};
   if (set.target != target_of(isa)) {
     sdk::fail(STRATA_ERR_INTERNAL, std::string("strata_amp: the ") + isa_name(isa) +

@@ -25,6 +25,11 @@ struct Kernels {
   void (*bf16_to_f32)(const uint16_t* src, float* dst, std::size_t n);
   // Adds values[i]^2 into lanes[i % kSumLanes] for i < n.
   void (*accumulate_squares)(const float* values, std::size_t n, double* lanes);
+  // accumulate_squares(a, n, lanes_a) and accumulate_squares(b, n, lanes_b) in one loop: every
+  // lane adds in the same order (so the same bits), but the two blocks' chains of dependent adds
+  // interleave, hiding the add latency that bounds one block alone.
+  void (*accumulate_squares_pair)(const float* a, const float* b, std::size_t n, double* lanes_a,
+                                  double* lanes_b);
 };
 
 // The portable (Highway EMU128) set, which every CPU runs; the default of Exec.
