@@ -7,6 +7,7 @@
 #include <strata/plugin.hpp>
 #include <strata/strata.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -21,7 +22,8 @@ namespace {
 using strata::rt::HostStruct;
 using strata::rt::host_struct_problem;
 
-// translate() refused `err` itself: too small to hold a message.
+// An error record smaller than its first released size has no room for a message: the call runs
+// as if there were no record.
 bool error_record_too_small(const strata_error* err) {
   return err != nullptr && err->struct_size < HostStruct<strata_error>::first_size;
 }
@@ -33,22 +35,23 @@ void write_error(strata_error* err, strata_status code, const char* message) {
   err->message[sizeof(err->message) - 1] = '\0';
 }
 
-// For a problem that has no strata_error to go to: the log is where the host's developer sees it.
-strata_status refuse_abi(const std::string& problem) {
+// Says once per process (in the log) that an error record was too small to write to.
+void note_small_error_record(const strata_error* err) noexcept {
+  static std::atomic<bool> said{false};
+  if (said.exchange(true)) return;
   try {
-    strata::rt::logger().error("{}", problem);
+    strata::rt::logger().warn("{}; the call runs, and its errors are not written to that record",
+                              host_struct_problem<strata_error>(err->struct_size, "strata error record"));
   } catch (...) {
   }
-  return STRATA_ERR_ABI;
 }
 
-// Runs `body`; no exception leaves the C API. An error record smaller than its first released
-// size refuses the call (nothing could report why, but the log).
+// Runs `body`; no exception leaves the C API. An error record smaller than its first released size
+// is treated as no record: the call runs (a collective call must, or the other ranks wait for this
+// one), its errors are returned but not written, and the log says so once.
 template <class Body>
 strata_status translate(strata_error* err, Body&& body) noexcept {
-  if (error_record_too_small(err)) {
-    return refuse_abi(host_struct_problem<strata_error>(err->struct_size, "strata error record"));
-  }
+  if (error_record_too_small(err)) note_small_error_record(err);
   try {
     body();
     return STRATA_OK;
@@ -61,6 +64,9 @@ strata_status translate(strata_error* err, Body&& body) noexcept {
   } catch (const std::exception& e) {
     write_error(err, STRATA_ERR_INTERNAL, e.what());
     return STRATA_ERR_INTERNAL;
+  } catch (...) {
+    write_error(err, STRATA_ERR_INTERNAL, "unknown exception");
+    return STRATA_ERR_INTERNAL;
   }
 }
 
@@ -71,12 +77,17 @@ strata::rt::Engine& engine_of(strata_runtime* rt, const char* call) {
   return *rt->engine;
 }
 
-// STRATA_OK when `out` is non-NULL and at least its first released size; else what to return.
+// STRATA_OK when `out` is non-NULL and at least its first released size; else what to return. A
+// too-small struct has no strata_error to go to: the log names it. No exception leaves it.
 template <class Out>
-strata_status check_out(const Out* out, const char* call) {
+strata_status check_out(const Out* out, const char* call) noexcept {
   if (out == nullptr) return STRATA_ERR_INVALID_ARGUMENT;
-  const std::string problem = host_struct_problem<Out>(out->struct_size, call);
-  return problem.empty() ? STRATA_OK : refuse_abi(problem);
+  if (out->struct_size >= HostStruct<Out>::first_size) return STRATA_OK;
+  try {
+    strata::rt::logger().error("{}", host_struct_problem<Out>(out->struct_size, call));
+  } catch (...) {
+  }
+  return STRATA_ERR_ABI;
 }
 
 // Copies only the part of `full` that fits in the caller's struct_size (older callers; a newer
@@ -86,6 +97,23 @@ void copy_sized(const Out& full, Out* out) {
   const size_t caller = out->struct_size;
   std::memcpy(out, &full, std::min(caller, sizeof(Out)));
   out->struct_size = caller;
+}
+
+
+// strata_world, strata_training, strata_memory: checks, then copies what `get` reads from the
+// engine into `out`. No exception leaves it.
+template <class Out, class Get>
+strata_status report(const strata_runtime* rt, Out* out, const char* call, Get&& get) noexcept {
+  if (rt == nullptr || !rt->engine) return STRATA_ERR_INVALID_ARGUMENT;
+  if (const strata_status s = check_out(out, call); s != STRATA_OK) return s;
+  try {
+    copy_sized(get(*rt->engine), out);
+    return STRATA_OK;
+  } catch (const std::bad_alloc&) {
+    return STRATA_ERR_OUT_OF_MEMORY;
+  } catch (...) {
+    return STRATA_ERR_INTERNAL;
+  }
 }
 
 }  // namespace
@@ -118,17 +146,11 @@ void strata_destroy(strata_runtime* rt) {
 }
 
 strata_status strata_world(const strata_runtime* rt, strata_world_info* out) {
-  if (rt == nullptr || !rt->engine) return STRATA_ERR_INVALID_ARGUMENT;
-  if (const strata_status s = check_out(out, "strata_world"); s != STRATA_OK) return s;
-  copy_sized(rt->engine->world(), out);
-  return STRATA_OK;
+  return report(rt, out, "strata_world", [](const strata::rt::Engine& e) { return e.world(); });
 }
 
 strata_status strata_training(const strata_runtime* rt, strata_training_info* out) {
-  if (rt == nullptr || !rt->engine) return STRATA_ERR_INVALID_ARGUMENT;
-  if (const strata_status s = check_out(out, "strata_training"); s != STRATA_OK) return s;
-  copy_sized(rt->engine->training(), out);
-  return STRATA_OK;
+  return report(rt, out, "strata_training", [](const strata::rt::Engine& e) { return e.training(); });
 }
 
 strata_status strata_register_param(strata_runtime* rt, const strata_param_desc* param,
@@ -227,10 +249,7 @@ strata_status strata_barrier(strata_runtime* rt, strata_error* err) {
 }
 
 strata_status strata_memory(const strata_runtime* rt, strata_memory_report* out) {
-  if (rt == nullptr || !rt->engine) return STRATA_ERR_INVALID_ARGUMENT;
-  if (const strata_status s = check_out(out, "strata_memory"); s != STRATA_OK) return s;
-  copy_sized(rt->engine->memory(), out);
-  return STRATA_OK;
+  return report(rt, out, "strata_memory", [](const strata::rt::Engine& e) { return e.memory(); });
 }
 
 const char* strata_status_name(int32_t status) {

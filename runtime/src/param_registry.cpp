@@ -41,8 +41,8 @@ std::string ParamRecord::signature() const {
 uint64_t ParamRecord::bytes() const { return count * sdk::dtype_size(dtype); }
 
 uint32_t ParamRegistry::add(const strata_param_desc& desc) {
-  // Every field so far is 1.0's: a smaller struct has none of them to read.
-  check_host_struct<strata_param_desc>(desc.struct_size, "register_param");
+  // `desc` is a full struct: the C API checked the caller's struct_size (strata_register_param)
+  // and read it with read_host_struct.
   const std::string name = desc.name != nullptr ? desc.name : "";
   const std::string where = "register_param '" + name + "': ";
   if (name.empty() || name.find('\n') != std::string::npos) {

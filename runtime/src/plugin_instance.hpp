@@ -1,7 +1,8 @@
 // One created plugin instance of a stratum: owns the loaded library and the plugin's `self`, and
 // turns failed calls into strata::rt::Error with the plugin named. Every call goes through a
-// current-layout (1.3+) table: the plugin's own, or for a 1.0-1.2 plugin the legacy adapter's
-// (optional functions the plugin lacks NULL), whose `self` wraps the old instance.
+// current-layout (1.3+) table the instance owns: a copy of the plugin's own (members past its
+// header.struct_size NULL), or for a 1.0-1.2 plugin the legacy adapter's (optional functions the
+// plugin lacks NULL), whose `self` wraps the old instance.
 #pragma once
 
 #include "error.hpp"
@@ -36,13 +37,10 @@ class PluginInstance {
     // leave threads and exit handlers inside it, and MPI cannot be initialised twice anyway.
     dlopen(library_.path().c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
     const strata_plugin_descriptor& descriptor = library_.descriptor();
-    if (library_.legacy()) {
-      // The adapter's table, with NULL where this plugin lacks an optional function.
-      legacy_ops_ = legacy::adapter_ops_for<Ops>(descriptor);
-      ops_ = &legacy_ops_;
-    } else {
-      ops_ = &library_.template ops<Ops>();
-    }
+    // Our own copy either way: the adapter's table, with NULL where this plugin lacks an optional
+    // function, or the plugin's table cut to its header.struct_size (members past it NULL).
+    table_ = library_.legacy() ? legacy::adapter_ops_for<Ops>(descriptor) : library_.template ops<Ops>();
+    ops_ = &table_;
     label_ = spec.stratum + " plugin '" + descriptor.name + "'";
     strata_error err = new_error();
     const std::string config = spec.config.dump();
@@ -87,7 +85,9 @@ class PluginInstance {
  private:
   // Declared before self_ so the library is unloaded only after destroy(self) ran.
   LoadedPlugin library_;
-  Ops legacy_ops_{};  // a 1.0-1.2 plugin's adapter table (ops_ points here)
+  // The table calls go through (ops_ points here): a 1.0-1.2 plugin's adapter table, or a copy of
+  // the plugin's own table with the members past its header.struct_size NULL.
+  Ops table_{};
   const Ops* ops_ = nullptr;
   void* self_ = nullptr;
   std::string label_;

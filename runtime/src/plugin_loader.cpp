@@ -88,18 +88,11 @@ std::vector<Member> required_members(const strata_offload_ops& o) {
           {"step", o.step != nullptr}};
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-  }
-  return out;
-}
-
 // `who` is "<manifest>: <json path>: <kind> plugin '<name>' (<file>)".
+// Reads the table as the instance will (copy_ops): a member past header.struct_size is NULL.
 template <class Ops>
 void check_functions(const void* table, const std::string& who) {
-  const Ops& ops = *static_cast<const Ops*>(table);
+  const Ops ops = copy_ops<Ops>(table);
   for (const Member& m : required_members(ops)) {
     if (!m.present) {
       throw Error(STRATA_ERR_ABI, who + ": ops table has no '" + m.name + "' (required)");
@@ -233,7 +226,8 @@ void check_descriptor(const strata_plugin_descriptor* d, strata_plugin_kind kind
                                     ", older than 1." + std::to_string(STRATA_ABI_MINOR_TABLES) +
                                     ", the first whose tables have a header");
   }
-  // A table built with a newer header is larger: only the fields this runtime knows are read.
+  // A table built with a newer header is larger: only the fields this runtime knows are read; an
+  // older one is smaller, and its missing members read as NULL.
   switch (kind) {
     case STRATA_PLUGIN_COMM: check_functions<strata_comm_ops>(d->ops, who); break;
     case STRATA_PLUGIN_SHARDING: check_functions<strata_sharding_ops>(d->ops, who); break;

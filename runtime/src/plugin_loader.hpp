@@ -3,11 +3,14 @@
 #pragma once
 
 #include "manifest.hpp"
+#include "names.hpp"
 
 #include <strata/plugin_api.h>
 
 #include <boost/dll/shared_library.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -26,8 +29,16 @@ std::optional<std::filesystem::path> find_plugin_library(
     const std::string& library, const std::filesystem::path& manifest_dir,
     const std::vector<std::filesystem::path>& search_path);
 
-// "comm", "sharding", "precision", "offload", or "unknown kind <n>".
-std::string plugin_kind_name(int32_t kind);
+// An ops table (1.3 layout or later) as this runtime reads it: a zeroed Ops holding the first
+// min(header.struct_size, sizeof(Ops)) bytes of `table`. An older plugin's smaller table reads as
+// NULL past its end, and nothing past that end is read.
+template <class Ops>
+Ops copy_ops(const void* table) {
+  Ops out{};
+  const size_t size = static_cast<const strata_ops_header*>(table)->struct_size;
+  std::memcpy(static_cast<void*>(&out), table, std::min(size, sizeof(Ops)));
+  return out;
+}
 
 class LoadedPlugin {
  public:
@@ -38,10 +49,11 @@ class LoadedPlugin {
   // Built with a 1.0-1.2 header (descriptor abi_minor < STRATA_ABI_MINOR_TABLES): its table has
   // the old layout and is reached only through the legacy adapter (PluginInstance does that).
   bool legacy() const { return legacy_; }
-  // The kind's ops table in today's layout, already checked (header, size, required functions).
-  // Not for legacy plugins.
+  // The kind's ops table in today's layout, already checked (header, size, required functions), as
+  // a copy (copy_ops): members past the plugin's header.struct_size are NULL. Not for legacy
+  // plugins.
   template <class Ops>
-  const Ops& ops() const { return *static_cast<const Ops*>(descriptor_->ops); }
+  Ops ops() const { return copy_ops<Ops>(descriptor_->ops); }
 
  private:
   friend LoadedPlugin load_plugin(const StratumSpec&, strata_plugin_kind, const Manifest&);

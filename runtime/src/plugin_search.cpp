@@ -65,14 +65,4 @@ std::optional<fs::path> find_plugin_library(const std::string& library, const fs
   return std::nullopt;
 }
 
-std::string plugin_kind_name(int32_t kind) {
-  switch (kind) {
-    case STRATA_PLUGIN_COMM: return "comm";
-    case STRATA_PLUGIN_SHARDING: return "sharding";
-    case STRATA_PLUGIN_PRECISION: return "precision";
-    case STRATA_PLUGIN_OFFLOAD: return "offload";
-    default: return "unknown kind " + std::to_string(kind);
-  }
-}
-
 }  // namespace strata::rt

@@ -1,6 +1,7 @@
 #include "tracked_comm.hpp"
 
-#include <cstdio>
+#include <strata/plugin.hpp>
+
 #include <utility>
 
 namespace strata::rt {
@@ -53,12 +54,8 @@ TrackedComm::TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& 
 }
 
 strata_status TrackedComm::refuse(strata_error* err) const {
-  if (err != nullptr && err->struct_size >= sizeof(strata_error)) {
-    err->code = STRATA_ERR_COMM;
-    std::snprintf(err->message, sizeof err->message,
-                  "this rank failed and the other ranks are ending: the comm stratum is closed");
-  }
-  return STRATA_ERR_COMM;
+  return sdk::set_error(err, STRATA_ERR_COMM,
+                        "this rank failed and the other ranks are ending: the comm stratum is closed");
 }
 
 template <class Call>
@@ -72,12 +69,8 @@ strata_status TrackedComm::collective(const char* name, strata_request* req, str
 }
 
 strata_status TrackedComm::create(const strata_plugin_create_args*, void**, strata_error* err) {
-  if (err != nullptr && err->struct_size >= sizeof(strata_error)) {
-    err->code = STRATA_ERR_UNSUPPORTED;
-    std::snprintf(err->message, sizeof err->message,
-                  "the comm stratum lent in a host table is an instance already; it cannot create");
-  }
-  return STRATA_ERR_UNSUPPORTED;
+  return sdk::set_error(err, STRATA_ERR_UNSUPPORTED,
+                        "the comm stratum lent in a host table is an instance already; it cannot create");
 }
 
 strata_status TrackedComm::query(void* self, strata_comm_caps* caps, strata_error* err) {

@@ -196,10 +196,19 @@ TEST(HostStructSizes, OlderAndNewerSizesAreAcceptedSmallerOnesRefused) {
   EXPECT_NE(std::string(r.err.message).find("strata_step_result"), std::string::npos) << r.err.message;
   EXPECT_EQ(r.step().global_steps, 1u);
 
-  // An error record smaller than 1.0's refuses the call (there is nowhere to write why).
+  // An error record smaller than 1.0's is no record: the call runs (a collective must, or the
+  // other ranks would wait for this one) and a failure is returned without a message.
   strata_error short_err{};
   short_err.struct_size = sizeof(size_t);
-  EXPECT_EQ(strata_barrier(r.rt, &short_err), STRATA_ERR_ABI);
+  short_err.code = 1234;
+  EXPECT_EQ(strata_barrier(r.rt, &short_err), STRATA_OK);
+  strata_step_result res{};
+  res.struct_size = sizeof res;
+  EXPECT_EQ(strata_step(r.rt, &res, &short_err), STRATA_OK);
+  EXPECT_EQ(res.global_steps, 2u);
+  EXPECT_EQ(strata_gather(r.rt, 999, 0, &short_err), STRATA_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(short_err.code, 1234);  // nothing written past the record's struct_size
+  EXPECT_EQ(short_err.struct_size, sizeof(size_t));
   EXPECT_EQ(strata_barrier(r.rt, &r.err), STRATA_OK);
 }
 

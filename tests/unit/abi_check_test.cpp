@@ -191,6 +191,49 @@ TEST(AbiCheck, CommOptionalCollectivesMayBeNull) {
   EXPECT_NO_THROW(check_descriptor(&d, STRATA_PLUGIN_COMM, "m: /comm", kFile));
 }
 
+// The runtime reads a plugin's table through copy_ops: members past header.struct_size (an older
+// plugin's smaller table, followed by whatever lies next in memory) read as NULL, and a newer
+// plugin's larger table is read only as far as this runtime's layout goes.
+TEST(AbiCheck, TableCopyReadsMembersPastTheHeaderSizeAsNull) {
+  struct TableThenGarbage {
+    strata_comm_ops ops;
+    unsigned char after[64];
+  } memory;
+  std::memset(static_cast<void*>(&memory), 0xA5, sizeof memory);
+  memory.ops.header = STRATA_OPS_HEADER(strata_comm_ops, STRATA_PLUGIN_COMM);
+  // A table that ends before wait and test: the bytes there are not the plugin's.
+  memory.ops.header.struct_size = offsetof(strata_comm_ops, wait);
+  const strata_comm_ops copy = copy_ops<strata_comm_ops>(&memory.ops);
+  EXPECT_EQ(copy.header.struct_size, offsetof(strata_comm_ops, wait));
+  EXPECT_EQ(copy.wait, nullptr);
+  EXPECT_EQ(copy.test, nullptr);
+  EXPECT_NE(copy.barrier, nullptr);  // inside the table: copied as it is
+  EXPECT_EQ(std::memcmp(&copy.barrier, &memory.ops.barrier, sizeof copy.barrier), 0);
+
+  // A larger (newer) table: everything this runtime knows is copied, nothing past sizeof(Ops).
+  memory.ops.header.struct_size = sizeof memory;
+  const strata_comm_ops newer = copy_ops<strata_comm_ops>(&memory.ops);
+  EXPECT_EQ(std::memcmp(&newer, &memory.ops, sizeof newer), 0);
+}
+
+// A table of exactly ABI 1.3's size with garbage after it in memory loads: nothing past its
+// header.struct_size is read.
+TEST(AbiCheck, TableOfThe13SizeFollowedByGarbageLoads) {
+  ScopedEnv env(kEmulateAbiMinorVariable, nullptr);
+  struct TableThenGarbage {
+    strata_sharding_ops ops;
+    unsigned char after[64];
+  } memory;
+  std::memset(static_cast<void*>(&memory), 0xA5, sizeof memory);
+  Fixture f;
+  memory.ops = f.ops;
+  memory.ops.header.struct_size = offsetof(strata_sharding_ops, end_micro_step) + sizeof(void*);
+  f.d.ops = &memory.ops;
+  EXPECT_NO_THROW(check_descriptor(&f.d, STRATA_PLUGIN_SHARDING, kWhere, kFile));
+  const strata_sharding_ops copy = copy_ops<strata_sharding_ops>(&memory.ops);
+  EXPECT_EQ(copy.end_micro_step, f.ops.end_micro_step);
+}
+
 TEST(HostStructs, FirstReleasedSizes) {
   EXPECT_EQ(HostStruct<strata_create_options>::first_size, sizeof(strata_create_options));
   EXPECT_EQ(HostStruct<strata_world_info>::first_size, sizeof(strata_world_info));

@@ -5,6 +5,9 @@
 
 #include "abi_1_2.hpp"
 #include "error.hpp"
+#include "names.hpp"
+
+#include <strata/plugin.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -20,41 +23,15 @@ namespace {
 
 // ---- errors: nothing but a status and a message crosses ------------------------------------
 
-strata_status set_error(strata_error* err, strata_status code, std::string_view message) {
-  if (err != nullptr && err->struct_size >= sizeof(strata_error)) {
-    err->code = code;
-    const size_t n = std::min(message.size(), sizeof(err->message) - 1);
-    std::memcpy(err->message, message.data(), n);
-    err->message[n] = '\0';
-  }
-  return code;
-}
+using sdk::fail;
+using sdk::set_error;
 
+// sdk::guard for a body that returns the status to pass on.
 template <class Body>
 strata_status guard(strata_error* err, Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const Error& e) {
-    return set_error(err, e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    return set_error(err, STRATA_ERR_OUT_OF_MEMORY, "legacy plugin adapter: out of memory");
-  } catch (const std::exception& e) {
-    return set_error(err, STRATA_ERR_INTERNAL, std::string("legacy plugin adapter: ") + e.what());
-  } catch (...) {
-    return set_error(err, STRATA_ERR_INTERNAL, "legacy plugin adapter: unknown exception");
-  }
-}
-
-[[noreturn]] void fail(strata_status code, const std::string& message) { throw Error(code, message); }
-
-std::string kind_name(int32_t kind) {
-  switch (kind) {
-    case STRATA_PLUGIN_COMM: return "comm";
-    case STRATA_PLUGIN_SHARDING: return "sharding";
-    case STRATA_PLUGIN_PRECISION: return "precision";
-    case STRATA_PLUGIN_OFFLOAD: return "offload";
-    default: return "unknown kind " + std::to_string(kind);
-  }
+  strata_status status = STRATA_OK;
+  const strata_status thrown = sdk::guard(err, [&] { status = body(); });
+  return thrown != STRATA_OK ? thrown : status;
 }
 
 // ---- the wrapper every adapted instance is ------------------------------------------------
@@ -84,6 +61,9 @@ struct Instance {
   // Shard arrays converted between strides; reused so pointers stay put while sizes do.
   std::vector<v1_2::shard_1_0> shards_in;  // to a 1.0/1.1 offload or precision plugin
   std::vector<strata_shard> shards_out;    // from a 1.0/1.1 sharding plugin
+  // Arrays owned_shards returned before shards_out, when a later owned_shards call gave other
+  // shards: each stays valid until the next call other than owned_shards (as the header promises).
+  std::vector<std::vector<strata_shard>> shards_out_earlier;
 };
 
 bool shards_are_1_0(uint32_t minor) { return minor < v1_2::kShardModelMinor; }
@@ -101,12 +81,15 @@ template <class Body>
 strata_status with(void* self, strata_error* err, const char* fn, Body&& body) noexcept {
   return guard(err, [&]() -> strata_status {
     if (self == nullptr) fail(STRATA_ERR_INVALID_ARGUMENT, std::string(fn) + ": self is NULL");
-    return body(*static_cast<Instance*>(self));
+    Instance& in = *static_cast<Instance*>(self);
+    // owned_shards arrays stay valid until a call other than owned_shards.
+    if (std::string_view(fn) != "owned_shards") in.shards_out_earlier.clear();
+    return body(in);
   });
 }
 
 [[noreturn]] void unsupported(const Instance& in, const char* fn) {
-  fail(STRATA_ERR_UNSUPPORTED, "legacy " + kind_name(in.kind) + " plugin (ABI 1." +
+  fail(STRATA_ERR_UNSUPPORTED, "legacy " + plugin_kind_name(in.kind) + " plugin (ABI 1." +
                                    std::to_string(in.minor) + ") has no " + fn);
 }
 
@@ -146,6 +129,15 @@ std::vector<strata_shard> shards_from_1_0(const strata_shard* shards, size_t cou
                           old[i].master, old[i].grad, nullptr, STRATA_F32};
   }
   return out;
+}
+
+bool same_shards(const std::vector<strata_shard>& a, const std::vector<strata_shard>& b) {
+  auto same = [](const strata_shard& x, const strata_shard& y) {
+    return x.struct_size == y.struct_size && x.param_index == y.param_index && x.offset == y.offset &&
+           x.count == y.count && x.master == y.master && x.grad == y.grad && x.model == y.model &&
+           x.model_dtype == y.model_dtype;
+  };
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), same);
 }
 
 // ---- comm: current layout -> legacy ---------------------------------------------------------
@@ -290,7 +282,13 @@ strata_status sharding_owned_shards(void* self, const strata_shard** shards, siz
         fail(STRATA_ERR_INTERNAL, "owned_shards: legacy sharding plugin returned NULL with count " +
                                       std::to_string(n));
       }
-      in.shards_out = shards_from_1_0(theirs, n);
+      // The array returned last stays valid across this call: the same shards are the same array;
+      // other shards get a new one, and the last is kept until a call other than owned_shards.
+      std::vector<strata_shard> now = shards_from_1_0(theirs, n);
+      if (!same_shards(now, in.shards_out)) {
+        if (!in.shards_out.empty()) in.shards_out_earlier.push_back(std::move(in.shards_out));
+        in.shards_out = std::move(now);
+      }
       theirs = in.shards_out.data();
     }
     *shards = theirs;
@@ -673,14 +671,6 @@ const std::vector<Fn>& group_fns() {
 
 #undef STRATA_LEGACY_FN
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    out += (i == 0 ? "" : (i + 1 == names.size() ? " and " : ", ")) + names[i];
-  }
-  return out;
-}
-
 size_t table_size(const strata_plugin_descriptor& d) { return *static_cast<const size_t*>(d.ops); }
 
 }  // namespace
@@ -688,15 +678,15 @@ size_t table_size(const strata_plugin_descriptor& d) { return *static_cast<const
 bool is_legacy(const strata_plugin_descriptor& d) { return d.abi_minor < STRATA_ABI_MINOR_TABLES; }
 
 void check_table(const strata_plugin_descriptor& d, int32_t kind, const std::string& at) {
-  const std::string what = kind_name(kind) + " ops table of ABI 1." + std::to_string(d.abi_minor) +
+  const std::string what = plugin_kind_name(kind) + " ops table of ABI 1." + std::to_string(d.abi_minor) +
                            " (the layout before strata_ops_header)";
   if (!is_legacy(d)) {
     throw Error(STRATA_ERR_ABI, at + ": plugin ABI 1." + std::to_string(d.abi_minor) +
                                     " is not a 1.0-1.2 plugin; its tables are checked as today's");
   }
   if (d.kind != kind) {
-    throw Error(STRATA_ERR_ABI, at + ": plugin is of kind " + kind_name(d.kind) + ", expected " +
-                                    kind_name(kind));
+    throw Error(STRATA_ERR_ABI, at + ": plugin is of kind " + plugin_kind_name(d.kind) + ", expected " +
+                                    plugin_kind_name(kind));
   }
   if (d.ops == nullptr) throw Error(STRATA_ERR_ABI, at + ": plugin descriptor has no ops table");
   const size_t size = table_size(d);

@@ -20,6 +20,11 @@
 #include <string_view>
 #include <type_traits>
 
+// Whether ops table `ops` (a pointer; any layout from 1.3) holds `field` of `type`: STRATA_STRUCT_HAS
+// on the size its header declares. A table built with an older header is smaller, and the members
+// past its end are absent (not NULL: they are not there to read).
+#define STRATA_OPS_HAS(ops, type, field) STRATA_STRUCT_HAS(&(ops)->header, type, field)
+
 // Put before the definition of strata_plugin_entry_v1. The SDK's strata_add_plugin() also applies a
 // linker version script so that this is the only dynamic symbol the library exports.
 #define STRATA_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
@@ -34,6 +39,8 @@
 #define STRATA_PLUGIN(ops, name, version, description) \
   STRATA_PLUGIN_NEEDING(STRATA_ABI_MINOR_TABLES, ops, name, version, description)
 #define STRATA_PLUGIN_NEEDING(min_runtime_minor, ops, name, version, description)             \
+  static_assert((min_runtime_minor) <= STRATA_ABI_MINOR,                                     \
+                "STRATA_PLUGIN_NEEDING: the floor is above this header's STRATA_ABI_MINOR");  \
   STRATA_PLUGIN_EXPORT const strata_plugin_descriptor* strata_plugin_entry_v1(void) {         \
     static const strata_plugin_descriptor descriptor =                                       \
         ::strata::sdk::describe((ops), (min_runtime_minor), (name), (version), (description)); \
@@ -189,6 +196,10 @@ inline CreateArgs read_create_args(const strata_plugin_create_args* args) {
   return CreateArgs{args->config_json != nullptr ? args->config_json : "{}", args->host};
 }
 
+// The comm table's `field`, or NULL when the table's header says it ends before it.
+#define STRATA_SDK_COMM_FN(field) \
+  (STRATA_OPS_HAS(ops_, strata_comm_ops, field) ? ops_->field : nullptr)
+
 // A comm stratum instance (the one a host-services table lends, or one a test created), with the
 // collectives as C++ calls: each builds its strata_coll_args and throws Error on failure, naming
 // the collective. Not owning; copy freely. Same thread rules as strata_comm_ops.
@@ -199,16 +210,20 @@ class Comm {
 
   const strata_comm_ops* ops() const { return ops_; }
   void* self() const { return self_; }
-  // Optional collectives are NULL when the plugin does not support them.
-  bool has_allgatherv() const { return ops_->allgatherv != nullptr; }
-  bool has_reduce_scatter() const { return ops_->reduce_scatter != nullptr; }
-  bool has_test() const { return ops_->test != nullptr; }
+  // Optional collectives are NULL, or absent from an older (smaller) table, when the plugin does
+  // not support them. Every member is read through STRATA_OPS_HAS.
+  bool has_allgatherv() const { return STRATA_SDK_COMM_FN(allgatherv) != nullptr; }
+  bool has_reduce_scatter() const { return STRATA_SDK_COMM_FN(reduce_scatter) != nullptr; }
+  bool has_wait() const { return STRATA_SDK_COMM_FN(wait) != nullptr; }
+  bool has_test() const { return STRATA_SDK_COMM_FN(test) != nullptr; }
 
   strata_comm_caps query() const {
+    const auto fn = STRATA_SDK_COMM_FN(query);
+    if (fn == nullptr) fail(STRATA_ERR_UNSUPPORTED, "comm query: not in the comm stratum's table");
     strata_comm_caps caps{};
     caps.struct_size = sizeof(caps);
     strata_error err = make_error();
-    check(ops_->query(self_, &caps, &err), err, "comm query");
+    check(fn(self_, &caps, &err), err, "comm query");
     return caps;
   }
 
@@ -216,44 +231,48 @@ class Comm {
                  strata_request* req = nullptr) const {
     strata_coll_args a = args(&send, &recv);
     a.op = op;
-    run("allreduce", ops_->allreduce, a, req);
+    run("allreduce", STRATA_SDK_COMM_FN(allreduce), a, req);
   }
   void allgather(const strata_buffer& send, const strata_buffer& recv,
                  strata_request* req = nullptr) const {
-    run("allgather", ops_->allgather, args(&send, &recv), req);
+    run("allgather", STRATA_SDK_COMM_FN(allgather), args(&send, &recv), req);
   }
   void allgatherv(const strata_buffer& send, const strata_buffer& recv, const uint64_t* recv_counts,
                   const uint64_t* displs, strata_request* req = nullptr) const {
     strata_coll_args a = args(&send, &recv);
     a.recv_counts = recv_counts;
     a.displs = displs;
-    run("allgatherv", ops_->allgatherv, a, req);
+    run("allgatherv", STRATA_SDK_COMM_FN(allgatherv), a, req);
   }
   void reduce_scatter(const strata_buffer& send, const strata_buffer& recv, strata_reduce_op op,
                       strata_request* req = nullptr) const {
     strata_coll_args a = args(&send, &recv);
     a.op = op;
-    run("reduce_scatter", ops_->reduce_scatter, a, req);
+    run("reduce_scatter", STRATA_SDK_COMM_FN(reduce_scatter), a, req);
   }
   void broadcast(const strata_buffer& buf, int32_t root, strata_request* req = nullptr) const {
     strata_coll_args a = args(nullptr, &buf);
     a.root = root;
-    run("broadcast", ops_->broadcast, a, req);
+    run("broadcast", STRATA_SDK_COMM_FN(broadcast), a, req);
   }
   void barrier(strata_request* req = nullptr) const {
-    run("barrier", ops_->barrier, args(nullptr, nullptr), req);
+    run("barrier", STRATA_SDK_COMM_FN(barrier), args(nullptr, nullptr), req);
   }
+  // Completes `req`; a comm without wait throws Error(STRATA_ERR_UNSUPPORTED).
   void wait(strata_request req) const {
-    if (ops_->wait == nullptr) fail(STRATA_ERR_UNSUPPORTED, "comm wait: not supported");
+    const auto fn = STRATA_SDK_COMM_FN(wait);
+    if (fn == nullptr) fail(STRATA_ERR_UNSUPPORTED, "comm wait: not supported");
     strata_error err = make_error();
-    check(ops_->wait(self_, req, &err), err, "comm wait");
+    check(fn(self_, req, &err), err, "comm wait");
   }
-  // Whether `req` has completed; a comm without test answers by waiting.
+  // Whether `req` has completed, without blocking; a comm without test throws
+  // Error(STRATA_ERR_UNSUPPORTED) (check has_test() and call wait() instead).
   bool test(strata_request req) const {
-    if (ops_->test == nullptr) fail(STRATA_ERR_UNSUPPORTED, "comm test: not supported");
+    const auto fn = STRATA_SDK_COMM_FN(test);
+    if (fn == nullptr) fail(STRATA_ERR_UNSUPPORTED, "comm test: not supported");
     int32_t done = 0;
     strata_error err = make_error();
-    check(ops_->test(self_, req, &done, &err), err, "comm test");
+    check(fn(self_, req, &done, &err), err, "comm test");
     return done != 0;
   }
 
@@ -278,13 +297,21 @@ class Comm {
   void* self_ = nullptr;
 };
 
+#undef STRATA_SDK_COMM_FN
+
 // Thin view of the host-services table handed to create(). Not owning; copy freely.
 class Host {
  public:
   Host() = default;
+  // Needs the table's 1.0 fields, through precision_self (comm(), comm_self() and precision()
+  // read them); later ones are checked where they are used.
   explicit Host(const strata_host_api* api) : api_(api) {
-    if (api_ == nullptr || api_->struct_size < offsetof(strata_host_api, comm)) {
-      fail(STRATA_ERR_ABI, "host-services table missing or too small");
+    if (api_ == nullptr) fail(STRATA_ERR_ABI, "host-services table is NULL");
+    if (!STRATA_STRUCT_HAS(api_, strata_host_api, precision_self)) {
+      fail(STRATA_ERR_ABI, "host-services table struct_size " + std::to_string(api_->struct_size) +
+                               " is smaller than " +
+                               std::to_string(offsetof(strata_host_api, precision_self) + sizeof(void*)) +
+                               ", its size in ABI 1.0 (through precision_self)");
     }
   }
   const strata_host_api* raw() const { return api_; }

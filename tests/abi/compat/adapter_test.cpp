@@ -470,6 +470,14 @@ TEST(LegacyAdapter, Sharding10ShardsComeBackInTodaysLayout) {
   EXPECT_EQ(shards[1].master, f.master.data() + 4);
   EXPECT_EQ(shards[1].grad, f.grad.data() + 4);
   EXPECT_EQ(shards[1].model, nullptr);
+  // The array stays valid across further owned_shards calls (the header's promise): the same
+  // shards come back in the same array, and the first answer still reads as before.
+  const strata_shard* again = nullptr;
+  ASSERT_EQ(ops.owned_shards(self, &again, &count, &err), STRATA_OK);
+  EXPECT_EQ(again, shards);
+  ASSERT_EQ(count, 2u);
+  EXPECT_EQ(shards[1].offset, 10u);
+  EXPECT_EQ(shards[1].master, f.master.data() + 4);
 
   ASSERT_EQ(ops.publish(self, &err), STRATA_OK) << err.message;
   EXPECT_EQ(host.recorder.calls, (std::vector<std::string>{"precision.cast count 6", "comm.allreduce op 3 count 6",
