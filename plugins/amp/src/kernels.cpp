@@ -145,54 +145,44 @@ void BF16ToF32(const uint16_t* HWY_RESTRICT src, float* HWY_RESTRICT dst, size_t
   }
 }
 
-// The kSumLanes canonical lanes live in kSumLanes / (doubles per vector) accumulators: acc[j]
-// holds lanes j*N .. j*N+N-1.
-void AccumulateSquares(const float* HWY_RESTRICT values, size_t n, double* HWY_RESTRICT lanes) {
+// Adds the squares of kBlocks blocks of n floats to their own kSumLanes canonical lanes, in one
+// loop (more blocks: more independent adds in flight; each block's lanes see the same additions
+// in the same order whatever kBlocks is). The lanes live in kSumLanes / (doubles per vector)
+// accumulators per block: acc[k][j] holds lanes j*N .. j*N+N-1 of block k.
+template <size_t kBlocks>
+HWY_INLINE void SquaresOfBlocks(const float* const (&values)[kBlocks], size_t n,
+                                double* const (&lanes)[kBlocks]) {
   const hn::ScalableTag<double> dd;
   const hn::Rebind<float, decltype(dd)> df;
   constexpr size_t N = HWY_LANES(double);
   static_assert(kSumLanes % N == 0, "the canonical lanes must fill whole vectors");
   constexpr size_t kAccumulators = kSumLanes / N;
-  hn::Vec<decltype(dd)> acc[kAccumulators];
-  for (size_t j = 0; j < kAccumulators; ++j) acc[j] = hn::LoadU(dd, lanes + j * N);
+  hn::Vec<decltype(dd)> acc[kBlocks][kAccumulators];
+  for (size_t k = 0; k < kBlocks; ++k) {
+    for (size_t j = 0; j < kAccumulators; ++j) acc[k][j] = hn::LoadU(dd, lanes[k] + j * N);
+  }
   size_t i = 0;
   for (; i + kSumLanes <= n; i += kSumLanes) {
     for (size_t j = 0; j < kAccumulators; ++j) {
-      const auto x = hn::PromoteTo(dd, hn::LoadU(df, values + i + j * N));
-      acc[j] = hn::MulAdd(x, x, acc[j]);  // x*x is exact in fp64: the same as a multiply, add
+      for (size_t k = 0; k < kBlocks; ++k) {
+        const auto x = hn::PromoteTo(dd, hn::LoadU(df, values[k] + i + j * N));
+        acc[k][j] = hn::MulAdd(x, x, acc[k][j]);  // x*x is exact in fp64: a multiply, then add
+      }
     }
   }
-  for (size_t j = 0; j < kAccumulators; ++j) hn::StoreU(acc[j], dd, lanes + j * N);
-  accumulate_squares_tail(values, i, n, lanes);
+  for (size_t k = 0; k < kBlocks; ++k) {
+    for (size_t j = 0; j < kAccumulators; ++j) hn::StoreU(acc[k][j], dd, lanes[k] + j * N);
+    accumulate_squares_tail(values[k], i, n, lanes[k]);
+  }
 }
 
-// Two blocks at once, each with the layout above: twice the independent accumulators.
+void AccumulateSquares(const float* HWY_RESTRICT values, size_t n, double* HWY_RESTRICT lanes) {
+  SquaresOfBlocks<1>({values}, n, {lanes});
+}
+
 void AccumulateSquaresPair(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, size_t n,
                            double* HWY_RESTRICT lanes_a, double* HWY_RESTRICT lanes_b) {
-  const hn::ScalableTag<double> dd;
-  const hn::Rebind<float, decltype(dd)> df;
-  constexpr size_t N = HWY_LANES(double);
-  constexpr size_t kAccumulators = kSumLanes / N;
-  hn::Vec<decltype(dd)> acc_a[kAccumulators], acc_b[kAccumulators];
-  for (size_t j = 0; j < kAccumulators; ++j) {
-    acc_a[j] = hn::LoadU(dd, lanes_a + j * N);
-    acc_b[j] = hn::LoadU(dd, lanes_b + j * N);
-  }
-  size_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes) {
-    for (size_t j = 0; j < kAccumulators; ++j) {
-      const auto x = hn::PromoteTo(dd, hn::LoadU(df, a + i + j * N));
-      const auto y = hn::PromoteTo(dd, hn::LoadU(df, b + i + j * N));
-      acc_a[j] = hn::MulAdd(x, x, acc_a[j]);
-      acc_b[j] = hn::MulAdd(y, y, acc_b[j]);
-    }
-  }
-  for (size_t j = 0; j < kAccumulators; ++j) {
-    hn::StoreU(acc_a[j], dd, lanes_a + j * N);
-    hn::StoreU(acc_b[j], dd, lanes_b + j * N);
-  }
-  accumulate_squares_tail(a, i, n, lanes_a);
-  accumulate_squares_tail(b, i, n, lanes_b);
+  SquaresOfBlocks<2>({a, b}, n, {lanes_a, lanes_b});
 }
 
 int64_t Target() { return HWY_TARGET; }
