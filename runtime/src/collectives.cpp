@@ -1,79 +1,46 @@
 #include "collectives.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 namespace strata::rt {
 
 strata_buffer host_buffer(const void* data, uint64_t count, int32_t dtype) {
-  strata_buffer b{};
-  b.struct_size = sizeof(b);
-  b.data = const_cast<void*>(data);  // send buffers are only read by the comm plugin
-  b.count = count;
-  b.dtype = dtype;
-  b.device = strata_device{STRATA_DEVICE_HOST, 0};
-  return b;
+  // Send buffers are only read by the comm plugin.
+  return sdk::host_buffer(const_cast<void*>(data), count, dtype);
 }
 
-namespace {
-
-strata_coll_args coll_args(const strata_buffer* send, const strata_buffer* recv) {
-  strata_coll_args a{};
-  a.struct_size = sizeof(a);
-  a.send = send;
-  a.recv = recv;
-  return a;
-}
-
-}  // namespace
-
-void Collectives::call(const char* what, Collective fn, const strata_coll_args& args) const {
-  if (fn == nullptr) {
-    throw Error(STRATA_ERR_UNSUPPORTED, label_ + ": " + what + ": not offered by the comm stratum");
+template <class Call>
+void Collectives::run(Call&& call) const {
+  try {
+    call(comm_);
+  } catch (const sdk::Error& e) {
+    throw Error(e.code(), label_ + ": " + e.what());
   }
-  strata_error err{};
-  err.struct_size = sizeof(err);
-  const strata_status status = fn(self_, &args, nullptr, &err);
-  if (status != STRATA_OK) throw Error(status, label_ + ": " + what + ": " + err.message);
 }
 
 void Collectives::allreduce(const void* send, void* recv, uint64_t count, int32_t dtype,
                             int32_t op) const {
-  const strata_buffer s = host_buffer(send, count, dtype);
-  const strata_buffer r = host_buffer(recv, count, dtype);
-  strata_coll_args a = coll_args(&s, &r);
-  a.op = op;
-  call("allreduce", ops_.allreduce, a);
+  run([&](const sdk::Comm& c) {
+    c.allreduce(host_buffer(send, count, dtype), host_buffer(recv, count, dtype),
+                static_cast<strata_reduce_op>(op));
+  });
 }
 
 void Collectives::allgather(const void* send, void* recv, uint64_t count_per_rank,
                             int32_t dtype) const {
-  const strata_buffer s = host_buffer(send, count_per_rank, dtype);
-  const strata_buffer r = host_buffer(recv, count_per_rank * static_cast<uint64_t>(world_size_), dtype);
-  call("allgather", ops_.allgather, coll_args(&s, &r));
-}
-
-void Collectives::allgatherv(const void* send, uint64_t send_count, void* recv,
-                             const std::vector<uint64_t>& counts, int32_t dtype) const {
-  std::vector<uint64_t> displs(counts.size(), 0);
-  std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), uint64_t{0});
-  const uint64_t total = std::accumulate(counts.begin(), counts.end(), uint64_t{0});
-  const strata_buffer s = host_buffer(send, send_count, dtype);
-  const strata_buffer r = host_buffer(recv, total, dtype);
-  strata_coll_args a = coll_args(&s, &r);
-  a.recv_counts = counts.data();
-  a.displs = displs.data();
-  call("allgatherv", ops_.allgatherv, a);
+  const uint64_t total = count_per_rank * static_cast<uint64_t>(world_size_);
+  run([&](const sdk::Comm& c) {
+    c.allgather(host_buffer(send, count_per_rank, dtype), host_buffer(recv, total, dtype));
+  });
 }
 
 void Collectives::broadcast(void* buf, uint64_t count, int32_t dtype, int32_t root) const {
-  const strata_buffer b = host_buffer(buf, count, dtype);
-  strata_coll_args a = coll_args(nullptr, &b);
-  a.root = root;
-  call("broadcast", ops_.broadcast, a);
+  run([&](const sdk::Comm& c) { c.broadcast(host_buffer(buf, count, dtype), root); });
 }
 
-void Collectives::barrier() const { call("barrier", ops_.barrier, coll_args(nullptr, nullptr)); }
+void Collectives::barrier() const {
+  run([](const sdk::Comm& c) { c.barrier(); });
+}
 
 std::vector<std::string> Collectives::allgather_strings(const std::string& mine) const {
   const uint64_t my_length = mine.size();

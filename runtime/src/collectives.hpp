@@ -4,7 +4,7 @@
 
 #include "error.hpp"
 
-#include <strata/plugin_api.h>
+#include <strata/plugin.hpp>
 
 #include <cstdint>
 #include <string>
@@ -21,12 +21,10 @@ class Collectives {
  public:
   // `ops`/`self`: the comm stratum (the tracked proxy); `label` names its plugin in errors.
   Collectives(const strata_comm_ops& ops, void* self, std::string label, int world_size)
-      : ops_(ops), self_(self), label_(std::move(label)), world_size_(world_size) {}
+      : comm_(&ops, self), label_(std::move(label)), world_size_(world_size) {}
 
   void allreduce(const void* send, void* recv, uint64_t count, int32_t dtype, int32_t op) const;
   void allgather(const void* send, void* recv, uint64_t count_per_rank, int32_t dtype) const;
-  void allgatherv(const void* send, uint64_t send_count, void* recv,
-                  const std::vector<uint64_t>& counts, int32_t dtype) const;
   void broadcast(void* buf, uint64_t count, int32_t dtype, int32_t root) const;
   void barrier() const;
 
@@ -35,14 +33,11 @@ class Collectives {
   std::vector<std::string> allgather_strings(const std::string& mine) const;
 
  private:
-  using Collective = strata_status (*)(void*, const strata_coll_args*, strata_request*,
-                                       strata_error*);
-  // Calls the blocking collective `fn` with `args` and throws on failure, naming the plugin and
-  // `what` (and saying so when the comm stratum does not offer it).
-  void call(const char* what, Collective fn, const strata_coll_args& args) const;
+  // Runs one blocking sdk::Comm call; its failure becomes an Error naming the plugin.
+  template <class Call>
+  void run(Call&& call) const;
 
-  const strata_comm_ops& ops_;
-  void* self_;
+  sdk::Comm comm_;
   std::string label_;
   int world_size_;
 };

@@ -36,10 +36,6 @@ const char* collective_name(strata_collective c) {
   return "?";
 }
 
-// Checked once at create: gather, release, views and every step ask. The loader made sure the
-// five group functions are all set or all NULL (a legacy plugin's adapter table too).
-bool has_group_ops(const strata_sharding_ops& ops) { return ops.define_group != nullptr; }
-
 strata_grad_ready_args grad_ready_args(uint32_t index, bool boundary) {
   strata_grad_ready_args a{};
   a.struct_size = sizeof(a);
@@ -183,7 +179,6 @@ void Engine::create_training_strata(LoadedPlugin precision, LoadedPlugin shardin
   precision_.call("query", &strata_precision_ops::query, &precision_caps_);
   sharding_caps_ = new_caps<strata_sharding_caps>();
   sharding_.call("query", &strata_sharding_ops::query, &sharding_caps_);
-  sharding_groups_ = has_group_ops(sharding_.ops());
   offload_caps_ = new_caps<strata_offload_caps>();
   offload_.call("query", &strata_offload_ops::query, &offload_caps_);
   const bool offload_writes = STRATA_STRUCT_HAS(&offload_caps_, strata_offload_caps, writes_model_copy) &&

@@ -74,7 +74,9 @@ class Engine {
   void check_param_index(const char* call, uint32_t index) const;
   void check_group_id(const char* call, uint32_t group) const;
   // Whether the sharding plugin's ops table has the optional group calls (fixed at create).
-  bool sharding_has_groups() const { return sharding_groups_; }
+  // The loader made sure the five group functions are all set or all NULL (a legacy plugin's
+  // adapter table too), so one of them answers for all.
+  bool sharding_has_groups() const { return sharding_.ops().define_group != nullptr; }
   void record_host_buffers();
   void apply_step(const strata_shard* shards, size_t count, double scale, double norm);
 
@@ -100,7 +102,6 @@ class Engine {
   strata_sharding_caps sharding_caps_{};
   strata_offload_caps offload_caps_{};
   ModelCopies model_copies_;
-  bool sharding_groups_ = false;
 
   ParamRegistry registry_;
   bool finalized_ = false;

@@ -419,21 +419,13 @@ void lent_destroy(void*) {}  // the runtime owns the lent instance
 
 const strata_comm_ops& comm_of(const Link& l) { return *static_cast<const strata_comm_ops*>(l.ops); }
 
-strata_coll_args coll(const strata_buffer* send, const strata_buffer* recv) {
-  strata_coll_args a{};
-  a.struct_size = sizeof(a);
-  a.send = send;
-  a.recv = recv;
-  return a;
-}
-
 strata_status lent_comm_query(void* self, strata_comm_caps* caps, strata_error* err) {
   return with_link(self, err, "comm query", [&](Link& l) { return comm_of(l).query(l.self, caps, err); });
 }
 strata_status lent_allreduce(void* self, const strata_buffer* send, const strata_buffer* recv,
                              int32_t op, strata_request* req, strata_error* err) {
   return with_link(self, err, "comm allreduce", [&](Link& l) {
-    strata_coll_args a = coll(send, recv);
+    strata_coll_args a = sdk::Comm::args(send, recv);
     a.op = op;
     return comm_of(l).allreduce(l.self, &a, req, err);
   });
@@ -441,7 +433,7 @@ strata_status lent_allreduce(void* self, const strata_buffer* send, const strata
 strata_status lent_allgather(void* self, const strata_buffer* send, const strata_buffer* recv,
                              strata_request* req, strata_error* err) {
   return with_link(self, err, "comm allgather", [&](Link& l) {
-    const strata_coll_args a = coll(send, recv);
+    const strata_coll_args a = sdk::Comm::args(send, recv);
     return comm_of(l).allgather(l.self, &a, req, err);
   });
 }
@@ -450,7 +442,7 @@ strata_status lent_allgatherv(void* self, const strata_buffer* send, const strat
                               strata_request* req, strata_error* err) {
   return with_link(self, err, "comm allgatherv", [&](Link& l) {
     if (comm_of(l).allgatherv == nullptr) fail(STRATA_ERR_UNSUPPORTED, "comm allgatherv: not supported");
-    strata_coll_args a = coll(send, recv);
+    strata_coll_args a = sdk::Comm::args(send, recv);
     a.recv_counts = recv_counts;
     a.displs = displs;
     return comm_of(l).allgatherv(l.self, &a, req, err);
@@ -462,7 +454,7 @@ strata_status lent_reduce_scatter(void* self, const strata_buffer* send, const s
     if (comm_of(l).reduce_scatter == nullptr) {
       fail(STRATA_ERR_UNSUPPORTED, "comm reduce_scatter: not supported");
     }
-    strata_coll_args a = coll(send, recv);
+    strata_coll_args a = sdk::Comm::args(send, recv);
     a.op = op;
     return comm_of(l).reduce_scatter(l.self, &a, req, err);
   });
@@ -470,14 +462,14 @@ strata_status lent_reduce_scatter(void* self, const strata_buffer* send, const s
 strata_status lent_broadcast(void* self, const strata_buffer* buf, int32_t root, strata_request* req,
                              strata_error* err) {
   return with_link(self, err, "comm broadcast", [&](Link& l) {
-    strata_coll_args a = coll(nullptr, buf);
+    strata_coll_args a = sdk::Comm::args(nullptr, buf);
     a.root = root;
     return comm_of(l).broadcast(l.self, &a, req, err);
   });
 }
 strata_status lent_barrier(void* self, strata_request* req, strata_error* err) {
   return with_link(self, err, "comm barrier", [&](Link& l) {
-    const strata_coll_args a = coll(nullptr, nullptr);
+    const strata_coll_args a = sdk::Comm::args(nullptr, nullptr);
     return comm_of(l).barrier(l.self, &a, req, err);
   });
 }
@@ -551,13 +543,8 @@ constexpr v1_2::precision_ops kLentPrecision = {sizeof(v1_2::precision_ops), len
 
 // ---- the adapter tables ------------------------------------------------------------------------
 
-template <class Ops>
-constexpr strata_ops_header header_of(strata_plugin_kind kind) {
-  return strata_ops_header{sizeof(Ops), STRATA_ABI_MAJOR, STRATA_ABI_MINOR, static_cast<int32_t>(kind), 0u};
-}
-
 constexpr strata_comm_ops kCommAdapter = {
-    header_of<strata_comm_ops>(STRATA_PLUGIN_COMM),
+    sdk::ops_header<strata_comm_ops>(),
     adapter_create,
     adapter_destroy,
     comm_query,
@@ -571,7 +558,7 @@ constexpr strata_comm_ops kCommAdapter = {
     comm_test};
 
 constexpr strata_sharding_ops kShardingAdapter = {
-    header_of<strata_sharding_ops>(STRATA_PLUGIN_SHARDING),
+    sdk::ops_header<strata_sharding_ops>(),
     adapter_create,
     adapter_destroy,
     sharding_query,
@@ -589,7 +576,7 @@ constexpr strata_sharding_ops kShardingAdapter = {
     sharding_end_micro_step};
 
 constexpr strata_precision_ops kPrecisionAdapter = {
-    header_of<strata_precision_ops>(STRATA_PLUGIN_PRECISION),
+    sdk::ops_header<strata_precision_ops>(),
     adapter_create,
     adapter_destroy,
     precision_query,
@@ -599,7 +586,7 @@ constexpr strata_precision_ops kPrecisionAdapter = {
     precision_cast};
 
 constexpr strata_offload_ops kOffloadAdapter = {
-    header_of<strata_offload_ops>(STRATA_PLUGIN_OFFLOAD),
+    sdk::ops_header<strata_offload_ops>(),
     adapter_create,
     adapter_destroy,
     offload_query,
