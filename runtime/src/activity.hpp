@@ -63,6 +63,8 @@ class ActivityBoard {
   // For the watchdog: whether this rank is blocked on a collective, and since when (steady ns).
   bool waiting(int64_t* since_ns) const;
   ActivitySnapshot snapshot() const;
+  // Optimizer steps taken (applied or skipped): the timeline's step of an event. Thread-safe.
+  uint64_t steps_done() const { return step_.load(std::memory_order_relaxed); }
 
   static int64_t now_ns();
 

@@ -27,6 +27,7 @@ class Collectives {
   void allgather(const void* send, void* recv, uint64_t count_per_rank, int32_t dtype) const;
   void broadcast(void* buf, uint64_t count, int32_t dtype, int32_t root) const;
   void barrier() const;
+  int world_size() const { return world_size_; }
 
   // Every rank passes its own text; every rank gets all texts, indexed by rank. Uses allgather
   // only (allgatherv is optional in the ABI), padding each text to the longest.

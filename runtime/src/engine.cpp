@@ -4,6 +4,7 @@
 #include "log.hpp"
 #include "manifest_agreement.hpp"
 #include "plugin_loader.hpp"
+#include "work_scope.hpp"
 
 #include <unistd.h>
 
@@ -62,6 +63,8 @@ PluginIdentity identity_of(const std::string& stratum, const LoadedPlugin& plugi
 
 Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(options)) {
   activity_.enter_call(ApiCall::Create);
+  // Plugins ask at create whether to trace; the timeline itself opens once the comm stratum is up.
+  host_services_.set_timeline_wanted(!manifest_.timeline_path.empty());
   LoadedPlugin comm_library = load_plugin(manifest_.comm, STRATA_PLUGIN_COMM, manifest_);
   std::vector<PluginIdentity> plugins{identity_of("comm", comm_library)};
   const strata_host_api* comm_host = host_services_.make_table("comm", nullptr, nullptr, nullptr, nullptr);
@@ -79,10 +82,11 @@ Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(o
   const strata_comm_caps& caps = comm_caps_;
   world_ = {sizeof(strata_world_info), caps.rank, caps.size, caps.local_rank, caps.local_size};
   set_log_rank(world_.rank);
-  tracked_comm_ = std::make_unique<TrackedComm>(comm_.ops(), comm_.self(), activity_);
+  tracked_comm_ = std::make_unique<TrackedComm>(comm_.ops(), comm_.self(), activity_, step_time_);
   collectives_ = std::make_unique<Collectives>(*tracked_comm_->ops(), tracked_comm_->self(),
                                                comm_.label(), world_.size);
   if (world_.size > 1) start_watchdog();
+  if (!manifest_.timeline_path.empty()) open_timeline();
 
   // Each phase ends on every rank alike, so no rank is left in a collective the others skipped.
   LoadedPlugin precision, sharding, offload;
@@ -134,6 +138,7 @@ Engine::~Engine() {
                                               std::to_string(global_steps_));
     watchdog_->local_failure(failure_->what());
   }
+  if (timeline_) finish_timeline();
   if (failure_ && watchdog_ && !watchdog_->others_done_within(1.0)) {
     // This rank failed alone: the others are ending (the watchdog told them why), and a
     // collective teardown, or a plugin's wait on requests still in flight, would wait for them
@@ -160,6 +165,37 @@ void Engine::start_watchdog() {
                                                 world_.local_size == world_.size, 60.0);
   });
   watchdog_->attach(*control_);
+}
+
+void Engine::open_timeline() {
+  // Every rank starts its clock at the same moment, so that the ranks' tracks line up.
+  collectives_->barrier();
+  const int64_t origin = Timeline::now_ns();
+  run_agreed("opening the timeline", [&] {
+    timeline_ = std::make_unique<Timeline>(manifest_.timeline_path, manifest_.timeline_origin,
+                                           world_.rank, origin, activity_);
+  });
+  tracked_comm_->set_timeline(timeline_.get());
+  host_services_.set_timeline(timeline_.get());
+  if (watchdog_) watchdog_->set_timeline(timeline_.get());
+}
+
+void Engine::finish_timeline() {
+  if (!failure_) {
+    try {
+      timeline_->finish_merged(*collectives_);
+      if (world_.rank == 0) logger().info("timeline: wrote {}", timeline_->path());
+    } catch (const std::exception& e) {
+      logger().error("timeline: {}", e.what());
+    }
+  } else {
+    const std::string kept = timeline_->finish_alone(failure_->what());
+    if (!kept.empty()) logger().info("timeline: this rank's events, up to its failure, are in {}", kept);
+  }
+  // Anything traced from here on is dropped; the timeline itself goes after the plugins.
+  tracked_comm_->set_timeline(nullptr);
+  host_services_.set_timeline(nullptr);
+  if (watchdog_) watchdog_->set_timeline(nullptr);
 }
 
 void Engine::create_training_strata(LoadedPlugin precision, LoadedPlugin sharding,
@@ -272,7 +308,10 @@ auto Engine::guarded(ApiCall call, int64_t arg, Body&& body) {
                                               "cannot continue: ") + failure_->what());
   }
   activity_.enter_call(call, arg);
+  const TimePart part =
+      call == ApiCall::Gather || call == ApiCall::Release ? TimePart::Gather : TimePart::RuntimeOther;
   try {
+    const WorkScope scope = WorkScope::call(step_time_, timeline_.get(), api_call_name(call), arg, part);
     if constexpr (std::is_void_v<decltype(body())>) {
       body();
       activity_.leave_call();
@@ -466,12 +505,20 @@ strata_step_result Engine::step_once() {
     sharding_.call("end_micro_step", &strata_sharding_ops::end_micro_step, &args);
   }
   if (at_boundary) {
-    sharding_.call("finish_reduce", &strata_sharding_ops::finish_reduce);
+    {
+      const WorkScope phase =
+          WorkScope::phase(step_time_, timeline_.get(), "finish_reduce", TimePart::RuntimeOther);
+      sharding_.call("finish_reduce", &strata_sharding_ops::finish_reduce);
+    }
     const strata_shard* shards = nullptr;
     size_t count = 0;
     sharding_.call("owned_shards", &strata_sharding_ops::owned_shards, &shards, &count);
     auto stats = new_caps<strata_grad_stats>();
-    precision_.call("grad_stats", &strata_precision_ops::grad_stats, shards, count, &stats);
+    {
+      const WorkScope phase =
+          WorkScope::phase(step_time_, timeline_.get(), "grad_stats", TimePart::RuntimeOther);
+      precision_.call("grad_stats", &strata_precision_ops::grad_stats, shards, count, &stats);
+    }
     // [non-finite flag, sum of squares]: summed over ranks when each holds only a partition.
     double local[2] = {stats.nonfinite != 0 ? 1.0 : 0.0, stats.sum_sq};
     double global[2] = {local[0], local[1]};
@@ -488,6 +535,11 @@ strata_step_result Engine::step_once() {
         logger().warn("step {}: non-finite gradients; step skipped on every rank. "
                       "Attempted loss scale: {}, next: {}", global_steps_, scale, loss_scale());
       }
+      if (timeline_) {
+        timeline_->instant("step", "skipped_step",
+                           "non-finite gradients; loss scale " + std::to_string(scale) + " -> " +
+                               std::to_string(loss_scale()));
+      }
       result.outcome = STRATA_STEP_SKIPPED;
       result.grad_norm = std::numeric_limits<double>::infinity();
       ++consecutive_skips_;
@@ -501,6 +553,8 @@ strata_step_result Engine::step_once() {
       apply_step(shards, count, scale, result.grad_norm);
       result.outcome = STRATA_STEP_APPLIED;
     }
+    const WorkScope phase =
+        WorkScope::phase(step_time_, timeline_.get(), "zero_grad", TimePart::RuntimeOther);
     sharding_.call("zero_grad", &strata_sharding_ops::zero_grad);
   } else {
     result.outcome = STRATA_STEP_ACCUMULATED;
@@ -509,7 +563,35 @@ strata_step_result Engine::step_once() {
   result.global_steps = global_steps_;
   result.skipped_steps = skipped_steps_;
   activity_.set_progress(global_steps_, micro_steps_);
+  report_step_time(result);
   return result;
+}
+
+void Engine::report_step_time(strata_step_result& result) {
+  const StepTimes t = step_time_.take();
+  result.wall_seconds = t.wall;
+  result.host_seconds = t[TimePart::Host];
+  result.comm_wait_seconds = t[TimePart::CommWait];
+  result.optimizer_seconds = t[TimePart::Optimizer];
+  result.gather_seconds = t[TimePart::Gather];
+  result.runtime_other_seconds = t[TimePart::RuntimeOther];
+  if (!manifest_.wall_clock_breakdown) return;
+  for (size_t i = 0; i < t.seconds.size(); ++i) breakdown_.seconds[i] += t.seconds[i];
+  breakdown_.wall += t.wall;
+  if (result.outcome == STRATA_STEP_ACCUMULATED || global_steps_ % manifest_.steps_per_print != 0) {
+    return;
+  }
+  // DeepSpeed's wall_clock_breakdown, as milliseconds per optimizer step over the last
+  // steps_per_print steps, on every rank (a slow rank is the point of looking).
+  const double per_step = 1e3 / static_cast<double>(manifest_.steps_per_print);
+  const StepTimes& b = breakdown_;
+  logger().info("time per step (ms), steps {}-{}: wall {:.3f} = host {:.3f} + comm wait {:.3f} + "
+                "optimizer {:.3f} + gather {:.3f} + other runtime {:.3f}",
+                global_steps_ - manifest_.steps_per_print + 1, global_steps_, b.wall * per_step,
+                b[TimePart::Host] * per_step, b[TimePart::CommWait] * per_step,
+                b[TimePart::Optimizer] * per_step, b[TimePart::Gather] * per_step,
+                b[TimePart::RuntimeOther] * per_step);
+  breakdown_ = StepTimes{};
 }
 
 // Collective (every rank skipped alike). Names the first parameter, in registration order, whose
@@ -556,9 +638,20 @@ void Engine::apply_step(const strata_shard* shards, size_t count, double scale, 
   args.step = ++applied_steps_;
   args.grad_scale = 1.0 / (scale * clip);
   args.lr_factor = 1.0;
-  offload_.call("step", &strata_offload_ops::step, shards, count, &args);
-  model_copies_.after_step(shards, count);
-  sharding_.call("publish", &strata_sharding_ops::publish);
+  Timeline* timeline = timeline_.get();
+  {
+    const WorkScope phase = WorkScope::phase(step_time_, timeline, "optimizer", TimePart::Optimizer);
+    offload_.call("step", &strata_offload_ops::step, shards, count, &args);
+  }
+  {
+    const WorkScope phase = WorkScope::phase(step_time_, timeline, "copy_out", TimePart::Optimizer);
+    model_copies_.after_step(shards, count);
+  }
+  {
+    const WorkScope phase = WorkScope::phase(step_time_, timeline, "publish", TimePart::Optimizer);
+    sharding_.call("publish", &strata_sharding_ops::publish);
+  }
+  const WorkScope phase = WorkScope::phase(step_time_, timeline, "loss_scale", TimePart::Optimizer);
   precision_.call("update", &strata_precision_ops::update, 0);
 }
 

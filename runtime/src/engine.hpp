@@ -12,6 +12,8 @@
 #include "param_registry.hpp"
 #include "error.hpp"
 #include "plugin_instance.hpp"
+#include "step_time.hpp"
+#include "timeline.hpp"
 #include "tracked_comm.hpp"
 #include "watchdog.hpp"
 
@@ -53,6 +55,14 @@ class Engine {
 
  private:
   void start_watchdog();
+  // Collective: opens the timeline when the manifest or STRATA_TIMELINE asks for one.
+  void open_timeline();
+  // At strata_destroy: rank 0 writes the whole timeline after a clean run; after a failure this
+  // rank keeps its own part with the failure's message.
+  void finish_timeline();
+  // The time split of the step just taken, into `result`, and its log line under
+  // wall_clock_breakdown.
+  void report_step_time(strata_step_result& result);
   void create_training_strata(LoadedPlugin precision, LoadedPlugin sharding, LoadedPlugin offload);
   void check_capabilities() const;
   void setup_after_registration();
@@ -89,6 +99,10 @@ class Engine {
   MemoryLedger ledger_;
   HostServices host_services_{ledger_};
   ActivityBoard activity_;
+  StepTime step_time_;
+  StepTimes breakdown_;  // summed since the last wall_clock_breakdown line
+  // Outlives everything that records into it: the watchdog, the comm proxy and the plugins.
+  std::unique_ptr<Timeline> timeline_;
   std::unique_ptr<ControlChannel> control_;  // ranks > 1
   std::unique_ptr<Watchdog> watchdog_;       // ranks > 1
   PluginInstance<strata_comm_ops> comm_;

@@ -34,6 +34,10 @@ const strata_host_api* HostServices::make_table(std::string plugin_label,
   if (STRATA_STRUCT_HAS(&api, strata_host_api, log_enabled)) {
     api.log_enabled = &HostServices::log_enabled;
   }
+  if (STRATA_STRUCT_HAS(&api, strata_host_api, trace_span)) {
+    api.trace_enabled = &HostServices::trace_enabled;
+    api.trace_span = &HostServices::trace_span;
+  }
   contexts_.push_back(std::move(ctx));
   return &contexts_.back()->api;
 }
@@ -76,6 +80,21 @@ void HostServices::account_bytes(void* ctx, int32_t category, int32_t location, 
                    context->label, STRATA_MEM_CATEGORY_COUNT - 1, STRATA_MEM_LOCATION_COUNT - 1,
                    category, location);
   }
+}
+
+int32_t HostServices::trace_enabled(void* ctx) {
+  return static_cast<const Context*>(ctx)->owner->timeline_wanted_ ? 1 : 0;
+}
+
+void HostServices::trace_span(void* ctx, const strata_trace_span* span) {
+  const auto* context = static_cast<const Context*>(ctx);
+  Timeline* timeline = context->owner->timeline_.load(std::memory_order_acquire);
+  if (timeline == nullptr || span == nullptr || span->struct_size < sizeof(strata_trace_span) ||
+      span->name == nullptr || span->end_ns < span->begin_ns) {
+    return;  // off, not yet on, or a span the header says is dropped
+  }
+  timeline->span(context->label.c_str(), span->name, span->begin_ns, span->end_ns, span->index,
+                 span->bytes);
 }
 
 }  // namespace strata::rt

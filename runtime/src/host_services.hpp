@@ -1,14 +1,17 @@
 // The host-services tables lent to plugins (strata_host_api): logging attributed to the plugin,
 // accounted allocation (pageable or pinned) and disk accounting through the MemoryLedger, and the
 // comm/precision strata's instances (in today's table layout: the tracked comm proxy and the
-// precision instance's table; a 1.0-1.2 plugin's adapter converts them for it), and log_enabled
-// (1.4). Each table reports runtime_abi_minor() and has that minor's struct_size.
+// precision instance's table; a 1.0-1.2 plugin's adapter converts them for it), log_enabled
+// (1.4), and trace_enabled / trace_span (1.5: spans go to the Timeline, with the stratum's name as
+// their category). Each table reports runtime_abi_minor() and has that minor's struct_size.
 #pragma once
 
 #include "memory_ledger.hpp"
+#include "timeline.hpp"
 
 #include <strata/plugin_api.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +31,12 @@ class HostServices {
                                     void* comm_self, const strata_precision_ops* precision,
                                     void* precision_self);
 
+  // Whether the job records a timeline (what trace_enabled answers; known from the manifest before
+  // any plugin is created), and the timeline once it exists (spans before it are dropped). The
+  // timeline must outlive every plugin that may trace, or be withdrawn (nullptr) first.
+  void set_timeline_wanted(bool wanted) { timeline_wanted_ = wanted; }
+  void set_timeline(Timeline* timeline) { timeline_.store(timeline, std::memory_order_release); }
+
  private:
   struct Context {
     HostServices* owner;
@@ -41,8 +50,12 @@ class HostServices {
   static void* alloc_bytes_at(void* ctx, size_t bytes, size_t alignment, int32_t category,
                               int32_t location);
   static void account_bytes(void* ctx, int32_t category, int32_t location, int64_t delta);
+  static int32_t trace_enabled(void* ctx);
+  static void trace_span(void* ctx, const strata_trace_span* span);
 
   MemoryLedger& ledger_;
+  bool timeline_wanted_ = false;
+  std::atomic<Timeline*> timeline_{nullptr};
   std::vector<std::unique_ptr<Context>> contexts_;
 };
 

@@ -39,6 +39,13 @@ struct Manifest {
   double stall_warning_seconds = 60.0;
   double stall_shutdown_seconds = 300.0;
   uint64_t max_consecutive_skips = 10;
+  // Issue 12: "timeline": "PATH" (STRATA_TIMELINE overrides it; empty: no timeline), with where the
+  // path came from for messages; DeepSpeed's "wall_clock_breakdown" logs the step's time split
+  // every "steps_per_print" steps (DeepSpeed's default 10).
+  std::string timeline_path;
+  std::string timeline_origin;  // "/timeline" or "STRATA_TIMELINE"
+  bool wall_clock_breakdown = false;
+  uint64_t steps_per_print = 10;
 };
 
 // Throws strata::rt::Error (STRATA_ERR_INVALID_ARGUMENT) naming source, JSON path and expectation,

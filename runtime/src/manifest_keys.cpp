@@ -48,8 +48,8 @@ constexpr std::array<KeyRule, 54> kDeepSpeedKeys{{
     {"scheduler", Expect::Object, Effect::NotYet, "the learning rate stays optimizer.params.lr"},
     {"checkpoint", Expect::Object, Effect::NotYet, "no checkpoint is written or loaded"},
     {"amp", Expect::Object, Effect::Ignored, "there is no NVIDIA Apex here; use fp16 or bf16"},
-    {"steps_per_print", Expect::PositiveInteger, Effect::Ignored, "the host prints its own progress"},
-    {"wall_clock_breakdown", Expect::Boolean, Effect::Ignored, "no per-phase timings are printed"},
+    {"steps_per_print", Expect::PositiveInteger, Effect::Acts, ""},  // with wall_clock_breakdown
+    {"wall_clock_breakdown", Expect::Boolean, Effect::Acts, ""},
     {"memory_breakdown", Expect::Boolean, Effect::Ignored, "no memory report is printed"},
     {"dump_state", Expect::Boolean, Effect::Ignored, "the configuration is not printed"},
     {"prescale_gradients", Expect::Boolean, Effect::Ignored,
@@ -92,13 +92,15 @@ constexpr std::array<KeyRule, 54> kDeepSpeedKeys{{
     {"torch_autocast", Expect::Object, Effect::Ignored, "the host casts its own inputs"},
     {"graph_harvesting", Expect::Boolean, Effect::Ignored, "there are no CUDA graphs"},
     {"nebula", Expect::Object, Effect::Ignored, "no checkpoint is written"},
-    {"timers", Expect::Object, Effect::Ignored, "no per-phase timings are printed"},
+    {"timers", Expect::Object, Effect::Ignored,
+     "strata_step_result has the step's time split; wall_clock_breakdown logs it"},
     {"tensor_parallel", Expect::Object, Effect::Ignored, "there is no tensor parallelism"},
 }};
 
 // Strata's own top-level keys: the four strata sections (read by manifest.cpp) and the run's limits.
-constexpr std::array<std::string_view, 6> kStrataKeys{
-    "comm", "sharding", "precision", "offload", "stall_inspector", "max_consecutive_skips"};
+constexpr std::array<std::string_view, 7> kStrataKeys{
+    "comm",           "sharding",        "precision", "offload",
+    "stall_inspector", "max_consecutive_skips", "timeline"};
 
 bool matches(const json& v, Expect expect) {
   switch (expect) {
@@ -236,6 +238,32 @@ void read_stall_inspector(Manifest& m) {
   m.stall_shutdown_seconds = shutdown.value;
 }
 
+// ---- timeline and wall_clock_breakdown ---------------------------------------------------------
+
+// The environment wins over the manifest, as for the stall inspector. Whether the path can be
+// written is checked where the file is opened (timeline.cpp), naming the same origin.
+void read_timing_keys(Manifest& m) {
+  if (auto it = m.json.find("timeline"); it != m.json.end() && !it->is_null()) {
+    if (!it->is_string() || it->get<std::string>().empty()) {
+      fail(m.source + ": /timeline: expected the path of the Chrome trace JSON to write (a "
+           "non-empty string), got " + shown(*it));
+    }
+    m.timeline_path = it->get<std::string>();
+    m.timeline_origin = "/timeline";
+  }
+  if (const char* env = std::getenv("STRATA_TIMELINE"); env != nullptr && *env != '\0') {
+    m.timeline_path = env;
+    m.timeline_origin = "STRATA_TIMELINE";
+  }
+  // Both were type-checked by validate_top_level.
+  if (auto it = m.json.find("wall_clock_breakdown"); it != m.json.end() && it->is_boolean()) {
+    m.wall_clock_breakdown = it->get<bool>();
+  }
+  if (auto it = m.json.find("steps_per_print"); it != m.json.end() && !it->is_null()) {
+    m.steps_per_print = it->get<uint64_t>();
+  }
+}
+
 }  // namespace
 
 void validate_top_level(const json& doc, const std::string& source) {
@@ -269,6 +297,7 @@ void read_runtime_keys(Manifest& m) {
     }
     m.max_consecutive_skips = it->get<uint64_t>();
   }
+  read_timing_keys(m);
 }
 
 }  // namespace strata::rt

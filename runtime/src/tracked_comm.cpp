@@ -2,6 +2,7 @@
 
 #include <strata/plugin.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace strata::rt {
@@ -35,8 +36,9 @@ uint32_t offered_collectives(const strata_comm_ops& ops, uint32_t mask) {
   return mask;
 }
 
-TrackedComm::TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& board)
-    : real_(ops), real_self_(self), board_(board) {
+TrackedComm::TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& board,
+                         StepTime& step_time)
+    : real_(ops), real_self_(self), board_(board), step_time_(step_time) {
   // The loader checked that the required functions are set; the optional ones stay NULL here when
   // the plugin left them NULL, so whoever holds the proxy sees what the plugin offers.
   table_.header = STRATA_OPS_HEADER(strata_comm_ops, STRATA_PLUGIN_COMM);
@@ -59,13 +61,40 @@ strata_status TrackedComm::refuse(strata_error* err) const {
 }
 
 template <class Call>
-strata_status TrackedComm::collective(const char* name, strata_request* req, strata_error* err,
-                                      Call&& call) {
+strata_status TrackedComm::timed(const char* name, uint64_t seq, uint64_t bytes, bool waits,
+                                 Call&& call) {
+  const bool counted = waits && step_time_.part_begin(TimePart::CommWait);
+  Timeline* timeline = timeline_.load(std::memory_order_acquire);
+  const int64_t begin = timeline != nullptr ? Timeline::now_ns() : 0;
+  const strata_status status = call();
+  if (timeline != nullptr) timeline->span("comm", name, begin, Timeline::now_ns(), -1, bytes, seq);
+  if (counted) step_time_.part_end();
+  return status;
+}
+
+template <class Call>
+strata_status TrackedComm::collective(const char* name, const strata_coll_args* args,
+                                      strata_request* req, strata_error* err, Call&& call) {
   if (abandoned_) return refuse(err);
-  board_.start_collective(name);
-  if (req != nullptr) return call();
+  const uint64_t seq = board_.start_collective(name);
+  uint64_t bytes = 0;
+  if (args != nullptr && STRATA_STRUCT_HAS(args, strata_coll_args, recv)) {
+    for (const strata_buffer* b : {args->send, args->recv}) {
+      if (b != nullptr) bytes = std::max<uint64_t>(bytes, b->count * sdk::dtype_size(b->dtype));
+    }
+  }
+  if (req != nullptr) {
+    // Starting is not waiting, but it goes on the timeline; the wait comes later, under the same
+    // number.
+    const strata_status status = timed(name, seq, bytes, false, call);
+    if (status == STRATA_OK && *req != nullptr && timeline_.load(std::memory_order_relaxed) != nullptr) {
+      std::lock_guard lock(requests_mutex_);
+      request_seq_[*req] = seq;
+    }
+    return status;
+  }
   WaitGuard waiting(board_);
-  return call();
+  return timed(name, seq, bytes, true, call);
 }
 
 strata_status TrackedComm::create(const strata_plugin_create_args*, void**, strata_error* err) {
@@ -85,57 +114,71 @@ strata_status TrackedComm::query(void* self, strata_comm_caps* caps, strata_erro
 strata_status TrackedComm::allreduce(void* self, const strata_coll_args* args, strata_request* req,
                                strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("allreduce", req, err,
+  return t.collective("allreduce", args, req, err,
                       [&] { return t.real_.allreduce(t.real_self_, args, req, err); });
 }
 
 strata_status TrackedComm::allgather(void* self, const strata_coll_args* args, strata_request* req,
                                strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("allgather", req, err,
+  return t.collective("allgather", args, req, err,
                       [&] { return t.real_.allgather(t.real_self_, args, req, err); });
 }
 
 strata_status TrackedComm::allgatherv(void* self, const strata_coll_args* args, strata_request* req,
                                strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("allgatherv", req, err,
+  return t.collective("allgatherv", args, req, err,
                       [&] { return t.real_.allgatherv(t.real_self_, args, req, err); });
 }
 
 strata_status TrackedComm::reduce_scatter(void* self, const strata_coll_args* args, strata_request* req,
                                strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("reduce_scatter", req, err,
+  return t.collective("reduce_scatter", args, req, err,
                       [&] { return t.real_.reduce_scatter(t.real_self_, args, req, err); });
 }
 
 strata_status TrackedComm::broadcast(void* self, const strata_coll_args* args, strata_request* req,
                                strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("broadcast", req, err,
+  return t.collective("broadcast", args, req, err,
                       [&] { return t.real_.broadcast(t.real_self_, args, req, err); });
 }
 
 strata_status TrackedComm::barrier(void* self, const strata_coll_args* args, strata_request* req,
                                strata_error* err) {
   TrackedComm& t = of(self);
-  return t.collective("barrier", req, err,
+  return t.collective("barrier", args, req, err,
                       [&] { return t.real_.barrier(t.real_self_, args, req, err); });
 }
 
 strata_status TrackedComm::wait(void* self, strata_request req, strata_error* err) {
   TrackedComm& t = of(self);
   if (t.abandoned_) return t.refuse(err);  // the request is left to the process's end
+  uint64_t seq = 0;
+  if (t.timeline_.load(std::memory_order_relaxed) != nullptr) {
+    std::lock_guard lock(t.requests_mutex_);
+    if (auto it = t.request_seq_.find(req); it != t.request_seq_.end()) {
+      seq = it->second;
+      t.request_seq_.erase(it);
+    }
+  }
   WaitGuard waiting(t.board_);
-  return t.real_.wait(t.real_self_, req, err);
+  return t.timed("wait", seq, 0, true, [&] { return t.real_.wait(t.real_self_, req, err); });
 }
 
 strata_status TrackedComm::test(void* self, strata_request req, int32_t* done,
                                 strata_error* err) {
   TrackedComm& t = of(self);
   if (t.abandoned_) return t.refuse(err);
-  return t.real_.test(t.real_self_, req, done, err);
+  const strata_status status = t.real_.test(t.real_self_, req, done, err);
+  if (status == STRATA_OK && done != nullptr && *done != 0 &&
+      t.timeline_.load(std::memory_order_relaxed) != nullptr) {
+    std::lock_guard lock(t.requests_mutex_);  // completed: the handle is freed and may be reused
+    t.request_seq_.erase(req);
+  }
+  return status;
 }
 
 }  // namespace strata::rt

@@ -1,15 +1,21 @@
 // The comm stratum as the runtime and the other plugins reach it: the comm plugin's own ops table
 // behind a proxy table that records every collective, and every wait for one, on the
-// ActivityBoard. The stall inspector needs to know when a rank is blocked and in which collective,
-// whoever started it (the runtime, or the sharding plugin through its host table), and the comm
-// plugin need not cooperate for that. The cost is a few relaxed stores per collective.
+// ActivityBoard, in the step's time split (as waits) and on the timeline when one is recorded.
+// The stall inspector needs to know when a rank is blocked and in which collective, whoever
+// started it (the runtime, or the sharding plugin through its host table), and the comm plugin
+// need not cooperate for that. The stall message's "allreduce #17" is the timeline's event with
+// "seq": 17. The cost is a few relaxed stores and two clock reads per collective.
 #pragma once
 
 #include "activity.hpp"
+#include "step_time.hpp"
+#include "timeline.hpp"
 
 #include <strata/plugin_api.h>
 
 #include <atomic>
+#include <mutex>
+#include <unordered_map>
 
 namespace strata::rt {
 
@@ -22,13 +28,16 @@ class TrackedComm {
   // `ops`/`self` are the comm plugin's instance (today's layout: its own checked table, or the
   // legacy adapter's); both must outlive this object. The proxy's optional members (allgatherv,
   // reduce_scatter, wait, test) are NULL exactly when the wrapped table's are.
-  TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& board);
+  TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& board, StepTime& step_time);
   TrackedComm(const TrackedComm&) = delete;
   TrackedComm& operator=(const TrackedComm&) = delete;
 
   // After this rank failed alone: every later call fails at once instead of waiting for ranks that
   // are ending (a plugin's teardown may wait on requests it still holds). Thread-safe.
   void abandon() { abandoned_ = true; }
+  // Collectives and waits go on `timeline` from now on (nullptr: no longer). It must outlive
+  // every call through the proxy made while it is set.
+  void set_timeline(Timeline* timeline) { timeline_.store(timeline, std::memory_order_release); }
 
   // The proxy table (today's layout, its header this runtime's) and the `self` to pass to it (lent
   // to plugins in their host tables).
@@ -40,7 +49,12 @@ class TrackedComm {
   strata_status refuse(strata_error* err) const;
   // Records the start (and, when `req` is NULL, the blocking wait) of collective `name`.
   template <class Call>
-  strata_status collective(const char* name, strata_request* req, strata_error* err, Call&& call);
+  strata_status collective(const char* name, const strata_coll_args* args, strata_request* req,
+                           strata_error* err, Call&& call);
+  // Runs `call`, counting its time as a wait when `waits`, and puts it on the timeline (with
+  // `seq`) when one is set.
+  template <class Call>
+  strata_status timed(const char* name, uint64_t seq, uint64_t bytes, bool waits, Call&& call);
 
   static strata_status create(const strata_plugin_create_args*, void**, strata_error* err);
   static void destroy(void*) {}
@@ -63,6 +77,10 @@ class TrackedComm {
   const strata_comm_ops& real_;
   void* real_self_;
   ActivityBoard& board_;
+  StepTime& step_time_;
+  std::atomic<Timeline*> timeline_{nullptr};
+  std::mutex requests_mutex_;  // the collective each request in flight belongs to (timeline only)
+  std::unordered_map<strata_request, uint64_t> request_seq_;
   std::atomic<bool> abandoned_{false};
   strata_comm_ops table_{};
 };

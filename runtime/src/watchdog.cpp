@@ -219,7 +219,7 @@ void Watchdog::check_peer_failure() {
     const double blocked = waiting ? static_cast<double>(ActivityBoard::now_ns() - since) * 1e-9 : 0.0;
     if (blocked >= settings_.failure_grace_seconds && age >= settings_.failure_grace_seconds) {
       end_process("rank " + std::to_string(rank_) + " failed and is blocked on the other ranks, "
-                  "which are ending (" + doom_->message + ")");
+                  "which are ending (" + doom_->message + ")", false);
     }
     return;
   }
@@ -231,7 +231,7 @@ void Watchdog::check_peer_failure() {
     doom_->announced = true;
     logger().error("{}", message);
   }
-  if (age >= settings_.failure_grace_seconds) end_process(std::string());
+  if (age >= settings_.failure_grace_seconds) end_process(message, doom_->announced);
 }
 
 void Watchdog::refresh_peer_ages() {
@@ -272,11 +272,14 @@ void Watchdog::check_stall() {
     send(ControlMessage::Failure, std::to_string(board_.snapshot().collectives) + "|" + message);
     logger().error("{}", message);
     end_silent_local_peers();
-    end_process(std::string());
+    end_process(message, true);
   }
   warned_for_ = since;
   logger().warn("{} (stall_inspector.warning_seconds; the job ends at shutdown_seconds = {} s)",
                 report, settings_.shutdown_seconds);
+  if (Timeline* timeline = timeline_.load(std::memory_order_acquire)) {
+    timeline->instant("runtime", "stall", report);
+  }
 }
 
 // A stopped process ignores the launcher's SIGTERM until it is continued, so mpirun can return and
@@ -299,8 +302,13 @@ void Watchdog::end_silent_local_peers() {
   }
 }
 
-void Watchdog::end_process(const std::string& message) {
-  if (!message.empty()) logger().error("{}", message);
+void Watchdog::end_process(const std::string& message, bool logged) {
+  if (!logged) logger().error("{}", message);
+  // The same message ends this rank's own timeline, so the trace tells what the log tells.
+  if (Timeline* timeline = timeline_.load(std::memory_order_acquire)) {
+    const std::string kept = timeline->finish_alone(message);
+    if (!kept.empty()) logger().error("this rank's timeline, up to here: {}", kept);
+  }
   logger().flush();
   std::fflush(stdout);
   std::fflush(stderr);

@@ -17,6 +17,7 @@
 #include "activity.hpp"
 #include "control_channel.hpp"
 #include "stall_report.hpp"
+#include "timeline.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -47,6 +48,10 @@ class Watchdog {
 
   // The channel is up; it must outlive the watchdog. Call once.
   void attach(ControlChannel& channel);
+  // Stall warnings go on `timeline` as events, and a rank the watchdog ends finishes its own part
+  // of it with the message (Timeline::finish_alone). It must outlive the watchdog, or be withdrawn
+  // (nullptr) first. Thread-safe.
+  void set_timeline(Timeline* timeline) { timeline_.store(timeline, std::memory_order_release); }
   // Names for messages (after finalize). Thread-safe.
   void set_names(ActivityNames names);
   // This rank failed in a call that leaves the others stuck: tell them. Thread-safe.
@@ -71,7 +76,8 @@ class Watchdog {
   void end_silent_local_peers();
   void refresh_peer_ages();
   bool some_peer_silent_or_gone() const;
-  [[noreturn]] void end_process(const std::string& message);
+  // `logged`: the message is in the log already.
+  [[noreturn]] void end_process(const std::string& message, bool logged);
   ActivityNames names();
   void send(ControlMessage type, const std::string& payload) noexcept;
 
@@ -82,6 +88,7 @@ class Watchdog {
   double silent_after_;
 
   std::atomic<ControlChannel*> channel_{nullptr};
+  std::atomic<Timeline*> timeline_{nullptr};
   std::mutex names_mutex_;
   ActivityNames names_;
   std::atomic<bool> stop_{false};

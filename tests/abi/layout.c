@@ -155,8 +155,17 @@ PIN_FIELD(strata_param_view, grad, 16, 8);
 PIN_FIELD(strata_param_view, count, 24, 8);
 PIN_FIELD(strata_param_view, dtype, 32, 4);
 
+/* strata_trace_span (ABI 1.5) */
+PIN_STRUCT(strata_trace_span, 48, 8);
+PIN_FIELD(strata_trace_span, struct_size, 0, 8);
+PIN_FIELD(strata_trace_span, name, 8, 8);
+PIN_FIELD(strata_trace_span, begin_ns, 16, 8);
+PIN_FIELD(strata_trace_span, end_ns, 24, 8);
+PIN_FIELD(strata_trace_span, index, 32, 8);
+PIN_FIELD(strata_trace_span, bytes, 40, 8);
+
 /* strata_host_api */
-PIN_STRUCT(strata_host_api, 104, 8);
+PIN_STRUCT(strata_host_api, 120, 8);
 PIN_FIELD(strata_host_api, struct_size, 0, 8);
 PIN_FIELD(strata_host_api, abi_major, 8, 4);
 PIN_FIELD(strata_host_api, abi_minor, 12, 4);
@@ -171,6 +180,8 @@ PIN_FIELD(strata_host_api, precision_self, 72, 8);
 PIN_FIELD(strata_host_api, alloc_bytes_at, 80, 8);
 PIN_FIELD(strata_host_api, account_bytes, 88, 8);
 PIN_FIELD(strata_host_api, log_enabled, 96, 8);
+PIN_FIELD(strata_host_api, trace_enabled, 104, 8);
+PIN_FIELD(strata_host_api, trace_span, 112, 8);
 
 /* strata_sharding_caps */
 PIN_STRUCT(strata_sharding_caps, 16, 8);
@@ -286,13 +297,19 @@ PIN_FIELD(strata_training_info, gradient_clipping, 32, 8);
 PIN_FIELD(strata_training_info, model_dtype, 40, 4);
 
 /* strata_step_result */
-PIN_STRUCT(strata_step_result, 48, 8);
+PIN_STRUCT(strata_step_result, 96, 8);
 PIN_FIELD(strata_step_result, struct_size, 0, 8);
 PIN_FIELD(strata_step_result, outcome, 8, 4);
 PIN_FIELD(strata_step_result, loss_scale, 16, 8);
 PIN_FIELD(strata_step_result, grad_norm, 24, 8);
 PIN_FIELD(strata_step_result, global_steps, 32, 8);
 PIN_FIELD(strata_step_result, skipped_steps, 40, 8);
+PIN_FIELD(strata_step_result, wall_seconds, 48, 8);
+PIN_FIELD(strata_step_result, host_seconds, 56, 8);
+PIN_FIELD(strata_step_result, comm_wait_seconds, 64, 8);
+PIN_FIELD(strata_step_result, optimizer_seconds, 72, 8);
+PIN_FIELD(strata_step_result, gather_seconds, 80, 8);
+PIN_FIELD(strata_step_result, runtime_other_seconds, 88, 8);
 
 /* strata_memory_report */
 PIN_STRUCT(strata_memory_report, 296, 8);

@@ -114,8 +114,8 @@ strata_warning_case(checkpoint_not_implemented good.json
   "good.json: /checkpoint: not implemented yet: ignored \\(no checkpoint is written or loaded\\)" ""
   --overrides "{\"checkpoint\": {\"tag_validation\": \"Warn\"}}")
 strata_warning_case(unused_deepspeed_key_warned good.json
-  "good.json: /steps_per_print: ignored: Strata does not act on this DeepSpeed key" ""
-  --overrides "{\"steps_per_print\": 10}")
+  "good.json: /dump_state: ignored: Strata does not act on this DeepSpeed key" ""
+  --overrides "{\"dump_state\": true}")
 # Below stage 3 the offload plugin no longer receives offload_param, so its info line is gone.
 strata_warning_case(offload_param_below_stage3_ignored good.json
   "good.json: /zero_optimization/offload_param: ignored below ZeRO stage 3 \\(zero_optimization.stage is 2\\), as in DeepSpeed"

@@ -126,16 +126,17 @@ TEST(ManifestKeys, UnknownTopLevelKeyIsAnErrorWithASuggestion) {
 TEST(ManifestKeys, UnusedDeepSpeedKeysWarnByName) {
   const std::string out = logged([] {
     load_inline(R"({"scheduler": {"type": "WarmupLR"}, "checkpoint": {"tag_validation": "Warn"},
-                    "steps_per_print": 10, "wall_clock_breakdown": false,
+                    "dump_state": true, "wall_clock_breakdown": false, "steps_per_print": 10,
                     "tensorboard": {"enabled": false}, "flops_profiler": {"enabled": true},
                     "gradient_clipping": 1.0})");
   });
   EXPECT_THAT(out, HasSubstr("<inline manifest>: /scheduler: not implemented yet: ignored"));
   EXPECT_THAT(out, HasSubstr("<inline manifest>: /checkpoint: not implemented yet: ignored"));
-  EXPECT_THAT(out, HasSubstr("<inline manifest>: /steps_per_print: ignored: Strata does not act on this DeepSpeed key"));
+  EXPECT_THAT(out, HasSubstr("<inline manifest>: /dump_state: ignored: Strata does not act on this DeepSpeed key"));
   EXPECT_THAT(out, HasSubstr("/flops_profiler: ignored"));
   // Switched off, or acted on: nothing to say.
   EXPECT_THAT(out, Not(HasSubstr("wall_clock_breakdown")));
+  EXPECT_THAT(out, Not(HasSubstr("steps_per_print")));
   EXPECT_THAT(out, Not(HasSubstr("tensorboard")));
   EXPECT_THAT(out, Not(HasSubstr("gradient_clipping")));
 }

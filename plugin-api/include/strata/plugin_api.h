@@ -35,8 +35,9 @@ extern "C" {
 #define STRATA_ABI_MAJOR 1
 /* 1.1: parameter groups, gather/release, views. 1.2: memory locations. 1.3: ops tables start with
  * strata_ops_header; create, collectives, grad_ready, gather/release and end_micro_step take args
- * structs; the descriptor's minor is a floor. 1.4: host service log_enabled. */
-#define STRATA_ABI_MINOR 4
+ * structs; the descriptor's minor is a floor. 1.4: host service log_enabled. 1.5: host services
+ * trace_enabled and trace_span (the job's timeline). */
+#define STRATA_ABI_MINOR 5
 /* The first minor with the 1.3 table layout: the lowest floor a plugin built with this header can
  * declare (a 1.0-1.2 runtime would read its tables in the old layout). */
 #define STRATA_ABI_MINOR_TABLES 3
@@ -356,6 +357,20 @@ typedef struct strata_param_view {
 
 struct strata_precision_ops;
 
+/* One span of a plugin's work for the job's timeline (ABI 1.5; strata_host_api.trace_span). The
+ * runtime writes it as a Chrome-trace "complete" event on the calling thread's track, with the
+ * plugin's name as its category and the step in progress as an argument. */
+typedef struct strata_trace_span {
+  size_t struct_size;
+  /* What the work was ("bucket_reduce", "bucket_pack", "adam", ...). Must have static storage
+   * duration (a string literal): the runtime keeps the pointer until the timeline is written. */
+  const char* name;
+  int64_t begin_ns; /* CLOCK_MONOTONIC in ns (std::chrono::steady_clock on Linux) */
+  int64_t end_ns;   /* >= begin_ns; a span may cover work finished on another thread */
+  int64_t index;    /* what it worked on: a bucket, group or parameter index; -1 for none */
+  uint64_t bytes;   /* bytes it moved or touched; 0 when that says nothing */
+} strata_trace_span;
+
 /* One table per plugin instance, valid from create until destroy. Functions are thread-safe unless
  * noted. `comm`/`precision` are NULL for strata created before them (comm itself gets neither).
  * This is a host struct: it only grows at the end, and struct_size says which fields this runtime
@@ -400,6 +415,17 @@ typedef struct strata_host_api {
   /* 1 if a log line at `level` would be written, so a plugin can skip formatting it. Cheap (no
    * lock); thread-safe. */
   int32_t (*log_enabled)(void* host_ctx, int32_t level);
+
+  /* ---- ABI 1.5: the job's timeline. Check with STRATA_STRUCT_HAS before calling. ---- */
+  /* 1 when the job records a timeline (STRATA_TIMELINE or the manifest's "timeline"), else 0.
+   * Fixed for the runtime's lifetime: a plugin asks once, and when it is 0 reads no clocks and
+   * calls trace_span never. Thread-safe. */
+  int32_t (*trace_enabled)(void* host_ctx);
+  /* Records one span on the calling thread's track (ignored when the timeline is off). `span` is
+   * read during the call; a span with struct_size below this header's, end before begin or a NULL
+   * name is dropped. Cheap (an append to an in-memory buffer that another thread writes out), so
+   * a plugin may call it a few times per bucket; thread-safe. */
+  void (*trace_span)(void* host_ctx, const strata_trace_span* span);
 } strata_host_api;
 
 /* ------------------------------------------------------------------------------------------ */

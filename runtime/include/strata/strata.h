@@ -25,8 +25,9 @@ extern "C" {
  * is accepted at any struct_size from its first released size up (1.2 and earlier refused one
  * smaller than the runtime's own, so an appended field broke every existing host). 1.4: nothing new
  * in the host API (the version follows the plugin ABI's 1.4, which added a host service for
- * plugins). */
-#define STRATA_API_VERSION_MINOR 4
+ * plugins). 1.5: strata_step_result says where the step's time went; the timeline
+ * (STRATA_TIMELINE). */
+#define STRATA_API_VERSION_MINOR 5
 
 #if defined(_WIN32)
 #define STRATA_API
@@ -108,10 +109,28 @@ typedef struct strata_step_result {
   double grad_norm;         /* global unscaled norm before clipping (boundary steps only) */
   uint64_t global_steps;    /* optimizer steps taken so far, skipped ones included */
   uint64_t skipped_steps;
+  /* API 1.5: where this rank's wall time since the previous strata_step returned (since
+   * strata_finalize returned, for the first) went, in seconds. The five parts add up to
+   * wall_seconds; the runtime's part is everything but host_seconds. */
+  double wall_seconds;
+  double host_seconds;          /* outside runtime calls: the host's forward, backward, data */
+  double comm_wait_seconds;     /* blocked on collectives (a slower rank shows up here too) */
+  double optimizer_seconds;     /* the optimizer step, copies to the model and the loss-scale
+                                   update, less their waits */
+  double gather_seconds;        /* strata_gather and strata_release, less their waits */
+  double runtime_other_seconds; /* the rest of the runtime calls' time: gradient copies and casts,
+                                   the norm, bookkeeping */
 } strata_step_result;
 
 /* Call after every micro-batch's backward. Gradients are accumulated (+=) by the host into the
- * registered grad buffers; the runtime zeroes them after each boundary. Collective. */
+ * registered grad buffers; the runtime zeroes them after each boundary. Collective.
+ *
+ * The timeline (API 1.5): with the environment variable STRATA_TIMELINE=PATH, or the manifest's
+ * "timeline": "PATH" (the variable wins), every rank records what the runtime and its plugins do
+ * (each call, collective, wait, bucket, optimizer step, gather and release, skipped steps) and
+ * strata_destroy writes one Chrome trace JSON at PATH with a track per rank (open it in Perfetto).
+ * Events are buffered and written by a background thread, off the step's path. A rank that ends
+ * in a failure or stall leaves its own events at PATH.rank<R>.json, with the failure's message. */
 STRATA_API strata_status strata_step(strata_runtime* rt, strata_step_result* out,
                                      strata_error* err);
 

@@ -9,6 +9,7 @@
 #include <strata/plugin_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdarg>
 #include <cstdio>
@@ -374,8 +375,72 @@ class Host {
   const strata_precision_ops* precision() const { return api_->precision; }
   void* precision_self() const { return api_->precision_self; }
 
+  // Whether the job records a timeline (ABI 1.5; older runtimes: false). Fixed for the runtime's
+  // lifetime: ask once (sdk::Tracer does).
+  bool trace_enabled() const {
+    return STRATA_STRUCT_HAS(api_, strata_host_api, trace_span) && api_->trace_enabled != nullptr &&
+           api_->trace_span != nullptr && api_->trace_enabled(api_->host_ctx) != 0;
+  }
+
  private:
   const strata_host_api* api_ = nullptr;
+};
+
+// Records spans of a plugin's work on the job's timeline (ABI 1.5). Asks the runtime once whether
+// a timeline is recorded; when none is, now() reads no clock and span() does nothing, so the
+// calls can stay in the hot path. Copyable; thread-safe.
+class Tracer {
+ public:
+  Tracer() = default;
+  explicit Tracer(const Host& host)
+      : api_(host.raw()), enabled_(host.trace_enabled()) {}
+
+  bool enabled() const { return enabled_; }
+  // CLOCK_MONOTONIC in ns when a timeline is recorded, else 0.
+  int64_t now() const { return enabled_ ? monotonic_ns() : 0; }
+  // One span from `begin_ns` (a now()) to now. `name` must be a string literal.
+  void span(const char* name, int64_t begin_ns, int64_t index = -1, uint64_t bytes = 0) const {
+    if (enabled_) span(name, begin_ns, monotonic_ns(), index, bytes);
+  }
+  void span(const char* name, int64_t begin_ns, int64_t end_ns, int64_t index,
+            uint64_t bytes) const {
+    if (!enabled_) return;
+    strata_trace_span s{};
+    s.struct_size = sizeof(s);
+    s.name = name;
+    s.begin_ns = begin_ns;
+    s.end_ns = end_ns;
+    s.index = index;
+    s.bytes = bytes;
+    api_->trace_span(api_->host_ctx, &s);
+  }
+
+  static int64_t monotonic_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+ private:
+  const strata_host_api* api_ = nullptr;
+  bool enabled_ = false;
+};
+
+// A span from construction to destruction (RAII); free when the timeline is off.
+class TraceScope {
+ public:
+  TraceScope(const Tracer& tracer, const char* name, int64_t index = -1, uint64_t bytes = 0)
+      : tracer_(tracer), name_(name), index_(index), bytes_(bytes), begin_(tracer.now()) {}
+  ~TraceScope() { tracer_.span(name_, begin_, index_, bytes_); }
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+
+ private:
+  const Tracer& tracer_;
+  const char* name_;
+  int64_t index_;
+  uint64_t bytes_;
+  int64_t begin_;
 };
 
 // An accounted, aligned, zero-initialised array freed through the host table (RAII).

@@ -83,6 +83,27 @@ struct StepResult {
   double grad_norm = 0.0;
   uint64_t global_steps = 0;
   uint64_t skipped_steps = 0;
+  // Where this rank's time since the previous step() returned went (API 1.5; strata.h says what
+  // each part holds). The parts add up to wall.
+  struct Time {
+    double wall = 0.0;
+    double host = 0.0;
+    double comm_wait = 0.0;
+    double optimizer = 0.0;
+    double gather = 0.0;
+    double runtime_other = 0.0;
+    // The runtime's part: everything but the host's own work.
+    double runtime() const { return comm_wait + optimizer + gather + runtime_other; }
+    Time& operator+=(const Time& o) {
+      wall += o.wall;
+      host += o.host;
+      comm_wait += o.comm_wait;
+      optimizer += o.optimizer;
+      gather += o.gather;
+      runtime_other += o.runtime_other;
+      return *this;
+    }
+  } time;
 
   bool applied() const { return outcome == STRATA_STEP_APPLIED; }
   bool skipped() const { return outcome == STRATA_STEP_SKIPPED; }
@@ -208,6 +229,8 @@ class Runtime {
     result.grad_norm = raw.grad_norm;
     result.global_steps = raw.global_steps;
     result.skipped_steps = raw.skipped_steps;
+    result.time = {raw.wall_seconds,      raw.host_seconds,   raw.comm_wait_seconds,
+                   raw.optimizer_seconds, raw.gather_seconds, raw.runtime_other_seconds};
     return result;
   }
 

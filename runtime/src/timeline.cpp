@@ -1,0 +1,244 @@
+#include "timeline.hpp"
+
+#include "collectives.hpp"
+#include "error.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+namespace strata::rt {
+namespace {
+
+constexpr auto kWriteEvery = std::chrono::milliseconds(100);
+constexpr size_t kChunkBytes = size_t{4} << 20;  // how much of a part one broadcast carries
+const std::string kPartHead = "[\n";             // a part file's first bytes; what follows is merged
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Which timeline a thread registered with, and its id there.
+struct ThreadSlot {
+  const void* timeline = nullptr;
+  uint32_t tid = 0;
+};
+thread_local ThreadSlot t_slot;
+
+std::string thread_name() {
+  if (static_cast<pid_t>(syscall(SYS_gettid)) == getpid()) return "main thread";
+  char name[32] = {};
+  if (pthread_getname_np(pthread_self(), name, sizeof name) != 0 || name[0] == '\0') return "thread";
+  return name;
+}
+
+bool write_all(std::FILE* f, const char* data, size_t bytes) {
+  return bytes == 0 || std::fwrite(data, 1, bytes, f) == bytes;
+}
+
+// Makes a rename durable: the folder's entry is on the drive, not only the file.
+void sync_folder(const std::filesystem::path& file) {
+  const std::filesystem::path folder = file.has_parent_path() ? file.parent_path() : ".";
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+Timeline::Timeline(const std::string& path, const std::string& origin, int rank, int64_t origin_ns,
+                   const ActivityBoard& board)
+    : path_(path), part_path_(path + ".rank" + std::to_string(rank) + ".part"), rank_(rank),
+      origin_ns_(origin_ns), board_(board) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path_, ec)) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                origin + ": '" + path_ + "' is a folder; expected the path of the timeline's "
+                "Chrome trace JSON file to write");
+  }
+  part_ = std::fopen(part_path_.c_str(), "w+");  // read back by finish_merged
+  if (part_ == nullptr) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                origin + ": cannot write the timeline next to '" + path_ + "' (" +
+                    part_path_.string() + ": " + errno_text() +
+                    "); expected a path in a folder that exists and is writable");
+  }
+  std::string head = kPartHead;
+  append_process_name(head, rank_);
+  (void)write_all(part_, head.data(), head.size());
+  std::fflush(part_);
+  writer_ = std::thread([this] { writer_loop(); });
+}
+
+Timeline::~Timeline() { (void)finish_alone(""); }
+
+uint32_t Timeline::thread_id() {
+  if (t_slot.timeline == this) return t_slot.tid;
+  t_slot = {this, static_cast<uint32_t>(syscall(SYS_gettid))};
+  std::string name = thread_name();
+  std::lock_guard lock(mutex_);
+  new_threads_.emplace(t_slot.tid, std::move(name));
+  return t_slot.tid;
+}
+
+void Timeline::span(const char* category, const char* name, int64_t begin_ns, int64_t end_ns,
+                    int64_t index, uint64_t bytes, uint64_t seq) {
+  TraceEvent e;
+  e.category = category;
+  e.name = name;
+  e.begin_ns = begin_ns;
+  e.end_ns = std::max(begin_ns, end_ns);
+  e.index = index;
+  e.bytes = bytes;
+  e.seq = seq;
+  e.step = board_.steps_done();
+  e.tid = thread_id();
+  std::lock_guard lock(mutex_);
+  if (!stopping_) pending_.push_back(std::move(e));
+}
+
+void Timeline::instant(const char* category, const char* name, std::string message) {
+  TraceEvent e;
+  e.category = category;
+  e.name = name;
+  e.begin_ns = e.end_ns = now_ns();
+  e.instant = true;
+  e.message = std::move(message);
+  e.step = board_.steps_done();
+  e.tid = thread_id();
+  std::lock_guard lock(mutex_);
+  if (!stopping_) pending_.push_back(std::move(e));
+}
+
+void Timeline::writer_loop() {
+  std::vector<TraceEvent> batch;
+  std::map<uint32_t, std::string> threads;
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait_for(lock, kWriteEvery, [&] { return stopping_; });
+    batch.swap(pending_);
+    threads.swap(new_threads_);
+    const bool stop = stopping_;
+    lock.unlock();
+    {
+      std::lock_guard file(file_mutex_);
+      text_.clear();
+      for (const auto& [tid, name] : threads) {
+        text_ += ",\n";
+        append_thread_name(text_, rank_, tid, name);
+      }
+      for (const TraceEvent& e : batch) {
+        text_ += ",\n";
+        append_trace_event(text_, e, rank_, origin_ns_);
+      }
+      if (part_ != nullptr && write_all(part_, text_.data(), text_.size())) std::fflush(part_);
+    }
+    batch.clear();
+    threads.clear();
+    lock.lock();
+    // Once stopping, span() records nothing more, so the swap above took the last events.
+    if (stop) return;
+  }
+}
+
+void Timeline::stop_writer() {
+  std::call_once(stopped_, [this] {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    writer_.join();
+  });
+}
+
+std::string Timeline::finish_alone(const std::string& message) {
+  if (!message.empty()) instant("runtime", "failure", message);
+  stop_writer();
+  // The host's thread may be stuck in finish_merged's collectives holding the file: the watchdog,
+  // ending the process, must not wait for it.
+  std::unique_lock file(file_mutex_, std::defer_lock);
+  if (!file.try_lock_for(std::chrono::seconds(1)) || part_ == nullptr) return "";
+  const std::string tail = "\n]\n";
+  const bool written =
+      std::fseek(part_, 0, SEEK_END) == 0 && write_all(part_, tail.data(), tail.size());
+  const bool closed = std::fclose(part_) == 0;
+  part_ = nullptr;
+  const std::string kept = path_ + ".rank" + std::to_string(rank_) + ".json";
+  if (!written || !closed || std::rename(part_path_.c_str(), kept.c_str()) != 0) return "";
+  return kept;
+}
+
+void Timeline::finish_merged(const Collectives& collectives) {
+  stop_writer();
+  std::unique_lock file(file_mutex_);
+  if (part_ == nullptr) throw Error(STRATA_ERR_INTERNAL, "the timeline was already finished");
+  std::fflush(part_);
+  const long end = std::ftell(part_);
+  const int64_t mine = std::max<int64_t>(0, static_cast<int64_t>(end) - static_cast<int64_t>(kPartHead.size()));
+  const int ranks = collectives.world_size();
+  std::vector<int64_t> sizes(static_cast<size_t>(ranks));
+  collectives.allgather(&mine, sizes.data(), 1, STRATA_I64);
+
+  // Rank 0 writes; every rank takes part in every broadcast, whatever happens to rank 0's file, so
+  // that the collectives match. A failure is agreed at the end.
+  std::FILE* out = nullptr;
+  const std::string temporary = path_ + ".tmp." + std::to_string(getpid());
+  std::string problem;
+  if (rank_ == 0) {
+    out = std::fopen(temporary.c_str(), "w");
+    if (out == nullptr) problem = temporary + ": " + errno_text();
+    const std::string head = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+    if (out != nullptr && !write_all(out, head.data(), head.size())) problem = temporary + ": " + errno_text();
+  }
+  std::vector<char> chunk(kChunkBytes);
+  if (std::fseek(part_, static_cast<long>(kPartHead.size()), SEEK_SET) != 0) problem = part_path_.string() + ": " + errno_text();
+  for (int r = 0; r < ranks; ++r) {
+    if (rank_ == 0 && out != nullptr && r > 0 && !write_all(out, ",\n", 2)) problem = temporary + ": " + errno_text();
+    const auto size = static_cast<uint64_t>(sizes[static_cast<size_t>(r)]);
+    for (uint64_t done = 0; done < size;) {
+      const auto n = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, size - done));
+      if (r == rank_ && std::fread(chunk.data(), 1, n, part_) != n) {
+        problem = part_path_.string() + ": could not be read back";
+        std::fill_n(chunk.begin(), n, ' ');
+      }
+      if (r != 0) collectives.broadcast(chunk.data(), n, STRATA_U8, r);
+      if (rank_ == 0 && out != nullptr && !write_all(out, chunk.data(), n)) problem = temporary + ": " + errno_text();
+      done += n;
+    }
+  }
+  if (rank_ == 0 && out != nullptr) {
+    const std::string tail = "\n]}\n";
+    if (!write_all(out, tail.data(), tail.size()) || std::fflush(out) != 0 || ::fsync(fileno(out)) != 0) {
+      problem = temporary + ": " + errno_text();
+    }
+    if (std::fclose(out) != 0 && problem.empty()) problem = temporary + ": " + errno_text();
+    if (problem.empty() && std::rename(temporary.c_str(), path_.c_str()) != 0) {
+      problem = path_ + ": " + errno_text();
+    }
+    if (!problem.empty()) std::remove(temporary.c_str());
+    sync_folder(path_);
+  }
+  const int32_t failed_here = problem.empty() ? 0 : 1;
+  int32_t failed = 0;
+  collectives.allreduce(&failed_here, &failed, 1, STRATA_I32, STRATA_MAX);
+  if (failed != 0) {
+    // Nothing is lost: every rank keeps its own events.
+    file.unlock();
+    const std::string kept = finish_alone("");
+    throw Error(STRATA_ERR_INTERNAL,
+                "the timeline could not be written" + (problem.empty() ? std::string(" on rank 0") : ": " + problem) +
+                    "; this rank's events are in " + (kept.empty() ? part_path_.string() : kept));
+  }
+  std::fclose(part_);
+  part_ = nullptr;
+  std::remove(part_path_.c_str());
+}
+
+}  // namespace strata::rt

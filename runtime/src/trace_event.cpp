@@ -1,0 +1,51 @@
+#include "trace_event.hpp"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/fmt/fmt.h>
+
+#include <iterator>
+
+namespace strata::rt {
+namespace {
+
+// Names and categories are literals, but a plugin's literal may still hold a quote: every string
+// goes out escaped, and text that is not UTF-8 is replaced rather than thrown on.
+std::string quoted(const std::string& text) {
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+void append_trace_event(std::string& out, const TraceEvent& e, int pid, int64_t origin_ns) {
+  auto it = std::back_inserter(out);
+  const double ts = static_cast<double>(e.begin_ns - origin_ns) * 1e-3;
+  fmt::format_to(it, R"({{"ph":"{}","cat":{},"name":{},"pid":{},"tid":{},"ts":{:.3f})",
+                 e.instant ? "i" : "X", quoted(e.category), quoted(e.name), pid, e.tid, ts);
+  if (e.instant) {
+    fmt::format_to(it, R"(,"s":"t")");
+  } else {
+    fmt::format_to(it, R"(,"dur":{:.3f})", static_cast<double>(e.end_ns - e.begin_ns) * 1e-3);
+  }
+  fmt::format_to(it, R"(,"args":{{"step":{})", e.step);
+  if (e.index >= 0) fmt::format_to(it, R"(,"index":{})", e.index);
+  if (e.bytes != 0) fmt::format_to(it, R"(,"bytes":{})", e.bytes);
+  if (e.seq != 0) fmt::format_to(it, R"(,"seq":{})", e.seq);
+  if (!e.message.empty()) fmt::format_to(it, R"(,"message":{})", quoted(e.message));
+  out += "}}";
+}
+
+void append_process_name(std::string& out, int pid) {
+  fmt::format_to(std::back_inserter(out),
+                 R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"rank {}"}}}},)"
+                 "\n"
+                 R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+                 pid, pid, pid, pid);
+}
+
+void append_thread_name(std::string& out, int pid, uint32_t tid, const std::string& name) {
+  fmt::format_to(std::back_inserter(out),
+                 R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", pid,
+                 tid, quoted(name));
+}
+
+}  // namespace strata::rt

@@ -1,0 +1,52 @@
+// A stretch of the runtime's own work on the host's thread, measured once for both of its
+// readers: the step's time split (StepTime, as `part`) and the timeline (a span named `name` in
+// `category`, when one is recorded). RAII, so a phase that throws is still closed.
+#pragma once
+
+#include "step_time.hpp"
+#include "timeline.hpp"
+
+#include <cstdint>
+
+namespace strata::rt {
+
+class WorkScope {
+ public:
+  // A host API call (the split's RuntimeOther unless `part` says otherwise, as for gathers).
+  static WorkScope call(StepTime& time, Timeline* timeline, const char* name, int64_t index,
+                        TimePart part = TimePart::RuntimeOther) {
+    return WorkScope(time, timeline, "api", name, index, part, true);
+  }
+  // A phase inside a call.
+  static WorkScope phase(StepTime& time, Timeline* timeline, const char* name, TimePart part) {
+    return WorkScope(time, timeline, "step", name, -1, part, false);
+  }
+
+  ~WorkScope() {
+    if (timeline_ != nullptr) timeline_->span(category_, name_, begin_, Timeline::now_ns(), index_);
+    if (part_counted_) time_.part_end();
+    if (call_counted_) time_.call_end();
+  }
+  WorkScope(const WorkScope&) = delete;
+  WorkScope& operator=(const WorkScope&) = delete;
+
+ private:
+  WorkScope(StepTime& time, Timeline* timeline, const char* category, const char* name,
+            int64_t index, TimePart part, bool is_call)
+      : time_(time), timeline_(timeline), category_(category), name_(name), index_(index) {
+    call_counted_ = is_call && time_.call_begin();
+    if (!is_call || part != TimePart::RuntimeOther) part_counted_ = time_.part_begin(part);
+    if (timeline_ != nullptr) begin_ = Timeline::now_ns();
+  }
+
+  StepTime& time_;
+  Timeline* timeline_;
+  const char* category_;
+  const char* name_;
+  int64_t index_;
+  int64_t begin_ = 0;
+  bool call_counted_ = false;
+  bool part_counted_ = false;
+};
+
+}  // namespace strata::rt
