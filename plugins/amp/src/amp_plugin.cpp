@@ -24,6 +24,7 @@ struct Instance {
   Exec exec;
   LossScaler scaler;  // only consulted for fp16
   bool rank0;         // logs that every rank would repeat come from rank 0 only
+  sdk::Tracer tracer;  // "grad_stats" and "cast" spans on the job's timeline
 };
 
 Instance& instance(void* self) {
@@ -91,7 +92,8 @@ strata_status create(const strata_plugin_create_args* args, void** self, strata_
     const Place place = place_of(host);
     const Exec exec{&kernels_for(isa), thread_budget(config.threads, place)};
     const LossScaler scaler(config.scaler);
-    auto* amp = new Instance{services, std::move(config), isa, exec, scaler, place.rank == 0};
+    auto* amp = new Instance{services, std::move(config), isa, exec, scaler, place.rank == 0,
+                             sdk::Tracer(services)};
     *self = amp;
     log_setup(*amp);
   });
@@ -126,8 +128,14 @@ strata_status grad_stats(void* self, const strata_shard* shards, size_t count,
     const Instance& amp = instance(self);
     if (stats == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "stats: NULL");
     sdk::require_array(shards, count, "shards");
+    const int64_t begin = amp.tracer.now();
     const GradStats result =
         amp::grad_stats(std::span<const strata_shard>(shards, count), amp.exec);
+    if (amp.tracer.enabled()) {  // the shards are valid now: grad_stats checked them
+      uint64_t bytes = 0;
+      for (size_t i = 0; i < count; ++i) bytes += shards[i].count * sizeof(float);
+      amp.tracer.span("grad_stats", begin, -1, bytes);
+    }
     if (STRATA_STRUCT_HAS(stats, strata_grad_stats, nonfinite)) {
       stats->nonfinite = result.nonfinite ? 1 : 0;
     }
@@ -185,7 +193,10 @@ strata_status cast(void* self, const strata_buffer* src, const strata_buffer* ds
     if (src == nullptr || dst == nullptr) {
       sdk::fail(STRATA_ERR_INVALID_ARGUMENT, src == nullptr ? "src: NULL" : "dst: NULL");
     }
+    const int64_t begin = amp.tracer.now();
     amp::cast(*src, *dst, amp.exec);
+    // After the cast: its descriptors are checked, so count and dtype may be read.
+    amp.tracer.span("cast", begin, -1, src->count * sdk::dtype_size(src->dtype));
   });
 }
 

@@ -7,6 +7,11 @@
 // its buffer is written back and (linked behind that write, in the kernel) refilled with piece
 // p + buffer_count. So while piece p is stepped, the previous pieces are being written and the
 // next ones read.
+//
+// Timeline spans, on the step's thread: "nvme_read" for the reads ahead (index -1) and for each
+// wait until piece p's state is in memory (index p); "nvme_write" for each write-back issued
+// (index p) and for the final wait for the write-backs (index -1). With io_uring the issuing is
+// quick and the waits show what the step did not hide; synchronous I/O happens as it is issued.
 #include <algorithm>
 #include <cstring>
 
@@ -32,7 +37,7 @@ struct Piece {
 class NvmeStore final : public StateStore {
  public:
   NvmeStore(const sdk::Host& host, const StateLayout& layout, const OffloadConfig& config)
-      : host_(host), file_(config.nvme_path, "offload_optimizer.nvme_path") {
+      : host_(host), tracer_(host), file_(config.nvme_path, "offload_optimizer.nvme_path") {
     const uint64_t per = layout.floats_per_element;
     const uint64_t elements = layout.elements();
     if (per == 0 || elements == 0) {  // no state (SGD without momentum): no file traffic
@@ -82,18 +87,26 @@ class NvmeStore final : public StateStore {
     const size_t count = pieces_.size();
     const size_t ring = buffers_.size();
     try {
+      int64_t begin = tracer_.now();
+      uint64_t bytes = 0;
       for (size_t p = 0; p < std::min(ring, count); ++p) {
         queue_->read(tag(p), buffers_[p % ring], pieces_[p].bytes, pieces_[p].offset);
+        bytes += pieces_[p].bytes;
       }
+      tracer_.span("nvme_read", begin, -1, bytes);
       for (size_t p = 0; p < count; ++p) {
         const unsigned b = tag(p);
+        const auto index = static_cast<int64_t>(p);
+        begin = tracer_.now();
         queue_->wait(b);
+        tracer_.span("nvme_read", begin, index, pieces_[p].bytes);
         auto* base = static_cast<float*>(buffers_[b]);
         Piece& piece = pieces_[p];
         for (size_t i = 0; i < piece.slices.size(); ++i) {
           piece.slices[i].state = base + piece.state_offsets[i];
         }
         visit(piece.slices);
+        begin = tracer_.now();
         if (p + ring < count) {
           const Piece& next = pieces_[p + ring];
           queue_->write_then_read(b, base, pieces_[p].bytes, pieces_[p].offset, next.bytes,
@@ -101,8 +114,11 @@ class NvmeStore final : public StateStore {
         } else {
           queue_->write(b, base, pieces_[p].bytes, pieces_[p].offset);
         }
+        tracer_.span("nvme_write", begin, index, pieces_[p].bytes);
       }
+      begin = tracer_.now();
       for (unsigned b = 0; b < ring; ++b) queue_->wait(b);
+      tracer_.span("nvme_write", begin, -1, 0);
     } catch (...) {
       queue_->drain();  // the kernel may still be using the buffers
       throw;
@@ -183,6 +199,7 @@ class NvmeStore final : public StateStore {
   }
 
   sdk::Host host_;
+  sdk::Tracer tracer_;
   SwapFile file_;
   uint64_t piece_elements_ = 0;
   uint64_t slot_bytes_ = 0;

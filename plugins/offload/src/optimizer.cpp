@@ -45,6 +45,7 @@ HalfCopy model_copy(const strata_shard& s, uint64_t begin, bool enabled) {
 
 Optimizer::Optimizer(const sdk::Host& host, const OptimizerConfig& config)
     : host_(host),
+      tracer_(host),
       config_(config),
       isa_choice_(select_cpu_isa_from_env()),
       pool_(cpu_threads_from_env()) {
@@ -72,10 +73,12 @@ void Optimizer::init_state(std::span<const strata_shard> shards) {
   layout.floats_per_element = state_floats_per_element();
   std::vector<ShardShape> shapes;
   shapes.reserve(shards.size());
+  uint64_t elements = 0;
   for (size_t i = 0; i < shards.size(); ++i) {
     check_shard(shards[i], i);
     layout.shard_counts.push_back(shards[i].count);
     shapes.push_back({shards[i].param_index, shards[i].offset, shards[i].count});
+    elements += shards[i].count;
   }
   store_.reset();  // give back the old state (memory, disk) before asking for the new
   initialized_ = false;
@@ -87,6 +90,7 @@ void Optimizer::init_state(std::span<const strata_shard> shards) {
                                where.device == OffloadDevice::cpu && where.pin_memory);
   }
   shards_ = std::move(shapes);
+  master_bytes_ = elements * sizeof(float);
   initialized_ = true;
   stepped_ = false;
 }
@@ -112,6 +116,7 @@ void Optimizer::check_same_shards(std::span<const strata_shard> shards) const {
 }
 
 void Optimizer::step(std::span<const strata_shard> shards, const strata_step_args& args) {
+  const sdk::TraceScope span(tracer_, "optimizer", -1, master_bytes_);
   if (args.struct_size < offsetof(strata_step_args, step) + sizeof(args.step)) {
     invalid("args.struct_size: too small to hold the step count");
   }

@@ -57,11 +57,13 @@ class Optimizer {
                  double grad_scale, double lr_factor);
 
   sdk::Host host_;
+  sdk::Tracer tracer_;  // the step is an "optimizer" span on the timeline
   OptimizerConfig config_;
   std::string isa_choice_;  // chosen before the pool starts: a bad STRATA_CPU_ISA fails first
   ThreadPool pool_;
   std::unique_ptr<StateStore> store_;
   std::vector<ShardShape> shards_;
+  uint64_t master_bytes_ = 0;  // fp32 master elements of shards_, times 4
   bool initialized_ = false;
   // SGD momentum buffers start as a copy of the first gradient (torch semantics), so we need to
   // know whether this state has been stepped yet.

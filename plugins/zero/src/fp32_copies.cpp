@@ -5,7 +5,7 @@ namespace strata::zero {
 Fp32Copies::Fp32Copies(const sdk::Host& host, const Caster& caster,
                        const std::vector<ParamRecord>& params, const BucketPlan& plan,
                        int32_t dtype)
-    : host_(host), caster_(caster), params_(params), plan_(plan), dtype_(dtype),
+    : host_(host), caster_(caster), tracer_(host), params_(params), plan_(plan), dtype_(dtype),
       offset_(params.size(), 0) {
   for (const Bucket& bucket : plan_.buckets) {
     bucket_offset_.push_back(elements_);
@@ -27,6 +27,8 @@ const sdk::HostArray<float>& Fp32Copies::grads() {
 }
 
 float* Fp32Copies::load(size_t k) {
+  const sdk::TraceScope span(tracer_, "bucket_pack", static_cast<int64_t>(k),
+                             plan_.buckets[k].count * sizeof(float));
   float* bucket = grads().data() + bucket_offset_[k];
   for (const BucketSlot& slot : plan_.buckets[k].slots) {
     caster_.convert(params_[slot.param_index].grad, dtype_, bucket + slot.offset, STRATA_F32,

@@ -34,7 +34,7 @@ class Fp32Copies final : public BucketBuffers {
   // Creates the gradient copy if there is none (its contents are then zero).
   float* grad_of(uint32_t param) { return at(grads(), param); }
 
-  float* load(size_t k) override;
+  float* load(size_t k) override;  // the timeline's "bucket_pack": the casts to fp32
   void unload(size_t /*k*/) override {}  // reduced where the shards read
 
   // Frees the gradient copy; the next step's first bucket creates it again.
@@ -50,6 +50,7 @@ class Fp32Copies final : public BucketBuffers {
 
   sdk::Host host_;
   Caster caster_;
+  sdk::Tracer tracer_;
   const std::vector<ParamRecord>& params_;
   const BucketPlan& plan_;
   int32_t dtype_;

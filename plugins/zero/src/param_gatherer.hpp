@@ -46,6 +46,12 @@ class ParamGatherer {
   // Drops prefetched groups nobody gathered; at a boundary the step's gathers become the trace.
   void end_micro_batch(bool boundary);
 
+  // Bytes a gather of `group` allgathers (padding included); 0 for a group with nothing
+  // partitioned.
+  uint64_t gathered_bytes(uint32_t group) const {
+    return group < elements_of_.size() ? elements_of_[group] * sdk::dtype_size(dtype_) : 0;
+  }
+
   bool partitioned(uint32_t param) const;
   // Where the host reads partitioned parameter `param`, or nullptr if its group is not gathered.
   void* data(uint32_t param) const;

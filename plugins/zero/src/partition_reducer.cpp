@@ -16,7 +16,7 @@ uint64_t reduce_piece(uint64_t reduce_bucket_size, int ranks) {
 PartitionReducer::PartitionReducer(const sdk::Host& host, CommLink& comm,
                                    const PartitionLayout& layout, size_t params,
                                    ReduceTarget& target, bool overlap, uint64_t piece)
-    : comm_(comm), layout_(layout), target_(target), overlap_(overlap),
+    : comm_(comm), layout_(layout), target_(target), tracer_(host), overlap_(overlap),
       piece_(std::max(piece, kSliceAlignment)), marked_(params, 0),
       marked_in_(layout.buckets().size(), 0) {
   if (layout.buckets().empty()) return;
@@ -73,6 +73,7 @@ void PartitionReducer::start(size_t count) {
 void PartitionReducer::start_one(size_t b) {
   const uint64_t slice = layout_.bucket(b).slice;
   const float* ready = target_.ready_buffer(b);
+  int64_t begin_ns = 0;  // set when the first piece is packed
   uint64_t o = 0;
   do {  // an empty bucket (S = 0) is still one (empty) collective, alike on every rank
     const uint64_t n = std::min(piece_, slice - o);
@@ -83,10 +84,13 @@ void PartitionReducer::start_one(size_t b) {
     if (ready != nullptr && n == slice) {
       send = ready;  // one piece: the ready buffer is already laid out as the collective sends
     } else {
+      const sdk::TraceScope span(tracer_, "bucket_pack", static_cast<int64_t>(b),
+                                 n * static_cast<uint64_t>(layout_.ranks()) * sizeof(float));
       gather_piece(b, ready, o, n, fusion_[f].send.data());
     }
+    if (o == 0) begin_ns = tracer_.now();
     free_fusion_.pop_back();
-    pending_.push_back({b, f, o, n, last, nullptr});
+    pending_.push_back({b, f, o, n, last, begin_ns, nullptr});
     pending_.back().request = comm_.start_reduce_scatter(send, fusion_[f].recv.data(), n,
                                                          STRATA_AVG);
     if (last) target_.sent(b);
@@ -118,7 +122,15 @@ void PartitionReducer::wait_oldest() {
   pending_.pop_front();
   free_fusion_.push_back(p.fusion);  // wait() frees the request whatever happens
   comm_.wait(p.request);
-  target_.deliver(p.bucket, p.offset, p.count, fusion_[p.fusion].recv.data());
+  const auto bucket = static_cast<int64_t>(p.bucket);
+  if (p.last) {
+    const uint64_t sent = layout_.bucket(p.bucket).slice * static_cast<uint64_t>(layout_.ranks());
+    tracer_.span("bucket_reduce", p.begin_ns, bucket, sent * sizeof(float));
+  }
+  {
+    const sdk::TraceScope span(tracer_, "bucket_unpack", bucket, p.count * sizeof(float));
+    target_.deliver(p.bucket, p.offset, p.count, fusion_[p.fusion].recv.data());
+  }
   if (p.last) target_.completed(p.bucket);
 }
 

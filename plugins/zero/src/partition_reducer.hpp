@@ -17,6 +17,10 @@
 // of its own). Pieces of a bucket are issued in order, all when the bucket starts. With overlap
 // at most two pieces are in flight (starting a third waits for the oldest); without, each
 // reduction blocks. The averaged elements are handed to the target as each piece completes.
+//
+// Timeline spans, index = bucket: "bucket_reduce" from its first piece's start to its last
+// piece's completion, "bucket_pack" per piece gathered into a fusion buffer, "bucket_unpack" per
+// piece handed to the target.
 #pragma once
 
 #include "comm_link.hpp"
@@ -108,6 +112,7 @@ class PartitionReducer {
     uint64_t offset;  // within the rank's slice
     uint64_t count;
     bool last;        // the bucket's last piece
+    int64_t begin_ns;  // when the bucket's first piece started (its "bucket_reduce" span)
     strata_request request;
   };
 
@@ -120,6 +125,7 @@ class PartitionReducer {
   CommLink& comm_;
   const PartitionLayout& layout_;
   ReduceTarget& target_;
+  sdk::Tracer tracer_;
   bool overlap_;
   uint64_t piece_;
   std::vector<Fusion> fusion_;

@@ -38,18 +38,19 @@ void pack_own(const PartitionLayout& layout, size_t b, uint64_t o, uint64_t n,
 
 }  // namespace
 
-void publish_by_allgather(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
+uint64_t publish_by_allgather(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
                           const std::vector<ParamRecord>& params, int32_t dtype, uint64_t piece,
                           const float* master) {
   uint64_t widest = 0;  // the largest piece any allgathered bucket needs
   for (const BucketPartition& part : layout.buckets()) {
     if (!part.partitioned) widest = std::max(widest, std::min(piece, part.slice));
   }
-  if (widest == 0) return;
+  if (widest == 0) return 0;
   const size_t esize = sdk::dtype_size(dtype);
   const auto ranks = static_cast<uint64_t>(layout.ranks());
   sdk::HostArray<unsigned char> send(host, widest * esize, STRATA_MEM_COMM_BUFFERS);
   sdk::HostArray<unsigned char> recv(host, ranks * widest * esize, STRATA_MEM_COMM_BUFFERS);
+  uint64_t received = 0;
 
   for (size_t b = 0; b < layout.buckets().size(); ++b) {
     const BucketPartition& part = layout.bucket(b);
@@ -58,6 +59,7 @@ void publish_by_allgather(const sdk::Host& host, CommLink& comm, const Partition
       const uint64_t n = std::min(piece, part.slice - o);
       pack_own(layout, b, o, n, params, dtype, master, send.data());
       comm.wait(comm.start_allgather(send.data(), recv.data(), n, dtype));
+      received += ranks * n * esize;
       for (uint64_t r = 0; r < ranks; ++r) {
         const uint64_t first = r * part.slice + o;  // flat position of block r's first element
         const unsigned char* block = recv.data() + r * n * esize;
@@ -71,6 +73,7 @@ void publish_by_allgather(const sdk::Host& host, CommLink& comm, const Partition
       }
     }
   }
+  return received;
 }
 
 }  // namespace strata::zero

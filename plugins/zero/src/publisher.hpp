@@ -22,7 +22,8 @@ uint64_t allgather_piece(uint64_t allgather_bucket_size, int ranks);
 
 // Staging buffers are accounted STRATA_MEM_COMM_BUFFERS and freed on return. `master` is the
 // rank's master partition (layout offsets), read for fp32 models only. Collective (blocking).
-void publish_by_allgather(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
+// Returns the bytes it received (the timeline's "publish" span shows them).
+uint64_t publish_by_allgather(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
                           const std::vector<ParamRecord>& params, int32_t dtype, uint64_t piece,
                           const float* master);
 

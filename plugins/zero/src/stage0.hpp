@@ -43,6 +43,7 @@ class Stage0 final : public Stage {
   void log_plan() const;
 
   sdk::Host host_;
+  sdk::Tracer tracer_;
   CommLink comm_;
   Caster caster_;
   uint64_t bucket_capacity_;

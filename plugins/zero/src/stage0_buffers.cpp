@@ -6,7 +6,7 @@ namespace strata::zero {
 
 Fp32Buckets::Fp32Buckets(const sdk::Host& host, const std::vector<ParamRecord>& params,
                          const BucketPlan& plan)
-    : params_(params), plan_(plan), fusion_(plan.buckets.size()) {
+    : params_(params), plan_(plan), tracer_(host), fusion_(plan.buckets.size()) {
   for (size_t k = 0; k < plan_.buckets.size(); ++k) {
     const Bucket& bucket = plan_.buckets[k];
     if (!bucket.in_place) {
@@ -18,6 +18,8 @@ Fp32Buckets::Fp32Buckets(const sdk::Host& host, const std::vector<ParamRecord>& 
 float* Fp32Buckets::load(size_t k) {
   const Bucket& bucket = plan_.buckets[k];
   if (bucket.in_place) return grad_of(bucket.slots.front().param_index);
+  const sdk::TraceScope span(tracer_, "bucket_pack", static_cast<int64_t>(k),
+                             bucket.count * sizeof(float));
   float* fused = fusion_[k].data();
   for (const BucketSlot& slot : bucket.slots) {
     std::memcpy(fused + slot.offset, grad_of(slot.param_index), slot.count * sizeof(float));
@@ -28,6 +30,8 @@ float* Fp32Buckets::load(size_t k) {
 void Fp32Buckets::unload(size_t k) {
   const Bucket& bucket = plan_.buckets[k];
   if (bucket.in_place) return;
+  const sdk::TraceScope span(tracer_, "bucket_unpack", static_cast<int64_t>(k),
+                             bucket.count * sizeof(float));
   for (const BucketSlot& slot : bucket.slots) {
     std::memcpy(grad_of(slot.param_index), fusion_[k].data() + slot.offset,
                 slot.count * sizeof(float));

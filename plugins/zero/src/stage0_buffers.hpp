@@ -25,7 +25,8 @@ class BucketBuffers {
 
 // fp32 models: a bucket of one parameter is reduced where it lies, in the host's gradient buffer
 // (which the shards point at); the others are copied into a fusion buffer of their own
-// (STRATA_MEM_COMM_BUFFERS, plan.fused_elements in all) and back.
+// (STRATA_MEM_COMM_BUFFERS, plan.fused_elements in all) and back: the timeline's "bucket_pack"
+// and "bucket_unpack" spans (none for in-place buckets, which copy nothing).
 class Fp32Buckets final : public BucketBuffers {
  public:
   // `params` and `plan` must outlive this object (the stage owns all three).
@@ -39,6 +40,7 @@ class Fp32Buckets final : public BucketBuffers {
 
   const std::vector<ParamRecord>& params_;
   const BucketPlan& plan_;
+  sdk::Tracer tracer_;
   std::vector<sdk::HostArray<float>> fusion_;  // per bucket; empty for in-place buckets
 };
 

@@ -6,9 +6,10 @@
 namespace strata::zero {
 
 Stage0Reducer::Stage0Reducer(CommLink& comm, const std::vector<ParamRecord>& params,
-                             const BucketPlan& plan, BucketBuffers& buffers)
-    : comm_(comm), params_(params), plan_(plan), buffers_(buffers), state_(plan.buckets.size()),
-      ready_(params.size(), 0) {}
+                             const BucketPlan& plan, BucketBuffers& buffers,
+                             const sdk::Tracer& tracer)
+    : comm_(comm), params_(params), plan_(plan), buffers_(buffers), tracer_(tracer),
+      state_(plan.buckets.size()), ready_(params.size(), 0) {}
 
 Stage0Reducer::~Stage0Reducer() {
   for (BucketState& s : state_) {
@@ -50,6 +51,9 @@ void Stage0Reducer::start_complete_buckets() {
 
 void Stage0Reducer::start(size_t k) {
   float* data = buffers_.load(k);
+  // The span starts after the pack (its own span) and covers the reduction in flight; a blocking
+  // comm finishes inside start_allreduce, which the span then covers too.
+  state_[k].begin_ns = tracer_.now();
   state_[k].request = comm_.start_allreduce(data, data, plan_.buckets[k].count, STRATA_AVG);
 }
 
@@ -58,6 +62,8 @@ void Stage0Reducer::wait_and_unpack(size_t k) {
   strata_request req = s.request;
   s.request = nullptr;  // wait() frees it whatever happens
   comm_.wait(req);
+  tracer_.span("bucket_reduce", s.begin_ns, static_cast<int64_t>(k),
+               plan_.buckets[k].count * sizeof(float));
   buffers_.unload(k);
 }
 

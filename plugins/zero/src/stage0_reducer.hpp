@@ -21,9 +21,9 @@ namespace strata::zero {
 class Stage0Reducer {
  public:
   // `params`, `plan` and `buffers` must outlive the reducer (the stage owns them all); `buffers`
-  // says where each bucket is reduced.
+  // says where each bucket is reduced. Each reduction is a "bucket_reduce" span on `tracer`.
   Stage0Reducer(CommLink& comm, const std::vector<ParamRecord>& params, const BucketPlan& plan,
-                BucketBuffers& buffers);
+                BucketBuffers& buffers, const sdk::Tracer& tracer);
   // Completes reductions still in flight: the comm plugin may still write into the buffers.
   ~Stage0Reducer();
   Stage0Reducer(const Stage0Reducer&) = delete;
@@ -43,6 +43,7 @@ class Stage0Reducer {
   struct BucketState {
     size_t ready = 0;  // parameters of this bucket reported ready this step
     strata_request request = nullptr;
+    int64_t begin_ns = 0;  // when its allreduce started (the timeline's "bucket_reduce")
   };
 
   void start_complete_buckets();
@@ -53,6 +54,7 @@ class Stage0Reducer {
   const std::vector<ParamRecord>& params_;
   const BucketPlan& plan_;
   BucketBuffers& buffers_;
+  sdk::Tracer tracer_;
   std::vector<BucketState> state_;
   std::vector<uint8_t> ready_;  // per parameter, this step
   size_t next_to_start_ = 0;    // buckets [0, next_to_start_) have started this step

@@ -57,9 +57,11 @@ const std::vector<strata_shard>& Stage1::owned_shards() {
 }
 
 void Stage1::publish() {
-  publish_by_allgather(host_, comm_, layout_, params_, dtype_,
-                       allgather_piece(config_.allgather_bucket_size, comm_.size()),
-                       masters_.data());
+  const int64_t begin = tracer_.now();
+  const uint64_t bytes = publish_by_allgather(
+      host_, comm_, layout_, params_, dtype_,
+      allgather_piece(config_.allgather_bucket_size, comm_.size()), masters_.data());
+  tracer_.span("publish", begin, -1, bytes);
 }
 
 void Stage1::zero_grad() {

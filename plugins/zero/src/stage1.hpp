@@ -22,7 +22,7 @@ namespace strata::zero {
 class Stage1 final : public Stage {
  public:
   Stage1(const ZeroConfig& config, const sdk::Host& host)
-      : host_(host), config_(config), comm_(host, 1), caster_(host) {}
+      : host_(host), tracer_(host), config_(config), comm_(host, 1), caster_(host) {}
 
   int number() const override { return 1; }
   bool shards_replicated() const override { return false; }
@@ -41,6 +41,7 @@ class Stage1 final : public Stage {
 
  private:
   sdk::Host host_;
+  sdk::Tracer tracer_;
   ZeroConfig config_;
   CommLink comm_;
   Caster caster_;

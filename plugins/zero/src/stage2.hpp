@@ -25,7 +25,7 @@ namespace strata::zero {
 class Stage2 final : public Stage {
  public:
   Stage2(const ZeroConfig& config, const sdk::Host& host)
-      : host_(host), config_(config), comm_(host, 2), caster_(host) {}
+      : host_(host), tracer_(host), config_(config), comm_(host, 2), caster_(host) {}
 
   int number() const override { return 2; }
   bool shards_replicated() const override { return false; }
@@ -44,6 +44,7 @@ class Stage2 final : public Stage {
 
  private:
   sdk::Host host_;
+  sdk::Tracer tracer_;
   ZeroConfig config_;
   CommLink comm_;
   Caster caster_;

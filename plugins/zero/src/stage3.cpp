@@ -64,7 +64,10 @@ void Stage3::grad_ready(uint32_t index, bool /*boundary*/) {
   if (groups_.empty()) reducer_->start_complete();
 }
 
+// The timeline's "gather" and "release" spans cover the whole call: the sequence check, the
+// parameters' movement and the bucket reductions it starts.
 void Stage3::gather(uint32_t group, uint32_t flags) {
+  const sdk::TraceScope span(tracer_, "gather", group, gatherer_->gathered_bytes(group));
   const uint64_t agreed = calls_->gather(group, flags);
   try {
     gatherer_->gather(group);
@@ -77,6 +80,7 @@ void Stage3::gather(uint32_t group, uint32_t flags) {
 }
 
 void Stage3::release(uint32_t group) {
+  const sdk::TraceScope span(tracer_, "release", group);
   const uint64_t agreed = calls_->release(group);
   gatherer_->release(group);
   reducer_->start(agreed);
@@ -104,18 +108,20 @@ const std::vector<strata_shard>& Stage3::owned_shards() {
 }
 
 void Stage3::publish() {
-  publish_by_allgather(host_, comm_, layout_, params_, dtype_,
-                       allgather_piece(config_.allgather_bucket_size, comm_.size()),
-                       masters_.data());
+  const int64_t begin = tracer_.now();
+  uint64_t bytes = publish_by_allgather(
+      host_, comm_, layout_, params_, dtype_,
+      allgather_piece(config_.allgather_bucket_size, comm_.size()), masters_.data());
   // Partitioned parameters stay in the parameter partition, where gather reads them. A half
   // model's step wrote its model copies there; an fp32 model asks for none, so its updated
   // masters are the values and are copied over as they are.
-  if (dtype_ != STRATA_F32) return;
-  for (size_t b = 0; b < layout_.buckets().size(); ++b) {
+  for (size_t b = 0; b < layout_.buckets().size() && dtype_ == STRATA_F32; ++b) {
     const BucketPartition& part = layout_.bucket(b);
     if (!part.partitioned) continue;
     std::memcpy(gatherer_->slice(b), masters_.data() + part.offset, part.slice * sizeof(float));
+    bytes += part.slice * sizeof(float);
   }
+  tracer_.span("publish", begin, -1, bytes);
 }
 
 void Stage3::zero_grad() {

@@ -24,7 +24,7 @@ namespace strata::zero {
 class Stage3 final : public Stage {
  public:
   Stage3(const ZeroConfig& config, const sdk::Host& host)
-      : host_(host), config_(config), comm_(host, 3), caster_(host) {}
+      : host_(host), tracer_(host), config_(config), comm_(host, 3), caster_(host) {}
 
   int number() const override { return 3; }
   bool shards_replicated() const override { return false; }
@@ -43,6 +43,7 @@ class Stage3 final : public Stage {
 
  private:
   sdk::Host host_;
+  sdk::Tracer tracer_;
   ZeroConfig config_;
   CommLink comm_;
   Caster caster_;

@@ -8,6 +8,11 @@
 // the progress thread) first passes MpiComm::arrival_gate, once per collective (not per piece):
 // ranks whose peers are late sleep there instead of spinning in Open MPI's blocking collective.
 // Started as MPI_I* variants it needs no gate: those return at once and wait_all does not spin.
+//
+// When the job records a timeline, mpi_work run blocking is one "mpi_<collective>" span on the
+// thread that runs it (the progress thread, or the caller's for a blocking collective), gate and
+// pieces included; bytes = the caller's payload (allreduce: its buffer; reduce_scatter: the send
+// buffer; allgather(v): the receive buffer). MPI_I* starts return at once and record nothing.
 #pragma once
 
 #include "config.hpp"
@@ -25,7 +30,7 @@ namespace strata::allreduce_mpi {
 class Collectives {
  public:
   Collectives(const MpiComm& comm, const sdk::Host& host, const Config& config)
-      : comm_(comm), host_(host), config_(config) {}
+      : comm_(comm), host_(host), config_(config), tracer_(host) {}
 
   void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
                  Request& request) const;
@@ -57,6 +62,17 @@ class Collectives {
     };
   }
 
+  // `work` as a timeline span `name` (a string literal) when it runs blocking; `work` itself when
+  // no timeline is recorded, so that costs nothing then.
+  MpiWork traced(const char* name, uint64_t bytes, MpiWork work) const {
+    if (!tracer_.enabled()) return work;
+    return [tracer = tracer_, name, bytes, work = std::move(work)](MpiComm::Pending pending) {
+      const int64_t begin = pending == nullptr ? tracer.now() : 0;
+      work(pending);
+      if (pending == nullptr) tracer.span(name, begin, -1, bytes);
+    };
+  }
+
   // Issues an allreduce of `count` elements as pieces of at most config_.chunk_bytes.
   void chunked_allreduce(const void* send, void* recv, uint64_t count, size_t element_size,
                          MPI_Datatype type, MPI_Op op, MpiComm::Pending pending) const;
@@ -64,6 +80,7 @@ class Collectives {
   const MpiComm& comm_;
   sdk::Host host_;
   Config config_;
+  sdk::Tracer tracer_;
 };
 
 }  // namespace strata::allreduce_mpi

@@ -24,10 +24,12 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
 
   const bool in_place = check_in_place(call, send, recv, recv.at(send.count * comm_.rank()),
                                        "send.data == recv.data + rank * send.count");
-  request.mpi_work = gated([&comm = comm_, input = in_place ? MPI_IN_PLACE : send.data, count,
-                            type = transfer_type(send.dtype), out = recv.data](MpiComm::Pending p) {
-    comm.allgather(input, count, type, out, p);
-  });
+  request.mpi_work = traced(
+      "mpi_allgather", recv.bytes(),
+      gated([&comm = comm_, input = in_place ? MPI_IN_PLACE : send.data, count,
+             type = transfer_type(send.dtype), out = recv.data](MpiComm::Pending p) {
+        comm.allgather(input, count, type, out, p);
+      }));
 }
 
 void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer* recv_arg,
@@ -54,12 +56,14 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
   }
   const bool in_place = check_in_place(call, send, recv, recv.at(displs[rank]),
                                        "send.data == recv.data + displs[rank]");
-  request.mpi_work = gated([&comm = comm_, input = in_place ? MPI_IN_PLACE : send.data,
-                            count = request.counts[rank], type = transfer_type(send.dtype),
-                            out = recv.data, counts = request.counts.data(),
-                            offsets = request.displs.data()](MpiComm::Pending p) {
-    comm.allgatherv(input, count, type, out, counts, offsets, p);
-  });
+  request.mpi_work = traced(
+      "mpi_allgatherv", recv.bytes(),
+      gated([&comm = comm_, input = in_place ? MPI_IN_PLACE : send.data,
+             count = request.counts[rank], type = transfer_type(send.dtype), out = recv.data,
+             counts = request.counts.data(),
+             offsets = request.displs.data()](MpiComm::Pending p) {
+        comm.allgatherv(input, count, type, out, counts, offsets, p);
+      }));
 }
 
 void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Request& request) const {
@@ -70,21 +74,23 @@ void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Reque
                       std::to_string(comm_.size()) + ")");
   }
   const int count = to_mpi_count(call, "buf.count", buffer.count);
-  request.mpi_work = gated([&comm = comm_, data = buffer.data, count,
-                            type = transfer_type(buffer.dtype), root](MpiComm::Pending p) {
-    comm.broadcast(data, count, type, root, p);
-  });
+  request.mpi_work = traced("mpi_broadcast", buffer.bytes(),
+                            gated([&comm = comm_, data = buffer.data, count,
+                                   type = transfer_type(buffer.dtype), root](MpiComm::Pending p) {
+                              comm.broadcast(data, count, type, root, p);
+                            }));
 }
 
 void Collectives::barrier(Request& request) const {
   // The arrival gate is itself a barrier: with it on, a blocking barrier is the gate alone.
-  request.mpi_work = [&comm = comm_, gate = config_.arrival_gate](MpiComm::Pending p) {
-    if (p == nullptr && gate) {
-      comm.arrival_gate();
-    } else {
-      comm.barrier(p);
-    }
-  };
+  request.mpi_work =
+      traced("mpi_barrier", 0, [&comm = comm_, gate = config_.arrival_gate](MpiComm::Pending p) {
+        if (p == nullptr && gate) {
+          comm.arrival_gate();
+        } else {
+          comm.barrier(p);
+        }
+      });
 }
 
 }  // namespace strata::allreduce_mpi

@@ -61,11 +61,13 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
 
   const int32_t accumulate = accumulate_dtype(send.dtype);
   const auto [input, result] = reduction_buffers(call, send, recv, request);
-  request.mpi_work = gated([this, input, result, count = send.count,
-                            size = sdk::dtype_size(accumulate), type = transfer_type(accumulate),
-                            mpi = mpi_op(op)](MpiComm::Pending p) {
-    chunked_allreduce(input, result, count, size, type, mpi, p);
-  });
+  request.mpi_work = traced("mpi_allreduce", send.bytes(),
+                            gated([this, input, result, count = send.count,
+                                   size = sdk::dtype_size(accumulate),
+                                   type = transfer_type(accumulate),
+                                   mpi = mpi_op(op)](MpiComm::Pending p) {
+                              chunked_allreduce(input, result, count, size, type, mpi, p);
+                            }));
   request.finish = reduction_epilogue(send.dtype, op, result, recv.data, send.count, comm_.size());
 }
 
@@ -80,10 +82,12 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
 
   const int32_t accumulate = accumulate_dtype(send.dtype);
   const auto [input, result] = reduction_buffers(call, send, recv, request);
-  request.mpi_work = gated([&comm = comm_, input, result, count, type = transfer_type(accumulate),
-                            mpi = mpi_op(op)](MpiComm::Pending p) {
-    comm.reduce_scatter_block(input, result, count, type, mpi, p);
-  });
+  request.mpi_work = traced("mpi_reduce_scatter", send.bytes(),
+                            gated([&comm = comm_, input, result, count,
+                                   type = transfer_type(accumulate),
+                                   mpi = mpi_op(op)](MpiComm::Pending p) {
+                              comm.reduce_scatter_block(input, result, count, type, mpi, p);
+                            }));
   request.finish = reduction_epilogue(send.dtype, op, result, recv.data, recv.count, comm_.size());
 }
 
