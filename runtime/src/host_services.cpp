@@ -94,7 +94,7 @@ void HostServices::trace_span(void* ctx, const strata_trace_span* span) {
     return;  // off, not yet on, or a span the header says is dropped
   }
   timeline->span(context->label.c_str(), span->name, span->begin_ns, span->end_ns, span->index,
-                 span->bytes);
+                 span->bytes, 0, (span->flags & STRATA_TRACE_IN_FLIGHT) != 0);
 }
 
 }  // namespace strata::rt

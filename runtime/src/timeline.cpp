@@ -88,7 +88,7 @@ uint32_t Timeline::thread_id() {
 }
 
 void Timeline::span(const char* category, const char* name, int64_t begin_ns, int64_t end_ns,
-                    int64_t index, uint64_t bytes, uint64_t seq) {
+                    int64_t index, uint64_t bytes, uint64_t seq, bool in_flight) {
   TraceEvent e;
   e.category = category;
   e.name = name;
@@ -97,6 +97,7 @@ void Timeline::span(const char* category, const char* name, int64_t begin_ns, in
   e.index = index;
   e.bytes = bytes;
   e.seq = seq;
+  e.in_flight = in_flight;
   e.step = board_.steps_done();
   e.tid = thread_id();
   std::lock_guard lock(mutex_);
@@ -135,7 +136,7 @@ void Timeline::writer_loop() {
       }
       for (const TraceEvent& e : batch) {
         text_ += ",\n";
-        append_trace_event(text_, e, rank_, origin_ns_);
+        append_trace_event(text_, e, rank_, origin_ns_, e.in_flight ? next_id_++ : 0);
       }
       if (part_ != nullptr && write_all(part_, text_.data(), text_.size())) std::fflush(part_);
     }

@@ -45,7 +45,7 @@ class Timeline {
   // Records a span on the calling thread's track. `name` and `category` must outlive the
   // timeline (literals, or the host-services labels). Thread-safe; dropped once finished.
   void span(const char* category, const char* name, int64_t begin_ns, int64_t end_ns,
-            int64_t index = -1, uint64_t bytes = 0, uint64_t seq = 0);
+            int64_t index = -1, uint64_t bytes = 0, uint64_t seq = 0, bool in_flight = false);
   // An instant event with free text (a skipped step, a stall, a failure). Thread-safe.
   void instant(const char* category, const char* name, std::string message);
   // The steady clock, as the spans use it.
@@ -84,6 +84,7 @@ class Timeline {
   std::timed_mutex file_mutex_;  // the part file: the writer thread, then the finish calls
   std::FILE* part_ = nullptr;
   std::string text_;       // formatting buffer, reused
+  uint64_t next_id_ = 1;   // of in-flight spans
 
   std::thread writer_;  // last: starts once the members above exist
 };

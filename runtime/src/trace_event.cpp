@@ -14,24 +14,42 @@ std::string quoted(const std::string& text) {
   return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace
-
-void append_trace_event(std::string& out, const TraceEvent& e, int pid, int64_t origin_ns) {
+void append_args(std::string& out, const TraceEvent& e) {
   auto it = std::back_inserter(out);
-  const double ts = static_cast<double>(e.begin_ns - origin_ns) * 1e-3;
-  fmt::format_to(it, R"({{"ph":"{}","cat":{},"name":{},"pid":{},"tid":{},"ts":{:.3f})",
-                 e.instant ? "i" : "X", quoted(e.category), quoted(e.name), pid, e.tid, ts);
-  if (e.instant) {
-    fmt::format_to(it, R"(,"s":"t")");
-  } else {
-    fmt::format_to(it, R"(,"dur":{:.3f})", static_cast<double>(e.end_ns - e.begin_ns) * 1e-3);
-  }
   fmt::format_to(it, R"(,"args":{{"step":{})", e.step);
   if (e.index >= 0) fmt::format_to(it, R"(,"index":{})", e.index);
   if (e.bytes != 0) fmt::format_to(it, R"(,"bytes":{})", e.bytes);
   if (e.seq != 0) fmt::format_to(it, R"(,"seq":{})", e.seq);
   if (!e.message.empty()) fmt::format_to(it, R"(,"message":{})", quoted(e.message));
   out += "}}";
+}
+
+}  // namespace
+
+void append_trace_event(std::string& out, const TraceEvent& e, int pid, int64_t origin_ns,
+                        uint64_t id) {
+  auto it = std::back_inserter(out);
+  const double ts = static_cast<double>(e.begin_ns - origin_ns) * 1e-3;
+  const std::string category = quoted(e.category);
+  const std::string name = quoted(e.name);
+  if (e.in_flight) {
+    // An async pair on its own track per name: the thread's spans stay properly nested.
+    const double end = static_cast<double>(e.end_ns - origin_ns) * 1e-3;
+    fmt::format_to(it, R"({{"ph":"b","cat":{},"name":{},"id":{},"pid":{},"tid":{},"ts":{:.3f})",
+                   category, name, id, pid, e.tid, ts);
+    append_args(out, e);
+    fmt::format_to(it, ",\n" R"({{"ph":"e","cat":{},"name":{},"id":{},"pid":{},"tid":{},"ts":{:.3f}}})",
+                   category, name, id, pid, e.tid, end);
+    return;
+  }
+  fmt::format_to(it, R"({{"ph":"{}","cat":{},"name":{},"pid":{},"tid":{},"ts":{:.3f})",
+                 e.instant ? "i" : "X", category, name, pid, e.tid, ts);
+  if (e.instant) {
+    fmt::format_to(it, R"(,"s":"t")");
+  } else {
+    fmt::format_to(it, R"(,"dur":{:.3f})", static_cast<double>(e.end_ns - e.begin_ns) * 1e-3);
+  }
+  append_args(out, e);
 }
 
 void append_process_name(std::string& out, int pid) {

@@ -19,12 +19,15 @@ struct TraceEvent {
   uint64_t seq = 0;           // a collective's number, as stall messages give it; 0: none
   uint32_t tid = 0;
   bool instant = false;
+  bool in_flight = false;     // an async pair ("b"/"e") on a track of its own, not the thread's
   std::string message;        // instants only: free text (a fault's message)
 };
 
-// Appends `e` as one JSON object (no separator) for rank `pid`; times are microseconds since
-// `origin_ns`.
-void append_trace_event(std::string& out, const TraceEvent& e, int pid, int64_t origin_ns);
+// Appends `e` for rank `pid` (one JSON object; an in-flight span is two, a begin and an end,
+// joined by ",\n"; no separator after); times are microseconds since `origin_ns`. `id` tells
+// in-flight spans apart.
+void append_trace_event(std::string& out, const TraceEvent& e, int pid, int64_t origin_ns,
+                        uint64_t id);
 // Metadata events: the rank's track name and order, a thread's name.
 void append_process_name(std::string& out, int pid);
 void append_thread_name(std::string& out, int pid, uint32_t tid, const std::string& name);

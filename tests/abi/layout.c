@@ -156,13 +156,15 @@ PIN_FIELD(strata_param_view, count, 24, 8);
 PIN_FIELD(strata_param_view, dtype, 32, 4);
 
 /* strata_trace_span (ABI 1.5) */
-PIN_STRUCT(strata_trace_span, 48, 8);
+PIN_STRUCT(strata_trace_span, 56, 8);
 PIN_FIELD(strata_trace_span, struct_size, 0, 8);
 PIN_FIELD(strata_trace_span, name, 8, 8);
 PIN_FIELD(strata_trace_span, begin_ns, 16, 8);
 PIN_FIELD(strata_trace_span, end_ns, 24, 8);
 PIN_FIELD(strata_trace_span, index, 32, 8);
 PIN_FIELD(strata_trace_span, bytes, 40, 8);
+PIN_FIELD(strata_trace_span, flags, 48, 4);
+PIN_VALUE(STRATA_TRACE_IN_FLIGHT, 1u);
 
 /* strata_host_api */
 PIN_STRUCT(strata_host_api, 120, 8);

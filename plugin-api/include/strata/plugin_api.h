@@ -369,7 +369,13 @@ typedef struct strata_trace_span {
   int64_t end_ns;   /* >= begin_ns; a span may cover work finished on another thread */
   int64_t index;    /* what it worked on: a bucket, group or parameter index; -1 for none */
   uint64_t bytes;   /* bytes it moved or touched; 0 when that says nothing */
+  uint32_t flags;   /* STRATA_TRACE_* bits */
 } strata_trace_span;
+
+/* The span is work in flight (a non-blocking collective from its start to its completion) that
+ * may overlap the thread's other spans without nesting in them: it is drawn on a track of its
+ * own (a Chrome-trace async event) rather than on the thread's. */
+#define STRATA_TRACE_IN_FLIGHT 1u
 
 /* One table per plugin instance, valid from create until destroy. Functions are thread-safe unless
  * noted. `comm`/`precision` are NULL for strata created before them (comm itself gets neither).

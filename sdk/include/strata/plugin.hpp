@@ -402,8 +402,8 @@ class Tracer {
   void span(const char* name, int64_t begin_ns, int64_t index = -1, uint64_t bytes = 0) const {
     if (enabled_) span(name, begin_ns, monotonic_ns(), index, bytes);
   }
-  void span(const char* name, int64_t begin_ns, int64_t end_ns, int64_t index,
-            uint64_t bytes) const {
+  void span(const char* name, int64_t begin_ns, int64_t end_ns, int64_t index, uint64_t bytes,
+            uint32_t flags = 0) const {
     if (!enabled_) return;
     strata_trace_span s{};
     s.struct_size = sizeof(s);
@@ -412,7 +412,13 @@ class Tracer {
     s.end_ns = end_ns;
     s.index = index;
     s.bytes = bytes;
+    s.flags = flags;
     api_->trace_span(api_->host_ctx, &s);
+  }
+  // Work in flight from `begin_ns` to now (a non-blocking collective from its start to its
+  // completion), which may overlap the thread's other spans: drawn on a track of its own.
+  void in_flight(const char* name, int64_t begin_ns, int64_t index = -1, uint64_t bytes = 0) const {
+    if (enabled_) span(name, begin_ns, monotonic_ns(), index, bytes, STRATA_TRACE_IN_FLIGHT);
   }
 
   static int64_t monotonic_ns() {
