@@ -136,7 +136,9 @@ void Timeline::writer_loop() {
       }
       for (const TraceEvent& e : batch) {
         text_ += ",\n";
-        append_trace_event(text_, e, rank_, origin_ns_, e.in_flight ? next_id_++ : 0);
+        // Async ids are global in the trace format: the rank in the high bits keeps ranks apart.
+        const uint64_t id = e.in_flight ? (static_cast<uint64_t>(rank_) << 40) | next_id_++ : 0;
+        append_trace_event(text_, e, rank_, origin_ns_, id);
       }
       if (part_ != nullptr && write_all(part_, text_.data(), text_.size())) std::fflush(part_);
     }

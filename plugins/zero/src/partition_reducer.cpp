@@ -125,7 +125,7 @@ void PartitionReducer::wait_oldest() {
   const auto bucket = static_cast<int64_t>(p.bucket);
   if (p.last) {
     const uint64_t sent = layout_.bucket(p.bucket).slice * static_cast<uint64_t>(layout_.ranks());
-    tracer_.span("bucket_reduce", p.begin_ns, bucket, sent * sizeof(float));
+    tracer_.in_flight("bucket_reduce", p.begin_ns, bucket, sent * sizeof(float));
   }
   {
     const sdk::TraceScope span(tracer_, "bucket_unpack", bucket, p.count * sizeof(float));

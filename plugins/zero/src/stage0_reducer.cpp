@@ -62,7 +62,7 @@ void Stage0Reducer::wait_and_unpack(size_t k) {
   strata_request req = s.request;
   s.request = nullptr;  // wait() frees it whatever happens
   comm_.wait(req);
-  tracer_.span("bucket_reduce", s.begin_ns, static_cast<int64_t>(k),
+  tracer_.in_flight("bucket_reduce", s.begin_ns, static_cast<int64_t>(k),
                plan_.buckets[k].count * sizeof(float));
   buffers_.unload(k);
 }
