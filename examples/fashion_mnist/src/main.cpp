@@ -1,15 +1,18 @@
 // fashion_mnist — trains a 784-256-128-10 MLP on Fashion-MNIST, data-parallel through Strata.
 //
 //   mpirun -np 4 fashion_mnist --epochs 10 [--manifest FILE] [--batch N] [--data-dir DIR]
+//                              [--time-report [--time-report-skip N]]
 //
 // The manifest decides how ranks communicate, shard, round and step; this program only does
 // forward and backward. Swapping strategies is an edit of the manifest, not a rebuild.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <strata/strata.hpp>
 #include <string>
+#include <vector>
 
 #include "dataset.hpp"
 #include "mlp.hpp"
@@ -29,6 +32,8 @@ struct Options {
   std::string data_dir = default_data_dir();
   uint64_t max_steps = 0;
   std::string dump_params;
+  bool time_report = false;
+  uint64_t time_report_skip = 10;
 };
 
 // An installed binary finds its manifests in ../share/strata/manifests; a build-tree binary in
@@ -61,8 +66,78 @@ void print_epoch(const EpochStats& s, int epochs) {
       s.epoch, epochs, static_cast<unsigned long long>(s.global_steps), s.train_loss,
       s.test_accuracy, s.grad_norm, s.samples_per_second, s.seconds,
       s.stopped_early ? "  (stopped: --max-steps)" : "");
+  if (s.timed_steps > 0) {
+    const strata::StepResult::Time& t = s.step_time;
+    std::printf(
+        "time per step (ms): wall %.2f = host %.2f + comm wait %.2f + optimizer %.2f + gather "
+        "%.2f + other runtime %.2f (runtime share %.2f)\n",
+        t.wall * 1e3, t.host * 1e3, t.comm_wait * 1e3, t.optimizer * 1e3, t.gather * 1e3,
+        t.runtime_other * 1e3, t.wall > 0 ? t.runtime() / t.wall : 0.0);
+  }
   std::fflush(stdout);
 }
+
+// --time-report: every rank keeps each optimizer step's time split, bar the first `skip` steps
+// of the run and the first step of every later epoch (its wall holds the evaluation before it).
+// At the end, rank 0 prints one line of seconds per step, each part the mean over ranks, plus
+// how the host's own work differs between ranks: host_min/host_max are the fastest and slowest
+// rank's mean host time per step, and imbalance_wait is the mean over ranks and steps of
+// (the slowest rank's host time in that step − this rank's), the part of comm_wait a rank would
+// spend waiting for the others' forward/backward even over a free network. Collective.
+class TimeReport {
+ public:
+  explicit TimeReport(uint64_t skip) : skip_(skip) {}
+
+  void on_step(const strata::StepResult& r) {
+    if (seen_++ < skip_ || epoch_start_) {
+      epoch_start_ = false;
+      return;
+    }
+    times_.push_back(r.time);
+  }
+  void on_epoch() { epoch_start_ = true; }
+
+  void print(strata::Runtime& runtime) const {
+    const auto world = runtime.world();
+    const std::size_t n = times_.size();  // the same on every rank
+    double sums[6] = {};
+    std::vector<double> host_max(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const strata::StepResult::Time& t = times_[i];
+      const double parts[6] = {t.wall,      t.host,   t.comm_wait,
+                               t.optimizer, t.gather, t.runtime_other};
+      for (int k = 0; k < 6; ++k) sums[k] += parts[k];
+      host_max[i] = t.host;
+    }
+    const double steps = n > 0 ? double(n) : 1.0;
+    double own_host = sums[1] / steps;
+    double host_min = own_host, host_max_rank = own_host;
+    if (n > 0) runtime.allreduce(host_max.data(), n, STRATA_MAX);
+    double imbalance = 0.0;
+    for (std::size_t i = 0; i < n; ++i) imbalance += host_max[i] - times_[i].host;
+    imbalance /= steps;
+    runtime.allreduce(sums, 6, STRATA_SUM);
+    runtime.allreduce(&imbalance, 1, STRATA_SUM);
+    runtime.allreduce(&host_max_rank, 1, STRATA_MAX);
+    host_min = -host_min;
+    runtime.allreduce(&host_min, 1, STRATA_MAX);
+    host_min = -host_min;
+    if (world.rank != 0) return;
+    const double mean = 1.0 / (steps * double(world.size));
+    std::printf(
+        "step_time steps=%zu ranks=%d wall=%.6g host=%.6g comm_wait=%.6g optimizer=%.6g "
+        "gather=%.6g runtime_other=%.6g host_min=%.6g host_max=%.6g imbalance_wait=%.6g\n",
+        n, world.size, sums[0] * mean, sums[1] * mean, sums[2] * mean, sums[3] * mean,
+        sums[4] * mean, sums[5] * mean, host_min, host_max_rank, imbalance / double(world.size));
+    std::fflush(stdout);
+  }
+
+ private:
+  uint64_t skip_;
+  uint64_t seen_ = 0;
+  bool epoch_start_ = false;
+  std::vector<strata::StepResult::Time> times_;
+};
 
 int train(const Options& options) {
   // Data first: a missing file fails before any rank starts talking to the others.
@@ -87,9 +162,15 @@ int train(const Options& options) {
         static_cast<unsigned long long>(training.micro_batch_size),
         static_cast<unsigned long long>(training.gradient_accumulation_steps), world.size,
         train_set.count, test_set.count);
-    trainer.on_epoch([&](const EpochStats& s) { print_epoch(s, options.epochs); });
   }
+  TimeReport report(options.time_report_skip);
+  trainer.on_epoch([&](const EpochStats& s) {
+    report.on_epoch();
+    if (world.rank == 0) print_epoch(s, options.epochs);
+  });
+  if (options.time_report) trainer.on_step([&](const strata::StepResult& r) { report.on_step(r); });
   trainer.run();
+  if (options.time_report) report.print(runtime);
 
   if (!options.dump_params.empty()) {
     layers.copy_to_model();  // collective: at ZeRO stage 3 the parameters are partitioned
@@ -118,6 +199,12 @@ int main(int argc, char** argv) {
   app.add_option("--max-steps", options.max_steps, "Stop after this many optimizer steps");
   app.add_option("--dump-params", options.dump_params,
                  "Rank 0 writes the final parameters here as raw floats");
+  app.add_flag("--time-report", options.time_report,
+               "At the end, rank 0 prints one line 'step_time steps=N wall=... host=...' of "
+               "seconds per optimizer step, the mean over ranks (for bench/step_overhead)");
+  app.add_option("--time-report-skip", options.time_report_skip,
+                 "Warm-up steps --time-report leaves out")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   try {

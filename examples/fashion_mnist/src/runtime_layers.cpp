@@ -9,8 +9,10 @@
 namespace strata::fmnist {
 namespace {
 
-void* checked(void* p, const std::string& what) {
-  if (p == nullptr) throw std::logic_error("runtime gave no buffer for " + what);
+// `what()` names the buffer; called only on failure (no string built per call).
+template <class What>
+void* checked(void* p, What&& what) {
+  if (p == nullptr) throw std::logic_error("runtime gave no buffer for " + what());
   return p;
 }
 
@@ -51,8 +53,7 @@ RuntimeLayers::RuntimeLayers(Runtime& runtime, Mlp& model)
 }
 
 const float* RuntimeLayers::widen(uint32_t p, const ParamView& view) {
-  const std::string what = model_.params()[p].name;
-  void* data = checked(view.data, what);
+  void* data = checked(view.data, [&] { return model_.params()[p].name; });
   if (dtype_ == STRATA_F32) return static_cast<const float*>(data);
   const auto* half = static_cast<const uint16_t*>(data);
   auto& wide = scratch_[p].data;
@@ -62,7 +63,7 @@ const float* RuntimeLayers::widen(uint32_t p, const ParamView& view) {
 }
 
 float* RuntimeLayers::grad_buffer(uint32_t p, const ParamView& view) {
-  void* grad = checked(view.grad, "the gradient of " + model_.params()[p].name);
+  void* grad = checked(view.grad, [&] { return "the gradient of " + model_.params()[p].name; });
   if (dtype_ == STRATA_F32) return static_cast<float*>(grad);
   scratch_[p].grad.assign(view.count, 0.0f);
   return scratch_[p].grad.data();
@@ -72,7 +73,7 @@ float* RuntimeLayers::grad_buffer(uint32_t p, const ParamView& view) {
 // already hold earlier micro-batches' (stages 0-1 keep gradients across micro-batches).
 void RuntimeLayers::add_grad_into(uint32_t p, const ParamView& view) {
   if (dtype_ == STRATA_F32) return;
-  void* grad = checked(view.grad, "the gradient of " + model_.params()[p].name);
+  void* grad = checked(view.grad, [&] { return "the gradient of " + model_.params()[p].name; });
   auto* half = static_cast<uint16_t*>(grad);
   const auto& wide = scratch_[p].grad;
   for (std::size_t i = 0; i < wide.size(); ++i) {

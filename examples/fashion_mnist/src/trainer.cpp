@@ -42,6 +42,7 @@ Trainer::Trainer(Runtime& runtime, Mlp& model, const Dataset& train, const Datas
 StepResult Trainer::train_step(std::size_t step, double& loss_sum, double& samples) {
   const uint64_t accumulation = plan_.shape().accumulation;
   StepResult result;
+  StepResult::Time time;
   for (std::size_t micro = 0; micro < accumulation; ++micro) {
     const auto batch = plan_.micro_batch(step, micro);
     gather_batch(train_, batch.data(), batch.size(), inputs_.data(), labels_.data());
@@ -54,11 +55,13 @@ StepResult Trainer::train_step(std::size_t step, double& loss_sum, double& sampl
     loss_sum += loss * double(batch.size());
     samples += double(batch.size());
     result = runtime_.step();
+    time += result.time;
   }
   if (!result.boundary()) {
     throw std::runtime_error("runtime did not step after " + std::to_string(accumulation) +
                              " micro-batches (gradient_accumulation_steps)");
   }
+  result.time = time;
   return result;
 }
 
@@ -66,16 +69,26 @@ void Trainer::run() {
   for (int epoch = 1; epoch <= config_.epochs; ++epoch) {
     const auto epoch_start = std::chrono::steady_clock::now();
     plan_.start_epoch(uint64_t(epoch - 1));
-    double totals[2] = {0.0, 0.0};  // loss × samples, samples
+    // loss × samples, samples; then this rank's step time summed over the timed steps (all but
+    // the epoch's first): wall, host, comm_wait, optimizer, gather, runtime_other.
+    double totals[8] = {};
     StepResult last;
+    uint64_t timed_steps = 0;
     bool stop = false;
     for (std::size_t step = 0; step < plan_.steps_per_epoch() && !stop; ++step) {
       last = train_step(step, totals[0], totals[1]);
+      if (step > 0) {
+        const StepResult::Time& t = last.time;
+        const double parts[6] = {t.wall, t.host, t.comm_wait, t.optimizer, t.gather,
+                                 t.runtime_other};
+        for (int i = 0; i < 6; ++i) totals[2 + i] += parts[i];
+        ++timed_steps;
+      }
       if (step_hook_) step_hook_(last);
       stop = config_.max_steps != 0 && last.global_steps >= config_.max_steps;
     }
     const double train_seconds = seconds_since(epoch_start);
-    runtime_.allreduce(totals, 2, STRATA_SUM);
+    runtime_.allreduce(totals, 8, STRATA_SUM);
 
     EpochStats stats;
     stats.epoch = epoch;
@@ -87,6 +100,16 @@ void Trainer::run() {
     stats.samples_per_second = totals[1] / train_seconds;
     stats.seconds = seconds_since(epoch_start);
     stats.stopped_early = stop;
+    stats.timed_steps = timed_steps;  // the same on every rank
+    if (timed_steps > 0) {
+      const double per_step = 1.0 / (double(timed_steps) * double(world_.size));  // mean of ranks
+      stats.step_time.wall = totals[2] * per_step;
+      stats.step_time.host = totals[3] * per_step;
+      stats.step_time.comm_wait = totals[4] * per_step;
+      stats.step_time.optimizer = totals[5] * per_step;
+      stats.step_time.gather = totals[6] * per_step;
+      stats.step_time.runtime_other = totals[7] * per_step;
+    }
     if (epoch_hook_) epoch_hook_(stats);
     if (stop) break;
   }

@@ -30,6 +30,12 @@ struct EpochStats {
   double samples_per_second = 0;  // global training throughput (evaluation excluded)
   double seconds = 0;             // wall time of the epoch, evaluation included
   bool stopped_early = false;     // max_steps reached inside this epoch
+  // Where an optimizer step's time went (StepResult::Time summed over its micro-batches), mean
+  // per step over this epoch's steps bar its first (whose wall holds the previous epoch's
+  // evaluation, or for epoch 1 the setup since finalize), then mean over ranks. All zero when
+  // timed_steps is 0.
+  StepResult::Time step_time;
+  uint64_t timed_steps = 0;
 };
 
 class Trainer {
@@ -42,7 +48,9 @@ class Trainer {
   Trainer(Runtime& runtime, Mlp& model, const Dataset& train, const Dataset* test,
           TrainConfig config);
 
-  void on_step(StepHook hook) { step_hook_ = std::move(hook); }     // after every optimizer step
+  // After every optimizer step, with the boundary step's result; its `time` is the sum over the
+  // step's micro-batches (so with accumulation it covers the whole optimizer step).
+  void on_step(StepHook hook) { step_hook_ = std::move(hook); }
   void on_epoch(EpochHook hook) { epoch_hook_ = std::move(hook); }  // on every rank
 
   void run();
@@ -51,7 +59,8 @@ class Trainer {
   double evaluate();
 
  private:
-  // Trains one optimizer step's micro-batches; returns the boundary step's result.
+  // Trains one optimizer step's micro-batches; returns the boundary step's result, its time
+  // summed over the micro-batches.
   StepResult train_step(std::size_t step, double& loss_sum, double& samples);
 
   Runtime& runtime_;
