@@ -1,6 +1,7 @@
 // Checks a Strata timeline (issue 12) against what the runtime promises about it.
 //
 //   timeline_check TRACE --ranks N --steps S --stage Z [--min-buckets B] [--api-step-spans]
+//                  [--all-skipped] [--require CAT/NAME]...
 //     TRACE is the merged Chrome trace rank 0 writes at a clean end. Checks: it parses; every rank
 //     has its process_name track; for each rank and step s in [0, S) the sharding "bucket_reduce"
 //     spans (async b/e pairs) of step s cover bucket indices 0..B-1 once each, B the same for every
@@ -9,6 +10,10 @@
 //     id, cat, name, pid) no earlier. At stage 0 also: each rank's step s has one "optimizer" phase,
 //     and every bucket_reduce and every strata_grad_ready of step s is over / has begun before it.
 //
+//     Each --require CAT/NAME: every rank has at least one such event (span, instant or async).
+//     A step/skipped_step instant (with a message) in any step is a violation, unless --all-skipped
+//     (fp16 overflow on every step): then every step of every rank has exactly one and no optimizer
+//     phase, and the stage-0 ordering checks are left out.
 //     With --api-step-spans (gradient_accumulation_steps 1): each rank's step s also has exactly one
 //     api "strata_step" span with args.step == s (the steps done when it began), and it holds that
 //     step's "optimizer" phase.
@@ -142,7 +147,7 @@ void check_nesting(const json& events) {
 }
 
 int check_merged(const std::string& path, int ranks, int64_t steps, int stage, int64_t min_buckets,
-                 bool api_step_spans) {
+                 bool api_step_spans, bool all_skipped, const std::vector<std::string>& required) {
   const json doc = read_json(path);
   if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array()) {
     violation(path + ": expected an object with a traceEvents array");
@@ -171,6 +176,20 @@ int check_merged(const std::string& path, int ranks, int64_t steps, int stage, i
   }
   std::cout << "events seen (cat/name (ph): count):\n";
   for (const auto& [what, count] : seen) std::cout << "  " << what << ": " << count << "\n";
+
+  for (const std::string& what : required) {
+    for (int r = 0; r < ranks; ++r) {
+      bool found = false;
+      for (const json& e : events) {
+        const std::string ph = text(e, "ph");
+        if (integer(e, "pid") == r && (ph == "X" || ph == "i" || ph == "b") && text(e, "cat") + "/" + text(e, "name") == what) {
+          found = true;
+          break;
+        }
+      }
+      if (!found) violation("rank " + std::to_string(r) + " has no " + what + " event");
+    }
+  }
 
   check_nesting(events);
   const std::vector<Async> pairs = async_pairs(events);
@@ -215,9 +234,22 @@ int check_merged(const std::string& path, int ranks, int64_t steps, int stage, i
           if (!optimizer.emplace(arg(e, "step"), number(e, "ts")).second) violation("two optimizer phases in one step: " + e.dump());
         }
       }
+      std::set<int64_t> skipped;  // steps with a skipped_step instant (fp16 overflow)
+      for (const json& e : events) {
+        if (integer(e, "pid") == r && text(e, "ph") == "i" && text(e, "cat") == "step" && text(e, "name") == "skipped_step") {
+          if (e["args"].value("message", "").empty()) violation("skipped_step without a message: " + e.dump());
+          if (!skipped.insert(arg(e, "step")).second) violation("two skipped_step instants in one step: " + e.dump());
+        }
+      }
       for (int64_t s = 0; s < steps; ++s) {
         const std::string where = "rank " + std::to_string(r) + " step " + std::to_string(s);
         auto it = optimizer.find(s);
+        if (all_skipped) {
+          if (!skipped.count(s)) violation(where + ": no step/skipped_step instant");
+          if (it != optimizer.end()) violation(where + ": an optimizer phase in a skipped step");
+          continue;
+        }
+        if (skipped.count(s)) violation(where + ": a skipped_step instant in a run expected to skip none");
         if (it == optimizer.end()) violation(where + ": no step/optimizer phase");
         for (const Async* a : reduces[r][s]) {
           if (a->end > it->second + kSlackUs) violation(where + ": bucket_reduce ends after the optimizer began: " + a->b.dump() + " ends at " + std::to_string(a->end) + ", optimizer at " + std::to_string(it->second));
@@ -229,6 +261,7 @@ int check_merged(const std::string& path, int ranks, int64_t steps, int stage, i
         ++grad_ready;
         const int64_t s = arg(e, "step");
         auto it = optimizer.find(s);
+        if (all_skipped) continue;
         if (it == optimizer.end()) violation("grad_ready of a step without an optimizer phase: " + e.dump());
         if (number(e, "ts") > it->second + kSlackUs) violation("grad_ready of step " + std::to_string(s) + " begins after its optimizer: " + e.dump());
       }
@@ -337,7 +370,8 @@ int main(int argc, char** argv) {
   std::string trace, failure, log;
   int ranks = 0, stage = 0;
   int64_t steps = 0, min_buckets = 1;
-  bool api_step_spans = false;
+  bool api_step_spans = false, all_skipped = false;
+  std::vector<std::string> required;
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> std::string {
       if (i + 1 >= args.size()) {
@@ -351,15 +385,17 @@ int main(int argc, char** argv) {
     else if (args[i] == "--stage") stage = std::stoi(value());
     else if (args[i] == "--min-buckets") min_buckets = std::stoll(value());
     else if (args[i] == "--api-step-spans") api_step_spans = true;
+    else if (args[i] == "--all-skipped") all_skipped = true;
+    else if (args[i] == "--require") required.push_back(value());
     else if (args[i] == "--failure") failure = value();
     else if (args[i] == "--log") log = value();
     else trace = args[i];
   }
   if (!failure.empty()) return check_failure(failure, log);
   if (trace.empty() || ranks < 1 || steps < 1) {
-    std::cerr << "usage: timeline_check TRACE --ranks N --steps S --stage Z [--min-buckets B] [--api-step-spans]\n"
+    std::cerr << "usage: timeline_check TRACE --ranks N --steps S --stage Z [--min-buckets B] [--api-step-spans] [--all-skipped] [--require CAT/NAME]...\n"
                  "       timeline_check --failure PATH.rank<R>.json --log LOG\n";
     return 2;
   }
-  return check_merged(trace, ranks, steps, stage, min_buckets, api_step_spans);
+  return check_merged(trace, ranks, steps, stage, min_buckets, api_step_spans, all_skipped, required);
 }
