@@ -23,6 +23,10 @@
 //     runtime "failure" instant whose message names the collective ("<name> #N") the stall message
 //     of this rank in LOG names; a "comm" event of that collective (args.seq == N) is in the file.
 //
+//   timeline_check --failure FILE --message TEXT
+//     FILE parses as a JSON array whose last event is the runtime "failure" instant, and its message
+//     contains TEXT (a rank whose own call failed, or that ended on a peer's failure).
+//
 // Prints the first violation and exits 1; prints what it saw and exits 0 when all hold.
 #include <nlohmann/json.hpp>
 
@@ -312,7 +316,7 @@ bool collective_named(const std::string& message, std::string* name, int64_t* se
   return true;
 }
 
-int check_failure(const std::string& path, const std::string& log_path) {
+int check_failure(const std::string& path, const std::string& log_path, const std::string& expected) {
   static const std::regex rank_re(R"(\.rank([0-9]+)\.json$)");
   std::smatch m;
   if (!std::regex_search(path, m, rank_re)) violation(path + ": not a PATH.rank<R>.json name");
@@ -326,6 +330,14 @@ int check_failure(const std::string& path, const std::string& log_path) {
   }
   if (failure == nullptr) violation(path + ": no runtime failure instant");
   const std::string message = (*failure)["args"].value("message", "");
+  if (!expected.empty()) {
+    if (message.find(expected) == std::string::npos) {
+      violation(path + ": the failure's message does not contain '" + expected + "': " + message);
+    }
+    if (failure != &doc.back()) violation(path + ": the failure is not the last event");
+    std::cout << "OK: " << path << ": ends in the failure '" << message << "'\n";
+    return 0;
+  }
   std::string name;
   int64_t seq = 0;
   if (!collective_named(message, &name, &seq)) violation("the failure's message names no collective: " + message);
@@ -367,7 +379,7 @@ int check_failure(const std::string& path, const std::string& log_path) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  std::string trace, failure, log;
+  std::string trace, failure, log, message;
   int ranks = 0, stage = 0;
   int64_t steps = 0, min_buckets = 1;
   bool api_step_spans = false, all_skipped = false;
@@ -389,12 +401,14 @@ int main(int argc, char** argv) {
     else if (args[i] == "--require") required.push_back(value());
     else if (args[i] == "--failure") failure = value();
     else if (args[i] == "--log") log = value();
+    else if (args[i] == "--message") message = value();
     else trace = args[i];
   }
-  if (!failure.empty()) return check_failure(failure, log);
+  if (!failure.empty()) return check_failure(failure, log, message);
   if (trace.empty() || ranks < 1 || steps < 1) {
     std::cerr << "usage: timeline_check TRACE --ranks N --steps S --stage Z [--min-buckets B] [--api-step-spans] [--all-skipped] [--require CAT/NAME]...\n"
-                 "       timeline_check --failure PATH.rank<R>.json --log LOG\n";
+                 "       timeline_check --failure PATH.rank<R>.json --log LOG\n"
+                 "       timeline_check --failure PATH.rank<R>.json --message TEXT\n";
     return 2;
   }
   return check_merged(trace, ranks, steps, stage, min_buckets, api_step_spans, all_skipped, required);
