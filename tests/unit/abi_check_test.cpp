@@ -102,7 +102,8 @@ TEST(AbiCheck, EmulatedMinorRefusesHigherFloors) {
 }
 
 TEST(AbiCheck, BadEmulationValuesNameTheVariableAndRange) {
-  for (const char* bad : {"2", "5", "x", "", "3x", "-1", "99999999999999999999"}) {
+  const std::string above = std::to_string(STRATA_ABI_MINOR + 1);
+  for (const char* bad : {"2", above.c_str(), "x", "", "3x", "-1", "99999999999999999999"}) {
     ScopedEnv env(kEmulateAbiMinorVariable, bad);
     EXPECT_THAT(error_of([] { runtime_abi_minor(); }),
                 HasSubstr("STRATA_EMULATE_ABI_MINOR: expected an integer from 3 to " +
@@ -116,6 +117,7 @@ TEST(AbiCheck, BadEmulationValuesNameTheVariableAndRange) {
 TEST(AbiCheck, HostTableSizePerMinor) {
   EXPECT_EQ(host_api_size(STRATA_ABI_MINOR), sizeof(strata_host_api));
   EXPECT_EQ(host_api_size(3), offsetof(strata_host_api, log_enabled));
+  EXPECT_EQ(host_api_size(4), offsetof(strata_host_api, trace_enabled));
 }
 
 TEST(AbiCheck, HeaderSizeBelowThe13Table) {
