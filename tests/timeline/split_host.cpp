@@ -8,12 +8,11 @@
 //   - comm_wait, optimizer, gather and runtime_other are >= 0;
 // accumulating micro-steps (gradient_accumulation_steps > 1) included. Prints the first
 // violation and exits 1; on success rank 0 prints "split_host: N calls checked".
-#include <strata/strata.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <strata/strata.hpp>
 #include <string>
 #include <vector>
 
@@ -69,7 +68,8 @@ int run(const std::string& manifest, const std::string& overrides, uint64_t call
       strata::ParamView view = rt.view(p);
       auto* data = static_cast<const float*>(view.data);
       auto* grad = static_cast<float*>(view.grad);
-      for (uint64_t i = 0; i < view.count; ++i) grad[i] += 0.1f * data[i] - 0.001f * static_cast<float>(rank + 1);
+      for (uint64_t i = 0; i < view.count; ++i)
+        grad[i] += 0.1f * data[i] - 0.001f * static_cast<float>(rank + 1);
     }
     const strata::StepResult r = rt.step();
     const auto now = Clock::now();
@@ -79,13 +79,18 @@ int run(const std::string& manifest, const std::string& overrides, uint64_t call
     const strata::StepResult::Time& t = r.time;
     if (call == 1) continue;
     const double sum = t.host + t.comm_wait + t.optimizer + t.gather + t.runtime_other;
-    if (std::fabs(sum - t.wall) > 0.05 * t.wall) return fail(rank, call, "the parts do not add up to wall", t, measured);
+    if (std::fabs(sum - t.wall) > 0.05 * t.wall)
+      return fail(rank, call, "the parts do not add up to wall", t, measured);
     if (std::fabs(t.wall - measured) > 0.05 * measured + 50e-6) {
-      return fail(rank, call, "wall is not the time since the previous step() returned", t, measured);
+      return fail(rank, call, "wall is not the time since the previous step() returned", t,
+                  measured);
     }
     if (!(t.host > 0.0)) return fail(rank, call, "host_seconds is not > 0", t, measured);
     if (t.host < 0.95 * worked - 50e-6) {
-      return fail(rank, call, "host_seconds is less than the host's own work (" + std::to_string(worked) + " s)", t, measured);
+      return fail(
+          rank, call,
+          "host_seconds is less than the host's own work (" + std::to_string(worked) + " s)", t,
+          measured);
     }
     if (t.comm_wait < 0 || t.optimizer < 0 || t.gather < 0 || t.runtime_other < 0) {
       return fail(rank, call, "a negative part", t, measured);
@@ -94,10 +99,11 @@ int run(const std::string& manifest, const std::string& overrides, uint64_t call
     worst_sum = std::max(worst_sum, std::fabs(sum - t.wall) / t.wall);
   }
   if (rank == 0) {
-    std::printf("split_host: %llu calls checked (%llu accumulating), worst |wall - measured| %.2f%%, "
-                "worst |sum - wall| %.4f%% (sink %g)\n",
-                static_cast<unsigned long long>(calls - 1), static_cast<unsigned long long>(accumulated),
-                worst_wall * 100, worst_sum * 100, sink);
+    std::printf(
+        "split_host: %llu calls checked (%llu accumulating), worst |wall - measured| %.2f%%, "
+        "worst |sum - wall| %.4f%% (sink %g)\n",
+        static_cast<unsigned long long>(calls - 1), static_cast<unsigned long long>(accumulated),
+        worst_wall * 100, worst_sum * 100, sink);
   }
   return 0;
 }
@@ -111,10 +117,14 @@ int main(int argc, char** argv) {
   double work_ms = 2.0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--steps" && i + 1 < argc) calls = std::strtoull(argv[++i], nullptr, 10);
-    else if (a == "--work-ms" && i + 1 < argc) work_ms = std::strtod(argv[++i], nullptr);
-    else if (manifest.empty()) manifest = a;
-    else overrides = a;
+    if (a == "--steps" && i + 1 < argc)
+      calls = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--work-ms" && i + 1 < argc)
+      work_ms = std::strtod(argv[++i], nullptr);
+    else if (manifest.empty())
+      manifest = a;
+    else
+      overrides = a;
   }
   if (manifest.empty()) {
     std::fprintf(stderr, "usage: split_host MANIFEST [OVERRIDES] [--steps N] [--work-ms MS]\n");

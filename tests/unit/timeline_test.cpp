@@ -1,20 +1,21 @@
 // Issue 12's pieces without a job: StepTime (the per-step split), the Chrome trace text of one
 // event, and a one-rank Timeline finished alone (the failure path).
-#include "activity.hpp"
-#include "step_time.hpp"
 #include "timeline.hpp"
-#include "trace_event.hpp"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
-#include <unistd.h>
+
+#include "activity.hpp"
+#include "step_time.hpp"
+#include "trace_event.hpp"
 
 namespace {
 
@@ -29,7 +30,9 @@ using strata::rt::TraceEvent;
 // Busy for at least `ms` milliseconds (a steady-clock spin: the parts charge elapsed time).
 void spin_ms(double ms) {
   const auto start = std::chrono::steady_clock::now();
-  while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() < ms) {
+  while (
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() <
+      ms) {
   }
 }
 
@@ -219,7 +222,8 @@ TEST(TraceEventText, NameWithAQuoteIsEscaped) {
   for (const json& ev : m) {
     EXPECT_EQ(ev["ph"], "M");
     if (ev["name"] == "process_name") process = ev["args"]["name"] == "rank 3";
-    if (ev["name"] == "thread_name") thread = ev["args"]["name"] == "worker \"1\"" && ev["tid"] == 11;
+    if (ev["name"] == "thread_name")
+      thread = ev["args"]["name"] == "worker \"1\"" && ev["tid"] == 11;
   }
   EXPECT_TRUE(process);
   EXPECT_TRUE(thread);
@@ -294,7 +298,8 @@ TEST_F(TimelineAlone, FinishAloneKeepsSpansAndTheFailure) {
   EXPECT_EQ(names.count("allreduce"), 1u);
   EXPECT_EQ(names.count("after_the_end"), 0u);
   EXPECT_EQ(span_tids.size(), 2u);  // two threads, two tracks
-  for (int64_t tid : span_tids) EXPECT_EQ(named_tids.count(tid), 1u) << "thread " << tid << " has no name";
+  for (int64_t tid : span_tids)
+    EXPECT_EQ(named_tids.count(tid), 1u) << "thread " << tid << " has no name";
 }
 
 TEST_F(TimelineAlone, UnwritablePathNamesItsOrigin) {
@@ -304,8 +309,9 @@ TEST_F(TimelineAlone, UnwritablePathNamesItsOrigin) {
     Timeline timeline(path, "/timeline", 0, Timeline::now_ns(), board);
     FAIL() << "no error for a path in a missing folder";
   } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("/timeline: cannot write the timeline next to '" + path + "'"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("/timeline: cannot write the timeline next to '" + path + "'"),
+        std::string::npos)
         << e.what();
   }
   try {
