@@ -9,7 +9,8 @@ add_test(NAME catalogue.timeline_control_writable_path
 set_tests_properties(catalogue.timeline_control_writable_path PROPERTIES TIMEOUT 60
   LABELS "catalogue;mpi;timeline"
   ENVIRONMENT "STRATA_TIMELINE=${CMAKE_CURRENT_BINARY_DIR}/timeline_control.json"
-  PASS_REGULAR_EXPRESSION "timeline: wrote [^\n]*timeline_control.json")
+  PASS_REGULAR_EXPRESSION "timeline: wrote [^\n]*timeline_control.json"
+  FAIL_REGULAR_EXPRESSION "error|terminate called")
 
 set(timeline_key "good.json: /timeline: expected the path of the Chrome trace JSON to write \\(a non-empty string\\), got ")
 strata_catalogue_case(timeline_not_a_string 2 good.json "${timeline_key}5"
