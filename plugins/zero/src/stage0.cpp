@@ -22,12 +22,13 @@ void Stage0::finalize(const std::vector<ParamRecord>& params,
   for (const ParamRecord& p : params_) counts.push_back(p.count);
   plan_ = plan_buckets(counts, bucket_capacity_);
   check_ranks_agree(comm_, params_, groups, plan_, 0);
-  // Parameters registered without a gradient buffer (ABI 1.1) get a whole one of ours.
-  full_grads_ = FullGrads(host_, params_);
+  // Parameters registered without a gradient buffer (ABI 1.1) get a whole one of ours, laid out
+  // as their bucket when the whole bucket is ours (then reduced without copies).
+  full_grads_ = FullGrads(host_, params_, dtype_ == STRATA_F32 ? &plan_ : nullptr);
 
   BucketBuffers* buffers = nullptr;
   if (dtype_ == STRATA_F32) {
-    fp32_buckets_ = std::make_unique<Fp32Buckets>(host_, params_, plan_);
+    fp32_buckets_ = std::make_unique<Fp32Buckets>(host_, params_, plan_, full_grads_);
     buffers = fp32_buckets_.get();
   } else {
     copies_ = std::make_unique<Fp32Copies>(host_, caster_, params_, plan_, dtype_);
@@ -63,12 +64,9 @@ void Stage0::finalize(const std::vector<ParamRecord>& params,
 
 void Stage0::log_plan() const {
   uint64_t elements = 0;
-  size_t in_place = 0;
-  for (const Bucket& b : plan_.buckets) {
-    elements += b.count;
-    in_place += (b.in_place || copies_ != nullptr) ? 1 : 0;
-  }
-  const uint64_t fused = copies_ ? 0 : plan_.fused_elements;
+  for (const Bucket& b : plan_.buckets) elements += b.count;
+  const size_t in_place = copies_ ? plan_.buckets.size() : fp32_buckets_->reduced_where_they_lie();
+  const uint64_t fused = copies_ ? 0 : fp32_buckets_->fused_elements();
   const std::string masters =
       copies_ ? std::string(", ") + sdk::dtype_name(dtype_) +
                     " model: fp32 masters, gradients averaged in fp32 in place"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "bucket_plan.hpp"
+#include "full_grads.hpp"
 #include "param.hpp"
 
 #include <strata/plugin.hpp>
@@ -24,24 +25,31 @@ class BucketBuffers {
 };
 
 // fp32 models: a bucket of one parameter is reduced where it lies, in the host's gradient buffer
-// (which the shards point at); the others are copied into a fusion buffer of their own
-// (STRATA_MEM_COMM_BUFFERS, plan.fused_elements in all) and back: the timeline's "bucket_pack"
-// and "bucket_unpack" spans (none for in-place buckets, which copy nothing).
+// (which the shards point at), and so is a bucket whose gradients are ours, laid out as the bucket
+// (FullGrads::bucket_arena); the others are copied into a fusion buffer of their own
+// (STRATA_MEM_COMM_BUFFERS) and back: the timeline's "bucket_pack" and "bucket_unpack" spans
+// (none for buckets reduced where they lie, which copy nothing).
 class Fp32Buckets final : public BucketBuffers {
  public:
-  // `params` and `plan` must outlive this object (the stage owns all three).
+  // `params`, `plan` and `grads` must outlive this object (the stage owns them all).
   Fp32Buckets(const sdk::Host& host, const std::vector<ParamRecord>& params,
-              const BucketPlan& plan);
+              const BucketPlan& plan, const FullGrads& grads);
   float* load(size_t k) override;
   void unload(size_t k) override;
+  // For the log: buckets reduced where they lie, and the fusion buffers' elements.
+  size_t reduced_where_they_lie() const;
+  uint64_t fused_elements() const;
 
  private:
   float* grad_of(uint32_t index) const { return static_cast<float*>(params_[index].grad); }
+  // Where bucket k is reduced without copies, or nullptr when it is fused.
+  float* where_it_lies(size_t k) const;
 
   const std::vector<ParamRecord>& params_;
   const BucketPlan& plan_;
+  const FullGrads& grads_;
   sdk::Tracer tracer_;
-  std::vector<sdk::HostArray<float>> fusion_;  // per bucket; empty for in-place buckets
+  std::vector<sdk::HostArray<float>> fusion_;  // per bucket; empty where none is needed
 };
 
 }  // namespace strata::zero

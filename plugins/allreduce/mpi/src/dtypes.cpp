@@ -5,11 +5,20 @@
 namespace strata::allreduce_mpi {
 namespace {
 
+// AVG's division of every element, on the critical path of every averaged allreduce. Written in
+// blocks of a fixed size because GCC at -O2 vectorises only loops that need no remainder loop: a
+// plain loop stays scalar (divss), 0.13 ms per step for the example's 235k gradients against
+// 0.014 ms vectorised (bench/step_overhead). Still one division per element: the same results.
 template <class T>
 void divide_all(void* data, size_t count, int divisor) {
+  constexpr size_t kBlock = 16;
   T* values = static_cast<T*>(data);
   const T d = static_cast<T>(divisor);
-  for (size_t i = 0; i < count; ++i) values[i] = static_cast<T>(values[i] / d);
+  size_t i = 0;
+  for (; i + kBlock <= count; i += kBlock) {
+    for (size_t j = 0; j < kBlock; ++j) values[i + j] = static_cast<T>(values[i + j] / d);
+  }
+  for (; i < count; ++i) values[i] = static_cast<T>(values[i] / d);
 }
 
 }  // namespace
