@@ -126,6 +126,7 @@ Engine::~Engine() {
     offload_.abandon();
     (void)watchdog_.release();
     (void)control_.release();
+    (void)timeline_.release();  // its writer thread, and its part file, are the parent's
     return;
   }
   activity_.enter_call(ApiCall::Destroy);
