@@ -3,7 +3,7 @@
 // every call after the first it checks, on every rank:
 //   - the five parts add up to wall: |sum - wall| <= 5% of wall;
 //   - wall is the time since the previous step() returned, as this host measured it:
-//     |wall - measured| <= 5% of measured + 50 us;
+//     |wall - measured| <= 5% of measured + 50 us (--wall-slack-ms);
 //   - host_seconds > 0 and covers the host's own measured work (>= 95% of it, less 50 us);
 //   - comm_wait, optimizer, gather and runtime_other are >= 0;
 // accumulating micro-steps (gradient_accumulation_steps > 1) included. Prints the first
@@ -46,7 +46,8 @@ int fail(int rank, uint64_t call, const std::string& what, const strata::StepRes
   return 1;
 }
 
-int run(const std::string& manifest, const std::string& overrides, uint64_t calls, double work_ms) {
+int run(const std::string& manifest, const std::string& overrides, uint64_t calls, double work_ms,
+        double wall_slack_ms) {
   strata::Runtime rt(manifest, overrides);
   const int rank = rt.world().rank;
   const std::vector<std::pair<std::string, uint64_t>> shapes{{"w0", 4000}, {"w1", 37}, {"b", 5}};
@@ -81,7 +82,7 @@ int run(const std::string& manifest, const std::string& overrides, uint64_t call
     const double sum = t.host + t.comm_wait + t.optimizer + t.gather + t.runtime_other;
     if (std::fabs(sum - t.wall) > 0.05 * t.wall)
       return fail(rank, call, "the parts do not add up to wall", t, measured);
-    if (std::fabs(t.wall - measured) > 0.05 * measured + 50e-6) {
+    if (std::fabs(t.wall - measured) > 0.05 * measured + wall_slack_ms * 1e-3) {
       return fail(rank, call, "wall is not the time since the previous step() returned", t,
                   measured);
     }
@@ -110,28 +111,31 @@ int run(const std::string& manifest, const std::string& overrides, uint64_t call
 
 }  // namespace
 
-// split_host MANIFEST [OVERRIDES] [--steps N] [--work-ms MS]
+// split_host MANIFEST [OVERRIDES] [--steps N] [--work-ms MS] [--wall-slack-ms MS]
 int main(int argc, char** argv) {
   std::string manifest, overrides;
   uint64_t calls = 20;
   double work_ms = 2.0;
+  double wall_slack_ms = 0.05;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--steps" && i + 1 < argc)
       calls = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--work-ms" && i + 1 < argc)
       work_ms = std::strtod(argv[++i], nullptr);
+    else if (a == "--wall-slack-ms" && i + 1 < argc)
+      wall_slack_ms = std::strtod(argv[++i], nullptr);
     else if (manifest.empty())
       manifest = a;
     else
       overrides = a;
   }
   if (manifest.empty()) {
-    std::fprintf(stderr, "usage: split_host MANIFEST [OVERRIDES] [--steps N] [--work-ms MS]\n");
+    std::fprintf(stderr, "usage: split_host MANIFEST [OVERRIDES] [--steps N] [--work-ms MS] [--wall-slack-ms MS]\n");
     return 2;
   }
   try {
-    return run(manifest, overrides, calls, work_ms);
+    return run(manifest, overrides, calls, work_ms, wall_slack_ms);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
