@@ -531,7 +531,11 @@ strata_step_result Engine::step_once() {
     ++global_steps_;
     if (overflow) {
       ++skipped_steps_;
-      precision_.call("update", &strata_precision_ops::update, 1);
+      {
+        const WorkScope phase =
+            WorkScope::phase(step_time_, timeline_.get(), "loss_scale", TimePart::Optimizer);
+        precision_.call("update", &strata_precision_ops::update, 1);
+      }
       if (world_.rank == 0) {
         logger().warn("step {}: non-finite gradients; step skipped on every rank. "
                       "Attempted loss scale: {}, next: {}", global_steps_, scale, loss_scale());
@@ -569,6 +573,9 @@ strata_step_result Engine::step_once() {
 }
 
 void Engine::report_step_time(strata_step_result& result) {
+  // The log line goes out before the split is taken, so that writing it (a pipe to the launcher,
+  // which may block) counts in this step's time, which ends when strata_step returns.
+  if (manifest_.wall_clock_breakdown) log_breakdown(result.outcome != STRATA_STEP_ACCUMULATED);
   const StepTimes t = step_time_.take();
   result.wall_seconds = t.wall;
   result.host_seconds = t[TimePart::Host];
@@ -576,23 +583,32 @@ void Engine::report_step_time(strata_step_result& result) {
   result.optimizer_seconds = t[TimePart::Optimizer];
   result.gather_seconds = t[TimePart::Gather];
   result.runtime_other_seconds = t[TimePart::RuntimeOther];
-  if (!manifest_.wall_clock_breakdown) return;
-  for (size_t i = 0; i < t.seconds.size(); ++i) breakdown_.seconds[i] += t.seconds[i];
-  breakdown_.wall += t.wall;
-  if (result.outcome == STRATA_STEP_ACCUMULATED || global_steps_ % manifest_.steps_per_print != 0) {
-    return;
+  if (manifest_.wall_clock_breakdown) {
+    for (size_t i = 0; i < t.seconds.size(); ++i) breakdown_.seconds[i] += t.seconds[i];
+    breakdown_.wall += t.wall;
   }
-  // DeepSpeed's wall_clock_breakdown, as milliseconds per optimizer step over the last
-  // steps_per_print steps, on every rank (a slow rank is the point of looking).
+}
+
+// DeepSpeed's wall_clock_breakdown, as milliseconds per optimizer step over the last
+// steps_per_print steps, on every rank (a slow rank is the point of looking). `breakdown_` holds
+// the steps before this one; this one's split so far is peeked at.
+void Engine::log_breakdown(bool boundary) {
+  if (!boundary || global_steps_ % manifest_.steps_per_print != 0) return;
+  const StepTimes now = step_time_.peek();
+  StepTimes b = breakdown_;
+  for (size_t i = 0; i < b.seconds.size(); ++i) b.seconds[i] += now.seconds[i];
+  b.wall += now.wall;
+  // report_step_time adds this whole step (the line's own time included) to the next window: it
+  // starts from minus what the line already counts, so only the line's time carries over.
+  for (size_t i = 0; i < b.seconds.size(); ++i) breakdown_.seconds[i] = -now.seconds[i];
+  breakdown_.wall = -now.wall;
   const double per_step = 1e3 / static_cast<double>(manifest_.steps_per_print);
-  const StepTimes& b = breakdown_;
   logger().info("time per step (ms), steps {}-{}: wall {:.3f} = host {:.3f} + comm wait {:.3f} + "
                 "optimizer {:.3f} + gather {:.3f} + other runtime {:.3f}",
                 global_steps_ - manifest_.steps_per_print + 1, global_steps_, b.wall * per_step,
                 b[TimePart::Host] * per_step, b[TimePart::CommWait] * per_step,
                 b[TimePart::Optimizer] * per_step, b[TimePart::Gather] * per_step,
                 b[TimePart::RuntimeOther] * per_step);
-  breakdown_ = StepTimes{};
 }
 
 // Collective (every rank skipped alike). Names the first parameter, in registration order, whose

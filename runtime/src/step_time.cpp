@@ -41,16 +41,21 @@ void StepTime::part_end() {
   --depth_;
 }
 
-StepTimes StepTime::take() {
+StepTimes StepTime::peek() {
   charge(ActivityBoard::now_ns());
   StepTimes t;
   int64_t total = 0;
   for (size_t i = 0; i < ns_.size(); ++i) {
     t.seconds[i] = static_cast<double>(ns_[i]) * 1e-9;
     total += ns_[i];
-    ns_[i] = 0;
   }
   t.wall = static_cast<double>(total) * 1e-9;
+  return t;
+}
+
+StepTimes StepTime::take() {
+  const StepTimes t = peek();
+  ns_.fill(0);
   return t;
 }
 

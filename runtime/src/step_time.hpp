@@ -42,6 +42,8 @@ class StepTime {
 
   // The split since the previous take() (or construction), counting up to now; starts the next.
   StepTimes take();
+  // The same without starting the next: what take() would answer now.
+  StepTimes peek();
 
  private:
   // Other threads read only owner_, which is 0 outside calls.

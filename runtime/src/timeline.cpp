@@ -104,6 +104,35 @@ void Timeline::span(const char* category, const char* name, int64_t begin_ns, in
   if (!stopping_) pending_.push_back(std::move(e));
 }
 
+Timeline::Open Timeline::open(const char* category, const char* name, int64_t index,
+                             uint64_t bytes, uint64_t seq) {
+  TraceEvent e;
+  e.category = category;
+  e.name = name;
+  e.index = index;
+  e.bytes = bytes;
+  e.seq = seq;
+  e.step = board_.steps_done();
+  e.tid = thread_id();
+  e.begin_ns = now_ns();
+  std::lock_guard lock(mutex_);
+  open_.push_back(std::move(e));
+  return open_.size() - 1;
+}
+
+void Timeline::close(Open token) {
+  const int64_t end = now_ns();
+  std::lock_guard lock(mutex_);
+  if (token >= open_.size()) return;  // finish_alone wrote it already
+  TraceEvent e = std::move(open_[token]);
+  // Spans on one thread nest, but another thread's may have opened above this one meanwhile: only
+  // the top of the stack is popped, the rest is marked closed and popped when it reaches the top.
+  open_[token].name = nullptr;
+  while (!open_.empty() && open_.back().name == nullptr) open_.pop_back();
+  e.end_ns = std::max(e.begin_ns, end);
+  if (!stopping_) pending_.push_back(std::move(e));
+}
+
 void Timeline::instant(const char* category, const char* name, std::string message) {
   TraceEvent e;
   e.category = category;
@@ -162,6 +191,19 @@ void Timeline::stop_writer() {
 }
 
 std::string Timeline::finish_alone(const std::string& message) {
+  {
+    // What this rank was inside when it failed (a collective it never came back from, the call
+    // around it): written as ending now, before the failure's message.
+    const int64_t now = now_ns();
+    std::lock_guard lock(mutex_);
+    for (TraceEvent& e : open_) {
+      if (e.name == nullptr || stopping_) continue;
+      e.end_ns = std::max(e.begin_ns, now);
+      e.unfinished = true;
+      pending_.push_back(e);
+    }
+    open_.clear();
+  }
   if (!message.empty()) instant("runtime", "failure", message);
   stop_writer();
   // The host's thread may be stuck in finish_merged's collectives holding the file: the watchdog,

@@ -46,6 +46,15 @@ class Timeline {
   // timeline (literals, or the host-services labels). Thread-safe; dropped once finished.
   void span(const char* category, const char* name, int64_t begin_ns, int64_t end_ns,
             int64_t index = -1, uint64_t bytes = 0, uint64_t seq = 0, bool in_flight = false);
+  // A span recorded as it begins, for work a rank may never come back from (a blocking
+  // collective, a runtime call): if the rank fails while it is open, finish_alone writes it as
+  // ending at the failure, marked unfinished, so the trace shows where the rank was stuck. Spans
+  // opened on one thread close in reverse order (they nest); `Open` is the token. The step is the
+  // one in progress when it began. Thread-safe.
+  using Open = size_t;
+  Open open(const char* category, const char* name, int64_t index = -1, uint64_t bytes = 0,
+            uint64_t seq = 0);
+  void close(Open token);
   // An instant event with free text (a skipped step, a stall, a failure). Thread-safe.
   void instant(const char* category, const char* name, std::string message);
   // The steady clock, as the spans use it.
@@ -75,6 +84,7 @@ class Timeline {
 
   std::mutex mutex_;  // guards the members below, up to the writer
   std::vector<TraceEvent> pending_;
+  std::vector<TraceEvent> open_;  // opened and not yet closed, in opening order
   std::map<uint32_t, std::string> new_threads_;  // tid -> name, not yet written
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -36,6 +36,7 @@ void append_args(std::string& out, const TraceEvent& e) {
   if (e.index >= 0) fmt::format_to(it, R"(,"index":{})", e.index);
   if (e.bytes != 0) fmt::format_to(it, R"(,"bytes":{})", e.bytes);
   if (e.seq != 0) fmt::format_to(it, R"(,"seq":{})", e.seq);
+  if (e.unfinished) out += R"(,"unfinished":true)";
   if (!e.message.empty()) fmt::format_to(it, R"(,"message":{})", json_string(e.message));
   out += "}}";
 }

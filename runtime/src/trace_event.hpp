@@ -20,6 +20,7 @@ struct TraceEvent {
   uint32_t tid = 0;
   bool instant = false;
   bool in_flight = false;     // an async pair ("b"/"e") on a track of its own, not the thread's
+  bool unfinished = false;    // still open when its rank failed: it ends at the failure
   std::string message;        // instants only: free text (a fault's message)
 };
 

@@ -65,9 +65,10 @@ strata_status TrackedComm::timed(const char* name, uint64_t seq, uint64_t bytes,
                                  Call&& call) {
   const bool counted = waits && step_time_.part_begin(TimePart::CommWait);
   Timeline* timeline = timeline_.load(std::memory_order_acquire);
-  const int64_t begin = timeline != nullptr ? Timeline::now_ns() : 0;
+  // Opened before the call: a rank that never comes back from a collective shows it in its trace.
+  const Timeline::Open open = timeline != nullptr ? timeline->open("comm", name, -1, bytes, seq) : 0;
   const strata_status status = call();
-  if (timeline != nullptr) timeline->span("comm", name, begin, Timeline::now_ns(), -1, bytes, seq);
+  if (timeline != nullptr) timeline->close(open);
   if (counted) step_time_.part_end();
   return status;
 }

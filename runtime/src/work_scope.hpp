@@ -23,7 +23,7 @@ class WorkScope {
   }
 
   ~WorkScope() {
-    if (timeline_ != nullptr) timeline_->span(category_, name_, begin_, Timeline::now_ns(), index_);
+    if (timeline_ != nullptr) timeline_->close(open_);
     if (part_counted_) time_.part_end();
     if (call_counted_) time_.call_end();
   }
@@ -33,18 +33,16 @@ class WorkScope {
  private:
   WorkScope(StepTime& time, Timeline* timeline, const char* category, const char* name,
             int64_t index, TimePart part, bool is_call)
-      : time_(time), timeline_(timeline), category_(category), name_(name), index_(index) {
+      : time_(time), timeline_(timeline) {
     call_counted_ = is_call && time_.call_begin();
     if (!is_call || part != TimePart::RuntimeOther) part_counted_ = time_.part_begin(part);
-    if (timeline_ != nullptr) begin_ = Timeline::now_ns();
+    // Open, not recorded at the end: a rank that fails inside still shows where it was.
+    if (timeline_ != nullptr) open_ = timeline_->open(category, name, index);
   }
 
   StepTime& time_;
   Timeline* timeline_;
-  const char* category_;
-  const char* name_;
-  int64_t index_;
-  int64_t begin_ = 0;
+  Timeline::Open open_ = 0;
   bool call_counted_ = false;
   bool part_counted_ = false;
 };
