@@ -147,6 +147,7 @@ void Timeline::instant(const char* category, const char* name, std::string messa
 }
 
 void Timeline::writer_loop() {
+  pthread_setname_np(pthread_self(), "strata timeline");
   std::vector<TraceEvent> batch;
   std::map<uint32_t, std::string> threads;
   std::unique_lock lock(mutex_);
