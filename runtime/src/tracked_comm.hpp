@@ -1,6 +1,6 @@
 // The comm stratum as the runtime and the other plugins reach it: the comm plugin's own ops table
 // behind a proxy table that records every collective, and every wait for one, on the
-// ActivityBoard, in the step's time split (as waits) and on the timeline when one is recorded.
+// ActivityBoard, in the step's time split (comm_wait) and on the timeline when one is recorded.
 // The stall inspector needs to know when a rank is blocked and in which collective, whoever
 // started it (the runtime, or the sharding plugin through its host table), and the comm plugin
 // need not cooperate for that. The stall message's "allreduce #17" is the timeline's event with
@@ -51,10 +51,10 @@ class TrackedComm {
   template <class Call>
   strata_status collective(const char* name, const strata_coll_args* args, strata_request* req,
                            strata_error* err, Call&& call);
-  // Runs `call`, counting its time as a wait when `waits`, and puts it on the timeline (with
-  // `seq`) when one is set.
+  // Runs `call`, counting its time as comm_wait, and puts it on the timeline (with `seq`) when one
+  // is set.
   template <class Call>
-  strata_status timed(const char* name, uint64_t seq, uint64_t bytes, bool waits, Call&& call);
+  strata_status timed(const char* name, uint64_t seq, uint64_t bytes, Call&& call);
 
   static strata_status create(const strata_plugin_create_args*, void**, strata_error* err);
   static void destroy(void*) {}

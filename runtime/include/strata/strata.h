@@ -114,7 +114,8 @@ typedef struct strata_step_result {
    * wall_seconds; the runtime's part is everything but host_seconds. */
   double wall_seconds;
   double host_seconds;          /* outside runtime calls: the host's forward, backward, data */
-  double comm_wait_seconds;     /* blocked on collectives (a slower rank shows up here too) */
+  double comm_wait_seconds;     /* in the comm stratum: starting collectives and blocked on them
+                                   (a slower rank shows up here too) */
   double optimizer_seconds;     /* the optimizer step, copies to the model and the loss-scale
                                    update, less their waits */
   double gather_seconds;        /* strata_gather and strata_release, less their waits */
