@@ -87,35 +87,37 @@ uint32_t Timeline::thread_id() {
   return t_slot.tid;
 }
 
-void Timeline::span(const char* category, const char* name, int64_t begin_ns, int64_t end_ns,
-                    int64_t index, uint64_t bytes, uint64_t seq, bool in_flight) {
+TraceEvent Timeline::event(const char* category, const char* name) {
   TraceEvent e;
   e.category = category;
   e.name = name;
+  e.step = board_.steps_done();
+  e.tid = thread_id();
+  return e;
+}
+
+void Timeline::span(const char* category, const char* name, int64_t begin_ns, int64_t end_ns,
+                    int64_t index, uint64_t bytes, uint64_t seq, bool in_flight) {
+  TraceEvent e = event(category, name);
   e.begin_ns = begin_ns;
   e.end_ns = std::max(begin_ns, end_ns);
   e.index = index;
   e.bytes = bytes;
   e.seq = seq;
   e.in_flight = in_flight;
-  e.step = board_.steps_done();
-  e.tid = thread_id();
   std::lock_guard lock(mutex_);
   if (!stopping_) pending_.push_back(std::move(e));
 }
 
 Timeline::Open Timeline::open(const char* category, const char* name, int64_t index,
                              uint64_t bytes, uint64_t seq) {
-  TraceEvent e;
-  e.category = category;
-  e.name = name;
+  TraceEvent e = event(category, name);
   e.index = index;
   e.bytes = bytes;
   e.seq = seq;
-  e.step = board_.steps_done();
-  e.tid = thread_id();
   e.begin_ns = now_ns();
   std::lock_guard lock(mutex_);
+  if (stopping_) return kNotOpen;  // finished: nothing more is written
   open_.push_back(std::move(e));
   return open_.size() - 1;
 }
@@ -123,7 +125,7 @@ Timeline::Open Timeline::open(const char* category, const char* name, int64_t in
 void Timeline::close(Open token) {
   const int64_t end = now_ns();
   std::lock_guard lock(mutex_);
-  if (token >= open_.size()) return;  // finish_alone wrote it already
+  if (token >= open_.size()) return;  // opened after the end, or finish_alone wrote it already
   TraceEvent e = std::move(open_[token]);
   // Spans on one thread nest, but another thread's may have opened above this one meanwhile: only
   // the top of the stack is popped, the rest is marked closed and popped when it reaches the top.
@@ -134,14 +136,10 @@ void Timeline::close(Open token) {
 }
 
 void Timeline::instant(const char* category, const char* name, std::string message) {
-  TraceEvent e;
-  e.category = category;
-  e.name = name;
+  TraceEvent e = event(category, name);
   e.begin_ns = e.end_ns = now_ns();
   e.instant = true;
   e.message = std::move(message);
-  e.step = board_.steps_done();
-  e.tid = thread_id();
   std::lock_guard lock(mutex_);
   if (!stopping_) pending_.push_back(std::move(e));
 }

@@ -17,6 +17,7 @@
 #include "trace_event.hpp"
 
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -52,6 +53,7 @@ class Timeline {
   // opened on one thread close in reverse order (they nest); `Open` is the token. The step is the
   // one in progress when it began. Thread-safe.
   using Open = size_t;
+  static constexpr Open kNotOpen = SIZE_MAX;
   Open open(const char* category, const char* name, int64_t index = -1, uint64_t bytes = 0,
             uint64_t seq = 0);
   void close(Open token);
@@ -71,6 +73,8 @@ class Timeline {
 
  private:
   uint32_t thread_id();  // registers the calling thread's name on first use
+  // An event of the calling thread, in the step in progress.
+  TraceEvent event(const char* category, const char* name);
   void writer_loop();
   // Stops the writer after it wrote everything recorded; later events are dropped.
   void stop_writer();
