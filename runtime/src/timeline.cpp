@@ -23,12 +23,14 @@ const std::string kPartHead = "[\n";             // a part file's first bytes; w
 
 std::string errno_text() { return std::strerror(errno); }
 
-// Which timeline a thread registered with, and its id there.
+// Which timeline a thread registered with (by serial number: a later timeline may reuse an
+// earlier one's address), and its id there.
 struct ThreadSlot {
-  const void* timeline = nullptr;
+  uint64_t timeline = 0;
   uint32_t tid = 0;
 };
 thread_local ThreadSlot t_slot;
+std::atomic<uint64_t> g_timelines{0};
 
 std::string thread_name() {
   if (static_cast<pid_t>(syscall(SYS_gettid)) == getpid()) return "main thread";
@@ -55,7 +57,7 @@ void sync_folder(const std::filesystem::path& file) {
 Timeline::Timeline(const std::string& path, const std::string& origin, int rank, int64_t origin_ns,
                    const ActivityBoard& board)
     : path_(path), part_path_(path + ".rank" + std::to_string(rank) + ".part"), rank_(rank),
-      origin_ns_(origin_ns), board_(board) {
+      origin_ns_(origin_ns), serial_(++g_timelines), board_(board) {
   std::error_code ec;
   if (std::filesystem::is_directory(path_, ec)) {
     throw Error(STRATA_ERR_INVALID_ARGUMENT,
@@ -79,8 +81,8 @@ Timeline::Timeline(const std::string& path, const std::string& origin, int rank,
 Timeline::~Timeline() { (void)finish_alone(""); }
 
 uint32_t Timeline::thread_id() {
-  if (t_slot.timeline == this) return t_slot.tid;
-  t_slot = {this, static_cast<uint32_t>(syscall(SYS_gettid))};
+  if (t_slot.timeline == serial_) return t_slot.tid;
+  t_slot = {serial_, static_cast<uint32_t>(syscall(SYS_gettid))};
   std::string name = thread_name();
   std::lock_guard lock(mutex_);
   new_threads_.emplace(t_slot.tid, std::move(name));

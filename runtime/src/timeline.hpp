@@ -84,6 +84,7 @@ class Timeline {
   const std::filesystem::path part_path_;
   const int rank_;
   const int64_t origin_ns_;
+  const uint64_t serial_;  // tells this timeline's threads from an earlier one's
   const ActivityBoard& board_;
 
   std::mutex mutex_;  // guards the members below, up to the writer
