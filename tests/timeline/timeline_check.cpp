@@ -12,6 +12,8 @@
 //     strata_grad_ready of step s is over / has begun before it.
 //
 //     Each --require CAT/NAME: every rank has at least one such event (span, instant or async).
+//     Each --absent CAT: no event of category CAT at all (plugins that cannot trace, under an
+//     older emulated ABI; use with --min-buckets 0).
 //     A step/skipped_step instant (with a message) in any step is a violation, unless --all-skipped
 //     (fp16 overflow on every step): then every step of every rank has exactly one and no optimizer
 //     phase, and the stage-0 ordering checks are left out.
@@ -155,7 +157,8 @@ void check_nesting(const json& events) {
 }
 
 int check_merged(const std::string& path, int ranks, int64_t steps, int stage, int64_t min_buckets,
-                 bool api_step_spans, bool all_skipped, const std::vector<std::string>& required) {
+                 bool api_step_spans, bool all_skipped, const std::vector<std::string>& required,
+                 const std::vector<std::string>& absent) {
   const json doc = read_json(path);
   if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array()) {
     violation(path + ": expected an object with a traceEvents array");
@@ -203,6 +206,12 @@ int check_merged(const std::string& path, int ranks, int64_t steps, int stage, i
   std::cout << "events seen (cat/name (ph): count):\n";
   for (const auto& [what, count] : seen) std::cout << "  " << what << ": " << count << "\n";
 
+  for (const std::string& category : absent) {
+    for (const json& e : events) {
+      if (text(e, "ph") != "M" && text(e, "cat") == category)
+        violation("an event of category " + category + ", which should have none: " + e.dump());
+    }
+  }
   for (const std::string& what : required) {
     for (int r = 0; r < ranks; ++r) {
       bool found = false;
@@ -232,7 +241,12 @@ int check_merged(const std::string& path, int ranks, int64_t steps, int stage, i
     reduces[integer(a.b, "pid")][a.step].push_back(&a);
   }
   int64_t buckets = -1;
-  for (int r = 0; r < ranks; ++r) {
+  if (min_buckets == 0) {
+    // --min-buckets 0: a sharding plugin that does not trace; then none at all.
+    if (!reduces.empty()) violation("bucket_reduce spans where none are expected");
+    buckets = 0;
+  }
+  for (int r = 0; r < ranks && min_buckets > 0; ++r) {
     for (int64_t s = 0; s < steps; ++s) {
       std::vector<int64_t> indices;
       for (const Async* a : reduces[r][s]) indices.push_back(a->index);
@@ -440,7 +454,7 @@ int main(int argc, char** argv) {
   int ranks = 0, stage = 0;
   int64_t steps = 0, min_buckets = 1;
   bool api_step_spans = false, all_skipped = false;
-  std::vector<std::string> required;
+  std::vector<std::string> required, absent;
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> std::string {
       if (i + 1 >= args.size()) {
@@ -463,6 +477,8 @@ int main(int argc, char** argv) {
       all_skipped = true;
     else if (args[i] == "--require")
       required.push_back(value());
+    else if (args[i] == "--absent")
+      absent.push_back(value());
     else if (args[i] == "--failure")
       failure = value();
     else if (args[i] == "--log")
@@ -475,11 +491,11 @@ int main(int argc, char** argv) {
   if (!failure.empty()) return check_failure(failure, log, message);
   if (trace.empty() || ranks < 1 || steps < 1) {
     std::cerr << "usage: timeline_check TRACE --ranks N --steps S --stage Z [--min-buckets B] "
-                 "[--api-step-spans] [--all-skipped] [--require CAT/NAME]...\n"
+                 "[--api-step-spans] [--all-skipped] [--require CAT/NAME]... [--absent CAT]...\n"
                  "       timeline_check --failure PATH.rank<R>.json --log LOG\n"
                  "       timeline_check --failure PATH.rank<R>.json --message TEXT\n";
     return 2;
   }
   return check_merged(trace, ranks, steps, stage, min_buckets, api_step_spans, all_skipped,
-                      required);
+                      required, absent);
 }
