@@ -1,6 +1,7 @@
 // The control channel's traffic once it is up: framing, queued non-blocking sends, the poller, and
 // closing the connections in a forked child. Building the mesh is in control_channel_setup.cpp.
 #include "control_channel.hpp"
+#include "error.hpp"
 
 #include "log.hpp"
 
@@ -21,8 +22,6 @@ constexpr uint32_t kMagic = 0x53544331;  // "STC1"
 constexpr size_t kHeader = 12;           // magic, type, length (uint32 each)
 constexpr size_t kMaxPayload = 16384;
 constexpr size_t kMaxQueued = 64 * 1024;
-
-std::string errno_text() { return std::strerror(errno); }
 
 std::string frame(ControlMessage type, const std::string& payload) {
   const uint32_t header[3] = {kMagic, static_cast<uint32_t>(type),

@@ -42,8 +42,6 @@ using Clock = std::chrono::steady_clock;
 
 [[noreturn]] void fail(const std::string& message) { throw Error(STRATA_ERR_COMM, message); }
 
-std::string errno_text() { return std::strerror(errno); }
-
 void random_bytes(unsigned char* out, size_t n) {
   while (n > 0) {
     const ssize_t got = getrandom(out, n, 0);

@@ -4,6 +4,8 @@
 
 #include <strata/plugin_api.h>
 
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -17,5 +19,8 @@ class Error : public std::runtime_error {
  private:
   strata_status code_;
 };
+
+// The sentence for the current errno, for messages about a failed system call.
+inline std::string errno_text() { return std::strerror(errno); }
 
 }  // namespace strata::rt

@@ -21,8 +21,6 @@ constexpr auto kWriteEvery = std::chrono::milliseconds(100);
 constexpr size_t kChunkBytes = size_t{4} << 20;  // how much of a part one broadcast carries
 const std::string kPartHead = "[\n";             // a part file's first bytes; what follows is merged
 
-std::string errno_text() { return std::strerror(errno); }
-
 // Which timeline a thread registered with (by serial number: a later timeline may reuse an
 // earlier one's address), and its id there.
 struct ThreadSlot {
