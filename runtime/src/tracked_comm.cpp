@@ -20,6 +20,16 @@ class WaitGuard {
   ActivityBoard& board_;
 };
 
+// The larger of a collective's buffers, in bytes: what the timeline shows of it.
+uint64_t payload_bytes(const strata_coll_args* args) {
+  uint64_t bytes = 0;
+  if (args == nullptr || !STRATA_STRUCT_HAS(args, strata_coll_args, recv)) return 0;
+  for (const strata_buffer* b : {args->send, args->recv}) {
+    if (b != nullptr) bytes = std::max<uint64_t>(bytes, b->count * sdk::dtype_size(b->dtype));
+  }
+  return bytes;
+}
+
 }  // namespace
 
 uint32_t offered_collectives(const strata_comm_ops& ops, uint32_t mask) {
@@ -61,14 +71,16 @@ strata_status TrackedComm::refuse(strata_error* err) const {
 }
 
 template <class Call>
-strata_status TrackedComm::timed(const char* name, uint64_t seq, uint64_t bytes, Call&& call) {
+strata_status TrackedComm::timed(const char* name, uint64_t seq, const strata_coll_args* args,
+                                 Call&& call) {
   // Starting a collective counts too: on a busy machine the call that hands it to the comm's
   // thread can lose the core to that thread for the whole collective (bench/step_overhead saw
   // 0.2 ms starts at 2 ranks on 2 cores), time the host would otherwise wait for in wait().
   const bool counted = step_time_.part_begin(TimePart::CommWait);
   Timeline* timeline = timeline_.load(std::memory_order_acquire);
   // Opened before the call: a rank that never comes back from a collective shows it in its trace.
-  const Timeline::Open open = timeline != nullptr ? timeline->open("comm", name, -1, bytes, seq) : 0;
+  const Timeline::Open open =
+      timeline != nullptr ? timeline->open("comm", name, -1, payload_bytes(args), seq) : 0;
   const strata_status status = call();
   if (timeline != nullptr) timeline->close(open);
   if (counted) step_time_.part_end();
@@ -80,15 +92,9 @@ strata_status TrackedComm::collective(const char* name, const strata_coll_args* 
                                       strata_request* req, strata_error* err, Call&& call) {
   if (abandoned_) return refuse(err);
   const uint64_t seq = board_.start_collective(name);
-  uint64_t bytes = 0;
-  if (args != nullptr && STRATA_STRUCT_HAS(args, strata_coll_args, recv)) {
-    for (const strata_buffer* b : {args->send, args->recv}) {
-      if (b != nullptr) bytes = std::max<uint64_t>(bytes, b->count * sdk::dtype_size(b->dtype));
-    }
-  }
   if (req != nullptr) {
     // The wait comes later, under the same number.
-    const strata_status status = timed(name, seq, bytes, call);
+    const strata_status status = timed(name, seq, args, call);
     if (status == STRATA_OK && *req != nullptr && timeline_.load(std::memory_order_relaxed) != nullptr) {
       std::lock_guard lock(requests_mutex_);
       request_seq_[*req] = seq;
@@ -96,7 +102,7 @@ strata_status TrackedComm::collective(const char* name, const strata_coll_args* 
     return status;
   }
   WaitGuard waiting(board_);
-  return timed(name, seq, bytes, call);
+  return timed(name, seq, args, call);
 }
 
 strata_status TrackedComm::create(const strata_plugin_create_args*, void**, strata_error* err) {
@@ -167,7 +173,7 @@ strata_status TrackedComm::wait(void* self, strata_request req, strata_error* er
     }
   }
   WaitGuard waiting(t.board_);
-  return t.timed("wait", seq, 0, [&] { return t.real_.wait(t.real_self_, req, err); });
+  return t.timed("wait", seq, nullptr, [&] { return t.real_.wait(t.real_self_, req, err); });
 }
 
 strata_status TrackedComm::test(void* self, strata_request req, int32_t* done,

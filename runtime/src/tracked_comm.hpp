@@ -51,10 +51,10 @@ class TrackedComm {
   template <class Call>
   strata_status collective(const char* name, const strata_coll_args* args, strata_request* req,
                            strata_error* err, Call&& call);
-  // Runs `call`, counting its time as comm_wait, and puts it on the timeline (with `seq`) when one
-  // is set.
+  // Runs `call`, counting its time as comm_wait, and puts it on the timeline (with `seq` and the
+  // size of `args`' buffers, read only then; `args` may be NULL) when one is set.
   template <class Call>
-  strata_status timed(const char* name, uint64_t seq, uint64_t bytes, Call&& call);
+  strata_status timed(const char* name, uint64_t seq, const strata_coll_args* args, Call&& call);
 
   static strata_status create(const strata_plugin_create_args*, void**, strata_error* err);
   static void destroy(void*) {}
