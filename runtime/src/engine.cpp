@@ -573,42 +573,42 @@ strata_step_result Engine::step_once() {
 }
 
 void Engine::report_step_time(strata_step_result& result) {
-  // The log line goes out before the split is taken, so that writing it (a pipe to the launcher,
-  // which may block) counts in this step's time, which ends when strata_step returns.
-  if (manifest_.wall_clock_breakdown) log_breakdown(result.outcome != STRATA_STEP_ACCUMULATED);
+  // A wall_clock_breakdown line goes out before the split is taken, so that writing it (a pipe to
+  // the launcher, which may block) counts in this step's time, which ends when strata_step returns.
+  // The line holds the window's steps up to now; what follows it starts the next window.
+  const bool print = manifest_.wall_clock_breakdown && result.outcome != STRATA_STEP_ACCUMULATED &&
+                     global_steps_ % manifest_.steps_per_print == 0;
+  StepTimes printed;  // this step's part of the line
+  if (print) {
+    printed = step_time_.peek();
+    StepTimes window = breakdown_;
+    window += printed;
+    log_breakdown(window);
+    breakdown_ = StepTimes{};
+  }
   const StepTimes t = step_time_.take();
-  result.wall_seconds = t.wall;
+  result.wall_seconds = t.wall();
   result.host_seconds = t[TimePart::Host];
   result.comm_wait_seconds = t[TimePart::CommWait];
   result.optimizer_seconds = t[TimePart::Optimizer];
   result.gather_seconds = t[TimePart::Gather];
   result.runtime_other_seconds = t[TimePart::RuntimeOther];
   if (manifest_.wall_clock_breakdown) {
-    for (size_t i = 0; i < t.seconds.size(); ++i) breakdown_.seconds[i] += t.seconds[i];
-    breakdown_.wall += t.wall;
+    breakdown_ += t;
+    breakdown_ -= printed;
   }
 }
 
 // DeepSpeed's wall_clock_breakdown, as milliseconds per optimizer step over the last
-// steps_per_print steps, on every rank (a slow rank is the point of looking). `breakdown_` holds
-// the steps before this one; this one's split so far is peeked at.
-void Engine::log_breakdown(bool boundary) {
-  if (!boundary || global_steps_ % manifest_.steps_per_print != 0) return;
-  const StepTimes now = step_time_.peek();
-  StepTimes b = breakdown_;
-  for (size_t i = 0; i < b.seconds.size(); ++i) b.seconds[i] += now.seconds[i];
-  b.wall += now.wall;
-  // report_step_time adds this whole step (the line's own time included) to the next window: it
-  // starts from minus what the line already counts, so only the line's time carries over.
-  for (size_t i = 0; i < b.seconds.size(); ++i) breakdown_.seconds[i] = -now.seconds[i];
-  breakdown_.wall = -now.wall;
+// steps_per_print steps, on every rank (a slow rank is the point of looking).
+void Engine::log_breakdown(const StepTimes& window) const {
   const double per_step = 1e3 / static_cast<double>(manifest_.steps_per_print);
   logger().info("time per step (ms), steps {}-{}: wall {:.3f} = host {:.3f} + comm wait {:.3f} + "
                 "optimizer {:.3f} + gather {:.3f} + other runtime {:.3f}",
-                global_steps_ - manifest_.steps_per_print + 1, global_steps_, b.wall * per_step,
-                b[TimePart::Host] * per_step, b[TimePart::CommWait] * per_step,
-                b[TimePart::Optimizer] * per_step, b[TimePart::Gather] * per_step,
-                b[TimePart::RuntimeOther] * per_step);
+                global_steps_ - manifest_.steps_per_print + 1, global_steps_,
+                window.wall() * per_step, window[TimePart::Host] * per_step,
+                window[TimePart::CommWait] * per_step, window[TimePart::Optimizer] * per_step,
+                window[TimePart::Gather] * per_step, window[TimePart::RuntimeOther] * per_step);
 }
 
 // Collective (every rank skipped alike). Names the first parameter, in registration order, whose

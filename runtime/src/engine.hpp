@@ -63,8 +63,8 @@ class Engine {
   // The time split of the step just taken, into `result`, and its log line under
   // wall_clock_breakdown.
   void report_step_time(strata_step_result& result);
-  // Logs the wall_clock_breakdown line when this step ends a window of steps_per_print.
-  void log_breakdown(bool boundary);
+  // The wall_clock_breakdown line for a window of steps_per_print steps.
+  void log_breakdown(const StepTimes& window) const;
   void create_training_strata(LoadedPlugin precision, LoadedPlugin sharding, LoadedPlugin offload);
   void check_capabilities() const;
   void setup_after_registration();

@@ -18,11 +18,23 @@ namespace strata::rt {
 
 enum class TimePart : uint8_t { Host = 0, CommWait, Optimizer, Gather, RuntimeOther, Count };
 
-// Seconds per part since the previous take(); wall is their sum.
+// Seconds per part since the previous take(); the wall time is their sum.
 struct StepTimes {
   std::array<double, static_cast<size_t>(TimePart::Count)> seconds{};
-  double wall = 0.0;
   double operator[](TimePart p) const { return seconds[static_cast<size_t>(p)]; }
+  double wall() const {
+    double sum = 0.0;
+    for (double s : seconds) sum += s;
+    return sum;
+  }
+  StepTimes& operator+=(const StepTimes& o) {
+    for (size_t i = 0; i < seconds.size(); ++i) seconds[i] += o.seconds[i];
+    return *this;
+  }
+  StepTimes& operator-=(const StepTimes& o) {
+    for (size_t i = 0; i < seconds.size(); ++i) seconds[i] -= o.seconds[i];
+    return *this;
+  }
 };
 
 class StepTime {

@@ -36,14 +36,16 @@ void spin_ms(double ms) {
   }
 }
 
-double sum_of_parts(const StepTimes& t) {
-  double sum = 0;
-  for (double s : t.seconds) sum += s;
-  return sum;
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The parts (whose sum is the wall time) cover the time since construction, as a clock around
+// it measures it: nothing is charged twice, nothing is lost.
 TEST(StepTime, PartsAddUpToWall) {
+  const auto outer = std::chrono::steady_clock::now();
   StepTime st;
+  const auto inner = std::chrono::steady_clock::now();
   spin_ms(2);  // host code
   ASSERT_TRUE(st.call_begin());
   spin_ms(1);  // the call's own time: runtime_other
@@ -51,17 +53,21 @@ TEST(StepTime, PartsAddUpToWall) {
   spin_ms(3);
   st.part_end();
   st.call_end();
+  const double inner_seconds = seconds_since(inner);
   const StepTimes t = st.take();
-  EXPECT_NEAR(sum_of_parts(t), t.wall, 1e-9);
+  const double outer_seconds = seconds_since(outer);
+  EXPECT_GE(t.wall(), inner_seconds);
+  EXPECT_LE(t.wall(), outer_seconds);
   EXPECT_GE(t[TimePart::Host], 0.002);
   EXPECT_GE(t[TimePart::Optimizer], 0.003);
   EXPECT_GE(t[TimePart::RuntimeOther], 0.001);
   EXPECT_EQ(t[TimePart::CommWait], 0.0);
   EXPECT_EQ(t[TimePart::Gather], 0.0);
-  EXPECT_GE(t.wall, 0.006);
+  EXPECT_GE(t.wall(), 0.006);
 }
 
 TEST(StepTime, NestedPartIsChargedToTheInnerPart) {
+  const auto outer = std::chrono::steady_clock::now();
   StepTime st;
   // Checked against the call's duration as measured around it, so that a preemption (a loaded
   // machine) cannot make it fail: the wait is charged to CommWait and not to Gather as well.
@@ -81,10 +87,12 @@ TEST(StepTime, NestedPartIsChargedToTheInnerPart) {
   EXPECT_GE(t[TimePart::CommWait], 0.030);
   EXPECT_GE(t[TimePart::Gather], 0.002);
   EXPECT_LE(t[TimePart::Gather], call_measured - t[TimePart::CommWait] + 1e-6);
-  EXPECT_NEAR(sum_of_parts(t), t.wall, 1e-9);
+  EXPECT_GE(t.wall(), call_measured);
+  EXPECT_LE(t.wall(), seconds_since(outer));
 }
 
 TEST(StepTime, PartOutsideACallOrFromAnotherThreadIsIgnored) {
+  const auto outer = std::chrono::steady_clock::now();
   StepTime st;
   EXPECT_FALSE(st.part_begin(TimePart::CommWait));  // host code: not counted
   ASSERT_TRUE(st.call_begin());
@@ -101,7 +109,7 @@ TEST(StepTime, PartOutsideACallOrFromAnotherThreadIsIgnored) {
   const StepTimes t = st.take();
   EXPECT_EQ(t[TimePart::CommWait], 0.0);
   EXPECT_GE(t[TimePart::RuntimeOther], 0.005);
-  EXPECT_NEAR(sum_of_parts(t), t.wall, 1e-9);
+  EXPECT_LE(t.wall(), seconds_since(outer));  // the other thread's marks added nothing
 }
 
 TEST(StepTime, TakeResets) {
@@ -121,8 +129,8 @@ TEST(StepTime, TakeResets) {
   EXPECT_EQ(second[TimePart::Optimizer], 0.0);
   EXPECT_EQ(second[TimePart::RuntimeOther], 0.0);
   EXPECT_GE(second[TimePart::Host], 0.001);
-  EXPECT_LE(second.wall, between + 1e-6);  // only the time since the first take()
-  EXPECT_NEAR(sum_of_parts(second), second.wall, 1e-9);
+  EXPECT_LE(second.wall(), between + 1e-6);  // only the time since the first take()
+  EXPECT_GE(second.wall(), 0.001);
 }
 
 json parse_events(const std::string& text) { return json::parse("[" + text + "]"); }
