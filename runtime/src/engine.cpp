@@ -82,7 +82,8 @@ Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(o
   const strata_comm_caps& caps = comm_caps_;
   world_ = {sizeof(strata_world_info), caps.rank, caps.size, caps.local_rank, caps.local_size};
   set_log_rank(world_.rank);
-  tracked_comm_ = std::make_unique<TrackedComm>(comm_.ops(), comm_.self(), activity_, step_time_);
+  tracked_comm_ = std::make_unique<TrackedComm>(comm_.ops(), comm_.self(), activity_, step_time_,
+                                                timeline_slot_);
   collectives_ = std::make_unique<Collectives>(*tracked_comm_->ops(), tracked_comm_->self(),
                                                comm_.label(), world_.size);
   if (world_.size > 1) start_watchdog();
@@ -160,7 +161,7 @@ void Engine::start_watchdog() {
   WatchdogSettings settings;
   settings.warning_seconds = manifest_.stall_warning_seconds;
   settings.shutdown_seconds = manifest_.stall_shutdown_seconds;
-  watchdog_ = std::make_unique<Watchdog>(activity_, world_.rank, world_.size, settings);
+  watchdog_ = std::make_unique<Watchdog>(activity_, world_.rank, world_.size, settings, timeline_slot_);
   run_agreed("control channel", [&] {
     control_ = std::make_unique<ControlChannel>(*collectives_, world_.rank, world_.size,
                                                 world_.local_size == world_.size, 60.0);
@@ -176,9 +177,7 @@ void Engine::open_timeline() {
     timeline_ = std::make_unique<Timeline>(manifest_.timeline_path, manifest_.timeline_origin,
                                            world_.rank, origin, activity_);
   });
-  tracked_comm_->set_timeline(timeline_.get());
-  host_services_.set_timeline(timeline_.get());
-  if (watchdog_) watchdog_->set_timeline(timeline_.get());
+  timeline_slot_.store(timeline_.get(), std::memory_order_release);
 }
 
 void Engine::finish_timeline() {
@@ -194,9 +193,7 @@ void Engine::finish_timeline() {
     if (!kept.empty()) logger().info("timeline: this rank's events, up to its failure, are in {}", kept);
   }
   // Anything traced from here on is dropped; the timeline itself goes after the plugins.
-  tracked_comm_->set_timeline(nullptr);
-  host_services_.set_timeline(nullptr);
-  if (watchdog_) watchdog_->set_timeline(nullptr);
+  timeline_slot_.store(nullptr, std::memory_order_release);
 }
 
 void Engine::create_training_strata(LoadedPlugin precision, LoadedPlugin sharding,

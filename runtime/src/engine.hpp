@@ -99,7 +99,8 @@ class Engine {
   // everything they allocated is returned to the ledger before it goes; the watchdog outlives the
   // comm stratum, whose teardown (MPI_Finalize) may itself wait on the other ranks.
   MemoryLedger ledger_;
-  HostServices host_services_{ledger_};
+  TimelineSlot timeline_slot_{nullptr};  // timeline_ while it records, for those that record
+  HostServices host_services_{ledger_, timeline_slot_};
   ActivityBoard activity_;
   StepTime step_time_;
   StepTimes breakdown_;  // summed since the last wall_clock_breakdown line

@@ -11,7 +11,6 @@
 
 #include <strata/plugin_api.h>
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,7 +19,9 @@ namespace strata::rt {
 
 class HostServices {
  public:
-  explicit HostServices(MemoryLedger& ledger) : ledger_(ledger) {}
+  // `timeline` (the engine's slot) must outlive this object.
+  HostServices(MemoryLedger& ledger, const TimelineSlot& timeline)
+      : ledger_(ledger), timeline_(timeline) {}
   HostServices(const HostServices&) = delete;
   HostServices& operator=(const HostServices&) = delete;
 
@@ -31,11 +32,9 @@ class HostServices {
                                     void* comm_self, const strata_precision_ops* precision,
                                     void* precision_self);
 
-  // Whether the job records a timeline (what trace_enabled answers; known from the manifest before
-  // any plugin is created), and the timeline once it exists (spans before it are dropped). The
-  // timeline must outlive every plugin that may trace, or be withdrawn (nullptr) first.
+  // Whether the job records a timeline: what trace_enabled answers, known from the manifest before
+  // any plugin is created (spans that arrive before the timeline is in its slot are dropped).
   void set_timeline_wanted(bool wanted) { timeline_wanted_ = wanted; }
-  void set_timeline(Timeline* timeline) { timeline_.store(timeline, std::memory_order_release); }
 
  private:
   struct Context {
@@ -55,7 +54,7 @@ class HostServices {
 
   MemoryLedger& ledger_;
   bool timeline_wanted_ = false;
-  std::atomic<Timeline*> timeline_{nullptr};
+  const TimelineSlot& timeline_;
   std::vector<std::unique_ptr<Context>> contexts_;
 };
 

@@ -16,6 +16,7 @@
 #include "activity.hpp"
 #include "trace_event.hpp"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -103,5 +104,10 @@ class Timeline {
 
   std::thread writer_;  // last: starts once the members above exist
 };
+
+// Where the runtime's parts that record (the comm proxy, the host services lent to plugins, the
+// watchdog) find the timeline: one slot the engine owns and sets when the timeline opens, and
+// clears when it is finished; nullptr when none is recorded. They read it once per event.
+using TimelineSlot = std::atomic<Timeline*>;
 
 }  // namespace strata::rt

@@ -47,8 +47,8 @@ uint32_t offered_collectives(const strata_comm_ops& ops, uint32_t mask) {
 }
 
 TrackedComm::TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& board,
-                         StepTime& step_time)
-    : real_(ops), real_self_(self), board_(board), step_time_(step_time) {
+                         StepTime& step_time, const TimelineSlot& timeline)
+    : real_(ops), real_self_(self), board_(board), step_time_(step_time), timeline_(timeline) {
   // The loader checked that the required functions are set; the optional ones stay NULL here when
   // the plugin left them NULL, so whoever holds the proxy sees what the plugin offers.
   table_.header = STRATA_OPS_HEADER(strata_comm_ops, STRATA_PLUGIN_COMM);

@@ -28,16 +28,15 @@ class TrackedComm {
   // `ops`/`self` are the comm plugin's instance (today's layout: its own checked table, or the
   // legacy adapter's); both must outlive this object. The proxy's optional members (allgatherv,
   // reduce_scatter, wait, test) are NULL exactly when the wrapped table's are.
-  TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& board, StepTime& step_time);
+  // `board`, `step_time` and `timeline` (the engine's slot) must outlive it too.
+  TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& board, StepTime& step_time,
+              const TimelineSlot& timeline);
   TrackedComm(const TrackedComm&) = delete;
   TrackedComm& operator=(const TrackedComm&) = delete;
 
   // After this rank failed alone: every later call fails at once instead of waiting for ranks that
   // are ending (a plugin's teardown may wait on requests it still holds). Thread-safe.
   void abandon() { abandoned_ = true; }
-  // Collectives and waits go on `timeline` from now on (nullptr: no longer). It must outlive
-  // every call through the proxy made while it is set.
-  void set_timeline(Timeline* timeline) { timeline_.store(timeline, std::memory_order_release); }
 
   // The proxy table (today's layout, its header this runtime's) and the `self` to pass to it (lent
   // to plugins in their host tables).
@@ -78,7 +77,7 @@ class TrackedComm {
   void* real_self_;
   ActivityBoard& board_;
   StepTime& step_time_;
-  std::atomic<Timeline*> timeline_{nullptr};
+  const TimelineSlot& timeline_;
   std::mutex requests_mutex_;  // the collective each request in flight belongs to (timeline only)
   std::unordered_map<strata_request, uint64_t> request_seq_;
   std::atomic<bool> abandoned_{false};

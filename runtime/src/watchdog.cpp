@@ -27,7 +27,8 @@ std::chrono::steady_clock::duration seconds_as(Duration seconds) {
 
 }  // namespace
 
-Watchdog::Watchdog(const ActivityBoard& board, int rank, int size, WatchdogSettings settings)
+Watchdog::Watchdog(const ActivityBoard& board, int rank, int size, WatchdogSettings settings,
+                   const TimelineSlot& timeline)
     : board_(board),
       rank_(rank),
       settings_(settings),
@@ -35,6 +36,7 @@ Watchdog::Watchdog(const ActivityBoard& board, int rank, int size, WatchdogSetti
       tick_seconds_(settings.warning_seconds > 0 ? std::clamp(settings.warning_seconds / 5, 0.1, 1.0)
                                                  : 1.0),
       silent_after_(std::max(3 * tick_seconds_, 2.0)),
+      timeline_(timeline),
       peer_done_(static_cast<size_t>(size)),
       peers_(numbered_peers(size)),
       heard_at_(static_cast<size_t>(size), Clock::now()),

@@ -40,7 +40,11 @@ class Watchdog {
   static constexpr int kExitStatus = 70;  // EX_SOFTWARE: ended by the watchdog
 
   // Starts the thread, without a control channel yet. `board` must outlive the watchdog.
-  Watchdog(const ActivityBoard& board, int rank, int size, WatchdogSettings settings);
+  // Stall warnings go on the timeline in `timeline` as events, and a rank the watchdog ends
+  // finishes its own part of it with the message (Timeline::finish_alone). `timeline` (the
+  // engine's slot) must outlive the watchdog too.
+  Watchdog(const ActivityBoard& board, int rank, int size, WatchdogSettings settings,
+           const TimelineSlot& timeline);
   // Says goodbye to the other ranks and stops the thread.
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
@@ -48,10 +52,6 @@ class Watchdog {
 
   // The channel is up; it must outlive the watchdog. Call once.
   void attach(ControlChannel& channel);
-  // Stall warnings go on `timeline` as events, and a rank the watchdog ends finishes its own part
-  // of it with the message (Timeline::finish_alone). It must outlive the watchdog, or be withdrawn
-  // (nullptr) first. Thread-safe.
-  void set_timeline(Timeline* timeline) { timeline_.store(timeline, std::memory_order_release); }
   // Names for messages (after finalize). Thread-safe.
   void set_names(ActivityNames names);
   // This rank failed in a call that leaves the others stuck: tell them. Thread-safe.
@@ -88,7 +88,7 @@ class Watchdog {
   double silent_after_;
 
   std::atomic<ControlChannel*> channel_{nullptr};
-  std::atomic<Timeline*> timeline_{nullptr};
+  const TimelineSlot& timeline_;
   std::mutex names_mutex_;
   ActivityNames names_;
   std::atomic<bool> stop_{false};

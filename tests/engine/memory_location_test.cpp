@@ -26,13 +26,15 @@ namespace {
 
 using strata::rt::HostServices;
 using strata::rt::MemoryLedger;
+using strata::rt::TimelineSlot;
 
 constexpr uint64_t kMiB = 1024 * 1024;
 
 // A plugin-visible table over `ledger`, as the engine lends one to each plugin.
 struct Table {
   MemoryLedger ledger;
-  HostServices services{ledger};
+  TimelineSlot no_timeline{nullptr};
+  HostServices services{ledger, no_timeline};
   const strata_host_api* api = services.make_table("test plugin", nullptr, nullptr, nullptr, nullptr);
 
   void* alloc_at(size_t bytes, strata_mem_category c, strata_mem_location l) {
