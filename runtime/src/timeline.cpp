@@ -231,41 +231,40 @@ void Timeline::finish_merged(const Collectives& collectives) {
   collectives.allgather(&mine, sizes.data(), 1, STRATA_I64);
 
   // Rank 0 writes; every rank takes part in every broadcast, whatever happens to rank 0's file, so
-  // that the collectives match. A failure is agreed at the end.
-  std::FILE* out = nullptr;
+  // that the collectives match. The first problem is kept, and agreed on at the end.
   const std::string temporary = path_ + ".tmp." + std::to_string(getpid());
   std::string problem;
-  if (rank_ == 0) {
-    out = std::fopen(temporary.c_str(), "w");
-    if (out == nullptr) problem = temporary + ": " + errno_text();
-    const std::string head = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-    if (out != nullptr && !write_all(out, head.data(), head.size())) problem = temporary + ": " + errno_text();
-  }
+  auto note_failure = [&](const std::string& file) {
+    if (problem.empty()) problem = file + ": " + errno_text();
+  };
+  std::FILE* out = rank_ == 0 ? std::fopen(temporary.c_str(), "w") : nullptr;
+  if (rank_ == 0 && out == nullptr) note_failure(temporary);
+  auto write_out = [&](const char* data, size_t bytes) {
+    if (out != nullptr && !write_all(out, data, bytes)) note_failure(temporary);
+  };
+  const std::string head = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  write_out(head.data(), head.size());
+  if (std::fseek(part_, static_cast<long>(kPartHead.size()), SEEK_SET) != 0) note_failure(part_path_.string());
   std::vector<char> chunk(kChunkBytes);
-  if (std::fseek(part_, static_cast<long>(kPartHead.size()), SEEK_SET) != 0) problem = part_path_.string() + ": " + errno_text();
   for (int r = 0; r < ranks; ++r) {
-    if (rank_ == 0 && out != nullptr && r > 0 && !write_all(out, ",\n", 2)) problem = temporary + ": " + errno_text();
+    if (r > 0) write_out(",\n", 2);
     const auto size = static_cast<uint64_t>(sizes[static_cast<size_t>(r)]);
-    for (uint64_t done = 0; done < size;) {
+    for (uint64_t done = 0; done < size; done += kChunkBytes) {
       const auto n = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, size - done));
       if (r == rank_ && std::fread(chunk.data(), 1, n, part_) != n) {
-        problem = part_path_.string() + ": could not be read back";
+        note_failure(part_path_.string());
         std::fill_n(chunk.begin(), n, ' ');
       }
       if (r != 0) collectives.broadcast(chunk.data(), n, STRATA_U8, r);
-      if (rank_ == 0 && out != nullptr && !write_all(out, chunk.data(), n)) problem = temporary + ": " + errno_text();
-      done += n;
+      write_out(chunk.data(), n);
     }
   }
-  if (rank_ == 0 && out != nullptr) {
+  if (out != nullptr) {
     const std::string tail = "\n]}\n";
-    if (!write_all(out, tail.data(), tail.size()) || std::fflush(out) != 0 || ::fsync(fileno(out)) != 0) {
-      problem = temporary + ": " + errno_text();
-    }
-    if (std::fclose(out) != 0 && problem.empty()) problem = temporary + ": " + errno_text();
-    if (problem.empty() && std::rename(temporary.c_str(), path_.c_str()) != 0) {
-      problem = path_ + ": " + errno_text();
-    }
+    write_out(tail.data(), tail.size());
+    if (std::fflush(out) != 0 || ::fsync(fileno(out)) != 0) note_failure(temporary);
+    if (std::fclose(out) != 0) note_failure(temporary);
+    if (problem.empty() && std::rename(temporary.c_str(), path_.c_str()) != 0) note_failure(path_);
     if (!problem.empty()) std::remove(temporary.c_str());
     sync_folder(path_);
   }
