@@ -36,8 +36,10 @@ extern "C" {
 /* 1.1: parameter groups, gather/release, views. 1.2: memory locations. 1.3: ops tables start with
  * strata_ops_header; create, collectives, grad_ready, gather/release and end_micro_step take args
  * structs; the descriptor's minor is a floor. 1.4: host service log_enabled. 1.5: host services
- * trace_enabled and trace_span (the job's timeline). */
-#define STRATA_ABI_MINOR 5
+ * trace_enabled and trace_span (the job's timeline). 1.6: checkpoints and schedules: the offload
+ * stratum's per-element state (state_slots, read_state, write_state), save_state/load_state on
+ * the precision and offload strata, the step's lr and momentum, the configured ones in the caps. */
+#define STRATA_ABI_MINOR 6
 /* The first minor with the 1.3 table layout: the lowest floor a plugin built with this header can
  * declare (a 1.0-1.2 runtime would read its tables in the old layout). */
 #define STRATA_ABI_MINOR_TABLES 3
@@ -573,6 +575,12 @@ typedef struct strata_precision_ops {
   /* Required. Element-wise conversion (round to nearest even; inf/nan preserved). Thread-safe. */
   strata_status (*cast)(void* self, const strata_buffer* src, const strata_buffer* dst,
                         strata_error* err);
+
+  /* ---- ABI 1.6: checkpoints. Optional (NULL: nothing to save; a loss scaler starts afresh on
+   * load). See strata_save_state_fn (declared with the offload stratum below). ---- */
+  strata_status (*save_state)(void* self, char* buffer, size_t capacity, size_t* length,
+                              strata_error* err);
+  strata_status (*load_state)(void* self, const char* json, strata_error* err);
 } strata_precision_ops;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -586,14 +594,56 @@ typedef struct strata_offload_caps {
   /* ABI 1.2: 1 if step writes every shard's `model` copy (when set) in the same pass as the
    * update, 0 if the runtime must cast after step. */
   int32_t writes_model_copy;
+  /* ABI 1.6: the optimizer's configured learning rate and momentum (Adam's beta1, SGD's momentum),
+   * which a schedule starts from; NaN when the optimizer has none. */
+  double lr;
+  double momentum;
 } strata_offload_caps;
 
 typedef struct strata_step_args {
   size_t struct_size;
   uint64_t step;        /* 1-based count of applied optimizer steps, this one included */
   double grad_scale;    /* multiply every gradient by this first (unscale and clip fused) */
-  double lr_factor;     /* multiplies the configured learning rate (schedulers); 1.0 = as set */
+  double lr_factor;     /* multiplies the learning rate below; 1.0 = as set */
+  /* ABI 1.6: the learning rate of this step (a schedule's value or the host's override); NaN:
+   * the configured one. The step uses lr × lr_factor. */
+  double lr;
+  /* ABI 1.6: the momentum of this step (Adam's beta1, SGD's momentum; OneCycle cycles it), also
+   * in Adam's bias correction 1 - beta1^step; NaN: the configured one. */
+  double momentum;
 } strata_step_args;
+
+/* Checkpoints (ABI 1.6). Per-element optimizer state is a set of fp32 arrays, "slots", each as long
+ * as the shard it belongs to (Adam: exp_avg and exp_avg_sq; SGD with momentum: momentum_buffer).
+ * The runtime saves and loads them through read_state/write_state, range by range, so that a
+ * checkpoint can be loaded at another partition layout: slot names must match at load. */
+typedef struct strata_state_slots {
+  size_t struct_size;
+  uint32_t count;           /* slots per element; 0 for a stateless optimizer (plain SGD) */
+  const char* const* names; /* `count` names, static storage, unique (e.g. "exp_avg") */
+} strata_state_slots;
+
+/* read_state()/write_state() arguments: `count` elements of slot `slot` of shard `shard` (an
+ * index into the list init_state got), from element `first` of that shard. Read during the call. */
+typedef struct strata_state_io_args {
+  size_t struct_size;
+  uint32_t shard;
+  uint32_t slot;
+  uint64_t first;
+  uint64_t count;
+  float* data; /* read_state writes `count` floats here; write_state reads them from here */
+} strata_state_io_args;
+
+/* A plugin's state that is not per element (a loss scaler's scale and counters), as the text of a
+ * JSON object, saved in the checkpoint's metadata. save_state writes at most `capacity` bytes,
+ * NUL included, into `buffer` and sets *length to the text's length without the NUL; when it does
+ * not fit it returns STRATA_OK with *length set and the runtime calls again with a larger buffer.
+ * load_state gets a text save_state of the same plugin name wrote (any version: it refuses, with a
+ * message, what it cannot read). Both are called only from the thread that drives the runtime,
+ * between steps. */
+typedef strata_status (*strata_save_state_fn)(void* self, char* buffer, size_t capacity,
+                                              size_t* length, strata_error* err);
+typedef strata_status (*strata_load_state_fn)(void* self, const char* json, strata_error* err);
 
 typedef struct strata_offload_ops {
   strata_ops_header header; /* kind STRATA_PLUGIN_OFFLOAD */
@@ -611,6 +661,19 @@ typedef struct strata_offload_ops {
    * the caps say writes_model_copy). */
   strata_status (*step)(void* self, const strata_shard* shards, size_t count,
                         const strata_step_args* args, strata_error* err);
+
+  /* ---- ABI 1.6: checkpoints. Optional; state_slots, read_state and write_state are all three
+   * set or all NULL (NULL: the runtime refuses to save or load this optimizer's state, naming the
+   * plugin). Called after init_state, between steps, from the thread that drives the runtime. ---- */
+  /* The slots this optimizer keeps per element (the same for every shard). Cheap. */
+  strata_status (*state_slots)(void* self, strata_state_slots* slots, strata_error* err);
+  /* Copies a range of one slot out (the state may be in memory or in files: NVMe offload). */
+  strata_status (*read_state)(void* self, const strata_state_io_args* args, strata_error* err);
+  /* Overwrites a range of one slot. */
+  strata_status (*write_state)(void* self, const strata_state_io_args* args, strata_error* err);
+  /* Optional (NULL: no such state). See strata_save_state_fn. */
+  strata_save_state_fn save_state;
+  strata_load_state_fn load_state;
 } strata_offload_ops;
 
 /* ------------------------------------------------------------------------------------------ */

@@ -26,8 +26,9 @@ extern "C" {
  * smaller than the runtime's own, so an appended field broke every existing host). 1.4: nothing new
  * in the host API (the version follows the plugin ABI's 1.4, which added a host service for
  * plugins). 1.5: strata_step_result says where the step's time went; the timeline
- * (STRATA_TIMELINE). */
-#define STRATA_API_VERSION_MINOR 5
+ * (STRATA_TIMELINE). 1.6: checkpoints (strata_save, strata_save_wait, strata_load) and the learning
+ * rate (strata_lr, strata_set_lr; the manifest's "scheduler"). */
+#define STRATA_API_VERSION_MINOR 6
 
 #if defined(_WIN32)
 #define STRATA_API
@@ -191,6 +192,69 @@ typedef struct strata_memory_report {
 } strata_memory_report;
 
 STRATA_API strata_status strata_memory(const strata_runtime* rt, strata_memory_report* out);
+
+/* ---- API 1.6: checkpoints ----
+ *
+ * A checkpoint is a folder DIR/TAG holding metadata.json (versions, the manifest, world size,
+ * stage, precision, every parameter's name, shape and dtype, the partition layout, the strata's
+ * state, the counters, the host's extra state) and one file per rank, rankNNNNN.shard, with that
+ * rank's part of the fp32 masters and of the optimizer state, each block with a checksum
+ * (docs/DESIGN.md, "Checkpoints"). DIR/latest names the last complete one. A checkpoint loads at
+ * any world size, ZeRO stage and precision: each rank reads the ranges it owns now. The
+ * strata-ckpt tool inspects, verifies and consolidates one. */
+
+typedef struct strata_save_args {
+  size_t struct_size;
+  const char* dir;        /* the checkpoint folder; created if missing */
+  const char* tag;        /* NULL: "global_step<N>" (N = global steps so far) */
+  const char* extra_json; /* the host's own state (a JSON object text: data position, RNG seeds),
+                             given back by strata_load; NULL: none */
+  int32_t blocking;       /* 0: return once the state is copied to memory, the files are written by
+                             a background thread (strata_save_wait); 1: return when DIR/latest
+                             names the new checkpoint */
+} strata_save_args;
+
+/* Collective, between steps (at an accumulation boundary). Waits for an earlier save first. The
+ * step that saves pauses only for a copy of this rank's state to memory; the writing goes on in a
+ * background thread while training continues. The checkpoint is written under DIR/.TAG.partial and
+ * becomes DIR/TAG, and DIR/latest names it, only when every rank's file is on the drive (written,
+ * fsynced, renamed, the folder fsynced): a job killed part-way leaves the previous checkpoint as
+ * latest. Completion is noticed at a later strata_step, strata_save, strata_save_wait or
+ * strata_destroy; a failed write (a full drive) fails that call, naming the rank and the file. */
+STRATA_API strata_status strata_save(strata_runtime* rt, const strata_save_args* args,
+                                     strata_error* err);
+/* Collective. Returns when no save is in progress and DIR/latest names the last one. */
+STRATA_API strata_status strata_save_wait(strata_runtime* rt, strata_error* err);
+
+typedef struct strata_load_args {
+  size_t struct_size;
+  const char* dir;
+  const char* tag; /* NULL or "latest": the tag DIR/latest names */
+} strata_load_args;
+
+typedef struct strata_load_result {
+  size_t struct_size;
+  const char* tag;         /* the tag loaded; runtime-owned, valid until the next load or destroy */
+  const char* extra_json;  /* the host state given to strata_save ("{}" when none); as `tag` */
+  uint64_t global_steps;   /* the counters the next strata_step continues from */
+  uint64_t skipped_steps;
+} strata_load_result;
+
+/* Collective, after strata_finalize and between steps. Loads parameters, fp32 masters, optimizer
+ * state, the loss scaler (same model dtype only), the schedule and the counters, resharding to this
+ * job's world size, stage and precision. A bad checkpoint (a truncated or bit-flipped shard, a
+ * missing file, another model's parameters, a newer format) fails on every rank with a message
+ * naming the file and what differs, and changes nothing that was not already overwritten: after a
+ * failed load, load again or end the run. `out` may be NULL. */
+STRATA_API strata_status strata_load(strata_runtime* rt, const strata_load_args* args,
+                                     strata_load_result* out, strata_error* err);
+
+/* The learning rate the next optimizer step uses: the host's override if set, else the schedule's
+ * value (the manifest's "scheduler", DeepSpeed's types), else the optimizer's configured lr. */
+STRATA_API strata_status strata_lr(const strata_runtime* rt, double* lr);
+/* Overrides the learning rate from the next optimizer step on, until cleared with NaN (back to the
+ * schedule). The schedule keeps counting steps underneath. lr must be finite and >= 0, or NaN. */
+STRATA_API strata_status strata_set_lr(strata_runtime* rt, double lr, strata_error* err);
 
 /* Human-readable name of a status code or dtype (static storage). */
 STRATA_API const char* strata_status_name(int32_t status);
