@@ -358,7 +358,9 @@ constexpr strata_precision_ops kPrecisionAdapter = {
     precision_loss_scale,
     precision_grad_stats,
     precision_update,
-    precision_cast};
+    precision_cast,
+    nullptr,  // save_state: 1.0-1.2 plugins have no checkpoint state
+    nullptr};
 
 constexpr strata_offload_ops kOffloadAdapter = {
     sdk::ops_header<strata_offload_ops>(),
@@ -366,7 +368,12 @@ constexpr strata_offload_ops kOffloadAdapter = {
     adapter_destroy,
     offload_query,
     offload_init_state,
-    offload_step};
+    offload_step,
+    nullptr,  // state_slots, read_state, write_state, save_state, load_state: ABI 1.6
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr};
 
 }  // namespace
 
