@@ -27,6 +27,8 @@ enum class ApiCall : uint8_t {
   Release,
   Step,
   Destroy,
+  Save,  // strata_save and strata_save_wait
+  Load,
 };
 
 const char* api_call_name(ApiCall call);

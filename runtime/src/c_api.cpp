@@ -218,6 +218,52 @@ strata_status strata_step(strata_runtime* rt, strata_step_result* out, strata_er
   });
 }
 
+strata_status strata_save(strata_runtime* rt, const strata_save_args* args, strata_error* err) {
+  return translate(err, [&] {
+    strata::rt::Engine& engine = engine_of(rt, "save");
+    if (args == nullptr) throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT, "save: args is NULL");
+    strata::rt::check_host_struct<strata_save_args>(args->struct_size, "save");
+    const strata_save_args a = strata::rt::read_host_struct(*args);
+    if (a.dir == nullptr) throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT, "save: dir is NULL");
+    engine.save({a.dir, a.tag != nullptr ? a.tag : "", a.extra_json != nullptr ? a.extra_json : "",
+                 a.blocking != 0});
+  });
+}
+
+strata_status strata_save_wait(strata_runtime* rt, strata_error* err) {
+  return translate(err, [&] { engine_of(rt, "save_wait").save_wait(); });
+}
+
+strata_status strata_load(strata_runtime* rt, const strata_load_args* args,
+                          strata_load_result* out, strata_error* err) {
+  return translate(err, [&] {
+    strata::rt::Engine& engine = engine_of(rt, "load");
+    if (args == nullptr) throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT, "load: args is NULL");
+    strata::rt::check_host_struct<strata_load_args>(args->struct_size, "load");
+    if (out != nullptr) strata::rt::check_host_struct<strata_load_result>(out->struct_size, "load");
+    const strata_load_args a = strata::rt::read_host_struct(*args);
+    if (a.dir == nullptr) throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT, "load: dir is NULL");
+    const strata::rt::Engine::Loaded& loaded = engine.load(a.dir, a.tag != nullptr ? a.tag : "");
+    if (out == nullptr) return;
+    strata_load_result result{};
+    result.struct_size = sizeof(result);
+    result.tag = loaded.tag.c_str();
+    result.extra_json = loaded.extra_json.c_str();
+    result.global_steps = loaded.global_steps;
+    result.skipped_steps = loaded.skipped_steps;
+    copy_sized(result, out);
+  });
+}
+
+strata_status strata_lr(const strata_runtime* rt, double* lr) {
+  if (rt == nullptr || !rt->engine || lr == nullptr) return STRATA_ERR_INVALID_ARGUMENT;
+  return translate(nullptr, [&] { *lr = rt->engine->lr(); });
+}
+
+strata_status strata_set_lr(strata_runtime* rt, double lr, strata_error* err) {
+  return translate(err, [&] { engine_of(rt, "set_lr").set_lr(lr); });
+}
+
 strata_status strata_loss_scale(const strata_runtime* rt, double* scale) {
   if (rt == nullptr || !rt->engine || scale == nullptr) return STRATA_ERR_INVALID_ARGUMENT;
   return translate(nullptr, [&] { *scale = rt->engine->loss_scale(); });

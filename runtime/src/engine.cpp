@@ -1,4 +1,5 @@
 #include "engine.hpp"
+#include "engine_calls.hpp"
 
 #include "error.hpp"
 #include "log.hpp"
@@ -104,6 +105,7 @@ Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(o
     batch_ = resolve_batch(manifest_, world_.size);
     create_training_strata(std::move(precision), std::move(sharding), std::move(offload));
     check_capabilities();
+    create_schedule();
   });
   if (world_.rank == 0) {
     logger().info(
@@ -128,6 +130,10 @@ Engine::~Engine() {
     (void)watchdog_.release();
     (void)control_.release();
     (void)timeline_.release();  // its writer thread, and its part file, are the parent's
+    if (pending_save_) {        // so is a save's writer thread: the child has no such thread
+      (void)pending_save_->writer.release();
+      (void)snapshot_.release();
+    }
     return;
   }
   activity_.enter_call(ApiCall::Destroy);
@@ -140,6 +146,7 @@ Engine::~Engine() {
                                               std::to_string(global_steps_));
     watchdog_->local_failure(failure_->what());
   }
+  end_saves();
   if (timeline_) finish_timeline();
   if (failure_ && watchdog_ && !watchdog_->others_done_within(1.0)) {
     // This rank failed alone: the others are ending (the watchdog told them why), and a
@@ -214,6 +221,9 @@ void Engine::create_training_strata(LoadedPlugin precision, LoadedPlugin shardin
   sharding_caps_ = new_caps<strata_sharding_caps>();
   sharding_.call("query", &strata_sharding_ops::query, &sharding_caps_);
   offload_caps_ = new_caps<strata_offload_caps>();
+  if (offload_.ops().header.abi_minor < 6) {  // an older plugin leaves the 1.6 fields unwritten
+    offload_caps_.lr = offload_caps_.momentum = std::numeric_limits<double>::quiet_NaN();
+  }
   offload_.call("query", &strata_offload_ops::query, &offload_caps_);
   const bool offload_writes = STRATA_STRUCT_HAS(&offload_caps_, strata_offload_caps, writes_model_copy) &&
                               offload_caps_.writes_model_copy != 0;
@@ -255,34 +265,6 @@ void Engine::check_capabilities() const {
   }
 }
 
-template <class Body>
-void Engine::run_agreed(const char* phase, Body&& body) {
-  std::string failure;
-  strata_status code = STRATA_OK;
-  try {
-    body();
-  } catch (const Error& e) {
-    failure = e.what();
-    code = e.code();
-  } catch (const std::exception& e) {
-    failure = e.what();
-    code = STRATA_ERR_INTERNAL;
-  }
-  const int32_t mine = failure.empty() ? 0 : 1;
-  int32_t any = 0;
-  collectives_->allreduce(&mine, &any, 1, STRATA_I32, STRATA_MAX);
-  if (any == 0) return;
-  // Every rank joins this gather, the failed ones too, so a healthy rank can name who failed.
-  const std::vector<std::string> failures = collectives_->allgather_strings(failure);
-  if (!failure.empty()) throw Error(code, failure);
-  for (size_t rank = 0; rank < failures.size(); ++rank) {
-    if (!failures[rank].empty()) {
-      throw Error(STRATA_ERR_COMM, std::string(phase) + " failed on rank " + std::to_string(rank) +
-                                       ": " + failures[rank]);
-    }
-  }
-}
-
 strata_training_info Engine::training() const {
   strata_training_info info{};
   info.struct_size = sizeof(info);
@@ -297,37 +279,6 @@ strata_training_info Engine::training() const {
 uint32_t Engine::register_param(const strata_param_desc& desc) {
   if (finalized_) throw Error(STRATA_ERR_INVALID_ARGUMENT, "register_param: called after finalize");
   return registry_.add(desc);
-}
-
-template <class Body>
-auto Engine::guarded(ApiCall call, int64_t arg, Body&& body) {
-  if (failure_) {
-    throw Error(failure_->code(), std::string("an earlier call failed on this rank, so the runtime "
-                                              "cannot continue: ") + failure_->what());
-  }
-  activity_.enter_call(call, arg);
-  const TimePart part =
-      call == ApiCall::Gather || call == ApiCall::Release ? TimePart::Gather : TimePart::RuntimeOther;
-  try {
-    const WorkScope scope = WorkScope::call(step_time_, timeline_.get(), api_call_name(call), arg, part);
-    if constexpr (std::is_void_v<decltype(body())>) {
-      body();
-      activity_.leave_call();
-    } else {
-      auto result = body();
-      activity_.leave_call();
-      return result;
-    }
-  } catch (const std::exception& e) {
-    activity_.leave_call();
-    const auto* error = dynamic_cast<const Error*>(&e);
-    failure_ = Error(error != nullptr ? error->code() : STRATA_ERR_INTERNAL, e.what());
-    if (watchdog_) {
-      watchdog_->local_failure(std::string(api_call_name(call)) + " failed at step " +
-                               std::to_string(global_steps_) + ": " + e.what());
-    }
-    throw;
-  }
 }
 
 void Engine::finalize() {
@@ -555,9 +506,13 @@ strata_step_result Engine::step_once() {
       apply_step(shards, count, scale, result.grad_norm);
       result.outcome = STRATA_STEP_APPLIED;
     }
-    const WorkScope phase =
-        WorkScope::phase(step_time_, timeline_.get(), "zero_grad", TimePart::RuntimeOther);
-    sharding_.call("zero_grad", &strata_sharding_ops::zero_grad);
+    {
+      const WorkScope phase =
+          WorkScope::phase(step_time_, timeline_.get(), "zero_grad", TimePart::RuntimeOther);
+      sharding_.call("zero_grad", &strata_sharding_ops::zero_grad);
+    }
+    // A save being written completes at the first boundary after every rank has written its part.
+    if (pending_save_) finish_save(false);
   } else {
     result.outcome = STRATA_STEP_ACCUMULATED;
   }
@@ -652,6 +607,12 @@ void Engine::apply_step(const strata_shard* shards, size_t count, double scale, 
   args.step = ++applied_steps_;
   args.grad_scale = 1.0 / (scale * clip);
   args.lr_factor = 1.0;
+  // NaN leaves the optimizer's configured value.
+  args.lr = schedule_ || !std::isnan(lr_override_) ? lr() : std::numeric_limits<double>::quiet_NaN();
+  args.momentum = schedule_ ? schedule_->momentum(schedule_iteration_)
+                            : std::numeric_limits<double>::quiet_NaN();
+  args.beta2 = schedule_ ? schedule_->beta2(schedule_iteration_)
+                         : std::numeric_limits<double>::quiet_NaN();
   Timeline* timeline = timeline_.get();
   {
     const WorkScope phase = WorkScope::phase(step_time_, timeline, "optimizer", TimePart::Optimizer);
@@ -667,6 +628,7 @@ void Engine::apply_step(const strata_shard* shards, size_t count, double scale, 
   }
   const WorkScope phase = WorkScope::phase(step_time_, timeline, "loss_scale", TimePart::Optimizer);
   precision_.call("update", &strata_precision_ops::update, 0);
+  ++schedule_iteration_;  // DeepSpeed steps its scheduler after applied steps only
 }
 
 }  // namespace strata::rt

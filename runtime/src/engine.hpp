@@ -3,6 +3,7 @@
 #pragma once
 
 #include "activity.hpp"
+#include "checkpoint_writer.hpp"
 #include "collectives.hpp"
 #include "control_channel.hpp"
 #include "host_services.hpp"
@@ -16,13 +17,16 @@
 #include "timeline.hpp"
 #include "tracked_comm.hpp"
 #include "watchdog.hpp"
+#include "schedule/lr_schedule.hpp"
 
 #include <strata/strata.h>
 
 #include <unistd.h>
 
+#include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 namespace strata::rt {
@@ -52,6 +56,23 @@ class Engine {
   double loss_scale() const;
   const Collectives& collectives() const { return *collectives_; }
   strata_memory_report memory() const { return ledger_.report(); }
+
+  // Checkpoints (API 1.6; engine_checkpoint.cpp). All collective.
+  struct SaveRequest {
+    std::string dir, tag, extra_json;
+    bool blocking = false;
+  };
+  struct Loaded {
+    std::string tag, extra_json;
+    uint64_t global_steps = 0, skipped_steps = 0;
+  };
+  void save(const SaveRequest& request);
+  void save_wait();
+  const Loaded& load(const std::string& dir, const std::string& tag);
+  // The learning rate the next optimizer step uses (NaN when the optimizer reports none), and the
+  // host's override of it (NaN clears it).
+  double lr() const;
+  void set_lr(double lr);
 
  private:
   void start_watchdog();
@@ -92,6 +113,20 @@ class Engine {
   void record_host_buffers();
   void apply_step(const strata_shard* shards, size_t count, double scale, double norm);
 
+  // Checkpoints and the schedule (engine_checkpoint.cpp).
+  void create_schedule();
+  bool at_accumulation_boundary() const { return micro_steps_ % batch_.gradient_accumulation_steps == 0; }
+  std::span<const strata_shard> owned_shards() const;
+  // Collective: completes a save in progress once every rank has written its file (with `wait`,
+  // waits for that); rank 0 then makes it the latest. Throws what a rank's writing threw.
+  void finish_save(bool wait);
+  void start_save(const std::string& dir, const std::string& tag, const nlohmann::json& extra);
+  nlohmann::json checkpoint_document(const std::string& tag, const nlohmann::json& extra) const;
+  void load_agreed(const std::string& dir, const std::string& tag);
+  void restore_counters(const nlohmann::json& document, const std::string& metadata_path);
+  // At destroy: waits for a save in progress and completes it; after a failure, leaves it.
+  void end_saves();
+
   Manifest manifest_;
   BatchConfig batch_{};
   strata_world_info world_{};
@@ -128,6 +163,22 @@ class Engine {
   uint64_t skipped_steps_ = 0;
   uint64_t consecutive_skips_ = 0;
   int64_t creator_pid_ = getpid();  // a forked child's copy must not tear down the parent's
+  // The learning rate: the manifest's schedule (null without one) at the step count it keeps,
+  // and the host's override (NaN when none).
+  std::unique_ptr<LrSchedule> schedule_;
+  int64_t schedule_iteration_ = -1;  // DeepSpeed's last_batch_iteration
+  double lr_override_ = std::numeric_limits<double>::quiet_NaN();
+  // A save whose files are being written, and the memory its state was copied to (kept between
+  // saves so that a save's pause does not fault in fresh pages).
+  struct PendingSave {
+    std::string dir, tag;
+    std::unique_ptr<CheckpointWriter> writer;
+  };
+  std::optional<PendingSave> pending_save_;
+  std::string save_failure_;  // a background save that failed, until a save call reports it
+  std::unique_ptr<float[]> snapshot_;
+  size_t snapshot_floats_ = 0;
+  Loaded loaded_;  // what the last load returned; its strings outlive the call
   // The first failure of a guarded call on this rank (code, message); later calls repeat it.
   std::optional<Error> failure_;
 };

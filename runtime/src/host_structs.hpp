@@ -36,6 +36,9 @@ STRATA_HOST_STRUCT(strata_memory_report, peak, "1.0");  // 1.2 appended `located
 STRATA_HOST_STRUCT(strata_param_desc, grad, "1.0");
 STRATA_HOST_STRUCT(strata_param_view, dtype, "1.1");
 STRATA_HOST_STRUCT(strata_error, message, "1.0");
+STRATA_HOST_STRUCT(strata_save_args, blocking, "1.6");
+STRATA_HOST_STRUCT(strata_load_args, tag, "1.6");
+STRATA_HOST_STRUCT(strata_load_result, skipped_steps, "1.6");
 
 #undef STRATA_HOST_STRUCT
 

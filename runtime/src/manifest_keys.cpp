@@ -45,7 +45,7 @@ constexpr std::array<KeyRule, 54> kDeepSpeedKeys{{
     {"fp16", Expect::Object, Effect::Acts, ""},
     {"bf16", Expect::Object, Effect::Acts, ""},
     {"bfloat16", Expect::Object, Effect::Acts, ""},  // DeepSpeed's alias of bf16
-    {"scheduler", Expect::Object, Effect::NotYet, "the learning rate stays optimizer.params.lr"},
+    {"scheduler", Expect::Object, Effect::Acts, ""},
     {"checkpoint", Expect::Object, Effect::NotYet, "no checkpoint is written or loaded"},
     {"amp", Expect::Object, Effect::Ignored, "there is no NVIDIA Apex here; use fp16 or bf16"},
     {"steps_per_print", Expect::PositiveInteger, Effect::Acts, ""},  // with wall_clock_breakdown

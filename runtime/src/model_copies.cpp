@@ -13,7 +13,14 @@ void ModelCopies::configure(const PluginInstance<strata_precision_ops>* precisio
 }
 
 void ModelCopies::after_step(const strata_shard* shards, size_t count) {
-  if (offload_writes_ || precision_ == nullptr) return;
+  if (offload_writes_) return;
+  cast(shards, count);
+}
+
+void ModelCopies::after_load(const strata_shard* shards, size_t count) { cast(shards, count); }
+
+void ModelCopies::cast(const strata_shard* shards, size_t count) {
+  if (precision_ == nullptr) return;
   for (size_t i = 0; i < count; ++i) {
     const strata_shard& s = shards[i];
     // Shards of a sharding plugin older than ABI 1.2 have no `model` field: no copy requested.
@@ -23,7 +30,7 @@ void ModelCopies::after_step(const strata_shard* shards, size_t count) {
     const strata_buffer master = host_buffer(s.master, s.count, STRATA_F32);
     const strata_buffer model = host_buffer(s.model, s.count, s.model_dtype);
     precision_->call("cast", &strata_precision_ops::cast, &master, &model);
-    if (!logged_) {
+    if (!logged_ && !offload_writes_) {
       logged_ = true;
       logger().info("model copies: offload plugin '{}' does not write them in its step; the "
                     "runtime casts the masters through precision plugin '{}'",

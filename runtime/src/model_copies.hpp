@@ -23,8 +23,13 @@ class ModelCopies {
   // After the offload step, before publish: casts every shard whose `model` is non-NULL, unless the
   // offload plugin wrote the copies. Throws what precision.cast reports.
   void after_step(const strata_shard* shards, size_t count);
+  // After a checkpoint wrote the masters: casts every shard whose `model` is non-NULL, whoever
+  // casts after a step (the offload plugin writes copies only in its own step).
+  void after_load(const strata_shard* shards, size_t count);
 
  private:
+  void cast(const strata_shard* shards, size_t count);
+
   const PluginInstance<strata_precision_ops>* precision_ = nullptr;
   bool offload_writes_ = false;
   const char* offload_name_ = "?";

@@ -611,6 +611,9 @@ typedef struct strata_step_args {
   /* ABI 1.6: the momentum of this step (Adam's beta1, SGD's momentum; OneCycle cycles it), also
    * in Adam's bias correction 1 - beta1^step; NaN: the configured one. */
   double momentum;
+  /* ABI 1.6: Adam's beta2 for this step (DeepSpeed's OneCycle sets it to 0.99 while it cycles
+   * momentum); NaN: the configured one. Optimizers without a beta2 ignore it. */
+  double beta2;
 } strata_step_args;
 
 /* Checkpoints (ABI 1.6). Per-element optimizer state is a set of fp32 arrays, "slots", each as long
