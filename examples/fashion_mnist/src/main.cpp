@@ -1,14 +1,21 @@
 // fashion_mnist — trains a 784-256-128-10 MLP on Fashion-MNIST, data-parallel through Strata.
 //
-//   mpirun -np 4 fashion_mnist --epochs 10 [--manifest FILE] [--batch N] [--data-dir DIR]
+//   mpirun -np 4 fashion_mnist --epochs 10 [--manifest FILE] [--overrides JSON] [--batch N]
+//                              [--data-dir DIR] [--hidden 256,128] [--max-steps N]
+//                              [--save-dir DIR --save-every N] [--resume DIR|DIR/TAG]
+//                              [--loss-log FILE] [--dump-params FILE]
 //                              [--time-report [--time-report-skip N]]
 //
 // The manifest decides how ranks communicate, shard, round and step; this program only does
 // forward and backward. Swapping strategies is an edit of the manifest, not a rebuild.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <memory>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <strata/strata.hpp>
 #include <string>
@@ -34,6 +41,12 @@ struct Options {
   std::string dump_params;
   bool time_report = false;
   uint64_t time_report_skip = 10;
+  std::string overrides;                     // a JSON merge patch over the manifest
+  std::vector<std::size_t> hidden{256, 128};  // hidden layer widths
+  std::string save_dir;
+  uint64_t save_every = 0;
+  std::string resume;
+  std::string loss_log;
 };
 
 // An installed binary finds its manifests in ../share/strata/manifests; a build-tree binary in
@@ -52,12 +65,103 @@ std::string default_manifest() {
 // world size and the manifest's gradient_accumulation_steps (DeepSpeed's rule). Deleting the
 // micro-batch key (null in a merge patch) avoids a contradiction with a manifest that sets all
 // three.
+// --overrides is the base of the patch, --batch's keys are set over it.
 std::string overrides(const Options& options) {
-  if (options.batch == 0) return {};
-  nlohmann::json patch = {{"train_batch_size", options.batch},
-                          {"train_micro_batch_size_per_gpu", nullptr}};
-  return patch.dump();
+  nlohmann::json patch = nlohmann::json::object();
+  if (!options.overrides.empty()) {
+    try {
+      patch = nlohmann::json::parse(options.overrides);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error("--overrides: malformed JSON (" + std::string(e.what()) + ")");
+    }
+    if (!patch.is_object()) throw std::runtime_error("--overrides: not a JSON object");
+  }
+  if (options.batch != 0) {
+    patch["train_batch_size"] = options.batch;
+    patch["train_micro_batch_size_per_gpu"] = nullptr;
+  }
+  return patch.empty() ? std::string{} : patch.dump();
 }
+
+// ---- checkpoints: the host's own state beside the runtime's ----
+//
+// The runtime saves parameters, optimizer state, loss scaler, schedule and step counters; the host
+// adds what decides the samples that follow: the data position (the next step's epoch and step in
+// it) and the RNG state. The only randomness that continues through a run is the per-epoch
+// shuffle, which depends only on the seed and the epoch (BatchPlan); the model's init uses the
+// seed once and is overwritten by the load. So the seed is the whole RNG state. The global batch
+// is kept too: a position in steps means the same samples only at the same global batch.
+std::string host_state(const DataPosition& next, uint64_t seed, uint64_t global_batch) {
+  return nlohmann::json{{"epoch", next.epoch},
+                        {"step_in_epoch", next.step},
+                        {"seed", seed},
+                        {"train_batch_size", global_batch}}
+      .dump();
+}
+
+struct ResumedState {
+  DataPosition next;
+  uint64_t seed = 0;
+};
+
+ResumedState parse_host_state(const std::string& text, const std::string& where,
+                              uint64_t global_batch) {
+  const auto fail = [&](const std::string& what) {
+    return std::runtime_error(where + ": host state " + what);
+  };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw fail("is not JSON (" + std::string(e.what()) + ")");
+  }
+  for (const char* key : {"epoch", "step_in_epoch", "seed", "train_batch_size"}) {
+    if (!j.is_object() || !j.contains(key) || !j[key].is_number_unsigned()) {
+      throw fail("has no unsigned integer '" + std::string(key) +
+                 "' (not saved by fashion_mnist?): " + text);
+    }
+  }
+  if (j["train_batch_size"].get<uint64_t>() != global_batch) {
+    throw fail("was saved at train_batch_size " +
+               std::to_string(j["train_batch_size"].get<uint64_t>()) + ", this run has " +
+               std::to_string(global_batch) + ": the data position would not match");
+  }
+  ResumedState state;
+  state.next = {j["epoch"].get<uint64_t>(), j["step_in_epoch"].get<uint64_t>()};
+  state.seed = j["seed"].get<uint64_t>();
+  return state;
+}
+
+// --resume PATH: a checkpoint folder DIR/TAG (it holds metadata.json) or DIR (its latest).
+std::pair<std::string, std::string> split_resume_path(const std::string& path) {
+  fs::path p = fs::path(path).lexically_normal();
+  if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();  // a trailing '/'
+  if (fs::exists(p / "metadata.json")) {
+    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    return {dir.string(), p.filename().string()};
+  }
+  return {p.string(), {}};
+}
+
+// --loss-log: rank 0 writes "global_step loss" per optimizer step, the loss the mean over the
+// global batch (%.9e), so that runs at different world sizes can be compared line by line.
+class LossLog {
+ public:
+  explicit LossLog(const std::string& path) : file_(std::fopen(path.c_str(), "w")) {
+    if (file_ == nullptr) {
+      throw std::runtime_error(path + ": cannot open for writing (" + std::strerror(errno) + ")");
+    }
+  }
+  ~LossLog() { std::fclose(file_); }
+  LossLog(const LossLog&) = delete;
+  LossLog& operator=(const LossLog&) = delete;
+  void write(uint64_t global_step, double loss) {
+    std::fprintf(file_, "%llu %.9e\n", static_cast<unsigned long long>(global_step), loss);
+  }
+
+ private:
+  std::FILE* file_;
+};
 
 void print_epoch(const EpochStats& s, int epochs) {
   std::printf(
@@ -148,12 +252,44 @@ int train(const Options& options) {
   const auto world = runtime.world();
   const auto training = runtime.training();
 
-  Mlp model({train_set.features, 256, 128, train_set.classes});
+  std::vector<std::size_t> sizes{train_set.features};
+  sizes.insert(sizes.end(), options.hidden.begin(), options.hidden.end());
+  sizes.push_back(train_set.classes);
+  Mlp model(sizes);
   model.init(options.seed);  // the same on every rank; finalize broadcasts rank 0's anyway
   RuntimeLayers layers(runtime, model);
 
-  Trainer trainer(runtime, model, train_set, &test_set,
-                  {options.epochs, options.seed, options.max_steps});
+  TrainConfig config;
+  config.epochs = options.epochs;
+  config.seed = options.seed;
+  config.max_steps = options.max_steps;
+  config.global_step_loss = !options.loss_log.empty();
+  if (!options.resume.empty()) {
+    const auto [dir, tag] = split_resume_path(options.resume);
+    const strata::LoadResult loaded = runtime.load(dir, tag);  // collective
+    const std::string where = (fs::path(dir) / loaded.tag).string();
+    const ResumedState state =
+        parse_host_state(loaded.extra_json, where, training.train_batch_size);
+    config.start = state.next;
+    config.seed = state.seed;
+    config.start_global_steps = loaded.global_steps;
+    if (world.rank == 0) {
+      std::printf(
+          "fashion_mnist: resumed from %s: global step %llu (%llu skipped), epoch %llu step "
+          "%llu, seed %llu\n",
+          where.c_str(), static_cast<unsigned long long>(loaded.global_steps),
+          static_cast<unsigned long long>(loaded.skipped_steps),
+          static_cast<unsigned long long>(state.next.epoch + 1),
+          static_cast<unsigned long long>(state.next.step),
+          static_cast<unsigned long long>(state.seed));
+      if (state.seed != options.seed) {
+        std::printf("fashion_mnist: the checkpoint's seed %llu replaces --seed %llu\n",
+                    static_cast<unsigned long long>(state.seed),
+                    static_cast<unsigned long long>(options.seed));
+      }
+    }
+  }
+  Trainer trainer(runtime, model, train_set, &test_set, config);
   if (world.rank == 0) {
     std::printf(
         "fashion_mnist: %d ranks, global batch %llu = micro %llu x accumulation %llu x %d "
@@ -168,8 +304,22 @@ int train(const Options& options) {
     report.on_epoch();
     if (world.rank == 0) print_epoch(s, options.epochs);
   });
-  if (options.time_report) trainer.on_step([&](const strata::StepResult& r) { report.on_step(r); });
+  std::unique_ptr<LossLog> loss_log;
+  if (!options.loss_log.empty() && world.rank == 0) {
+    loss_log = std::make_unique<LossLog>(options.loss_log);
+  }
+  trainer.on_step([&](const StepInfo& s) {
+    if (options.time_report) report.on_step(s.result);
+    if (loss_log) loss_log->write(s.result.global_steps, s.loss);
+    // Asynchronous: the step pauses only for the copy of the state, the files are written while
+    // training goes on (a save still in progress is waited for first).
+    if (options.save_every != 0 && s.result.global_steps % options.save_every == 0) {
+      runtime.save(options.save_dir, {}, host_state(s.next, config.seed, training.train_batch_size));
+    }
+  });
   trainer.run();
+  if (!options.save_dir.empty()) runtime.save_wait();  // the last save lands before the exit
+  loss_log.reset();
   if (options.time_report) report.print(runtime);
 
   if (!options.dump_params.empty()) {
@@ -199,6 +349,25 @@ int main(int argc, char** argv) {
   app.add_option("--max-steps", options.max_steps, "Stop after this many optimizer steps");
   app.add_option("--dump-params", options.dump_params,
                  "Rank 0 writes the final parameters here as raw floats");
+  app.add_option("--overrides", options.overrides,
+                 "JSON merge patch over the manifest (RFC 7386), e.g. '{\"fp16\": {\"enabled\": "
+                 "true}}'; --batch is applied over it");
+  app.add_option("--hidden", options.hidden, "Hidden layer widths")
+      ->delimiter(',')
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+      ->capture_default_str();
+  auto* save_dir = app.add_option("--save-dir", options.save_dir,
+                                  "Checkpoint folder (DIR/TAG, DIR/latest); with --save-every");
+  app.add_option("--save-every", options.save_every,
+                 "Save a checkpoint (tag global_step<N>, asynchronously) every N optimizer steps")
+      ->check(CLI::Range(uint64_t{1}, ~uint64_t{0}))
+      ->needs(save_dir);
+  app.add_option("--resume", options.resume,
+                 "Continue from a checkpoint: DIR (its latest) or DIR/TAG; --max-steps counts "
+                 "the checkpoint's steps too");
+  app.add_option("--loss-log", options.loss_log,
+                 "Rank 0 writes 'global_step loss' per optimizer step (mean over the global "
+                 "batch, %.9e)");
   app.add_flag("--time-report", options.time_report,
                "At the end, rank 0 prints one line 'step_time steps=N wall=... host=...' of "
                "seconds per optimizer step, the mean over ranks (for bench/step_overhead)");

@@ -66,32 +66,50 @@ StepResult Trainer::train_step(std::size_t step, double& loss_sum, double& sampl
 }
 
 void Trainer::run() {
-  for (int epoch = 1; epoch <= config_.epochs; ++epoch) {
+  if (config_.max_steps != 0 && config_.start_global_steps >= config_.max_steps) return;
+  const std::size_t steps_per_epoch = plan_.steps_per_epoch();
+  if (config_.start.step >= steps_per_epoch) {
+    throw std::invalid_argument("start position: step " + std::to_string(config_.start.step) +
+                                " of epoch " + std::to_string(config_.start.epoch + 1) +
+                                ", but an epoch has " + std::to_string(steps_per_epoch) + " steps");
+  }
+  for (uint64_t e = config_.start.epoch; e < uint64_t(config_.epochs); ++e) {
     const auto epoch_start = std::chrono::steady_clock::now();
-    plan_.start_epoch(uint64_t(epoch - 1));
+    plan_.start_epoch(e);
+    const std::size_t first_step = e == config_.start.epoch ? config_.start.step : 0;
     // loss × samples, samples; then this rank's step time summed over the timed steps (all but
     // the epoch's first): wall, host, comm_wait, optimizer, gather, runtime_other.
     double totals[8] = {};
     StepResult last;
     uint64_t timed_steps = 0;
     bool stop = false;
-    for (std::size_t step = 0; step < plan_.steps_per_epoch() && !stop; ++step) {
-      last = train_step(step, totals[0], totals[1]);
-      if (step > 0) {
+    for (std::size_t step = first_step; step < steps_per_epoch && !stop; ++step) {
+      double step_loss[2] = {};  // loss × samples, samples
+      last = train_step(step, step_loss[0], step_loss[1]);
+      totals[0] += step_loss[0];
+      totals[1] += step_loss[1];
+      if (step > first_step) {
         const StepResult::Time& t = last.time;
         const double parts[6] = {t.wall, t.host, t.comm_wait, t.optimizer, t.gather,
                                  t.runtime_other};
         for (int i = 0; i < 6; ++i) totals[2 + i] += parts[i];
         ++timed_steps;
       }
-      if (step_hook_) step_hook_(last);
+      if (step_hook_) {
+        if (config_.global_step_loss) runtime_.allreduce(step_loss, 2, STRATA_SUM);
+        StepInfo info;
+        info.result = last;
+        info.next = step + 1 < steps_per_epoch ? DataPosition{e, step + 1} : DataPosition{e + 1, 0};
+        info.loss = step_loss[0] / step_loss[1];
+        step_hook_(info);
+      }
       stop = config_.max_steps != 0 && last.global_steps >= config_.max_steps;
     }
     const double train_seconds = seconds_since(epoch_start);
     runtime_.allreduce(totals, 8, STRATA_SUM);
 
     EpochStats stats;
-    stats.epoch = epoch;
+    stats.epoch = int(e + 1);
     stats.global_steps = last.global_steps;
     stats.skipped_steps = last.skipped_steps;
     stats.grad_norm = last.grad_norm;

@@ -14,10 +14,34 @@
 
 namespace strata::fmnist {
 
+// Where the data stands: the next optimizer step trains step `step` (0-based) of epoch `epoch`
+// (0-based). With the seed it fixes every sample that follows (BatchPlan), so a run resumed from a
+// checkpoint continues the exact sample order of an uninterrupted one.
+struct DataPosition {
+  uint64_t epoch = 0;
+  uint64_t step = 0;
+};
+
 struct TrainConfig {
   int epochs = 10;
   uint64_t seed = 1;       // data order; the model's init is the caller's business
-  uint64_t max_steps = 0;  // stop after this many optimizer steps; 0 = no limit
+  uint64_t max_steps = 0;  // stop once the runtime's global step count reaches this; 0 = no limit
+  // Resuming: where the data continues and the global steps the runtime already counts (a
+  // checkpoint's). A start at or past max_steps or past the last epoch trains nothing.
+  DataPosition start;
+  uint64_t start_global_steps = 0;
+  // Reduce each step's loss over ranks (one more small allreduce per step), so that
+  // StepInfo::loss is the mean over the whole global batch, the same on every rank and world size.
+  bool global_step_loss = false;
+};
+
+// What the step hook sees after each optimizer step.
+struct StepInfo {
+  StepResult result;  // the boundary step's; its `time` is summed over the step's micro-batches
+  DataPosition next;  // where the data continues after this step (what a checkpoint must keep)
+  // Mean loss over the step's samples: the global batch's with TrainConfig::global_step_loss,
+  // else this rank's micro-batches'.
+  double loss = 0;
 };
 
 struct EpochStats {
@@ -40,7 +64,7 @@ struct EpochStats {
 
 class Trainer {
  public:
-  using StepHook = std::function<void(const StepResult&)>;
+  using StepHook = std::function<void(const StepInfo&)>;
   using EpochHook = std::function<void(const EpochStats&)>;
 
   // `model` must be connected to `runtime` (RuntimeLayers); `test` may be null. All referenced
@@ -48,11 +72,12 @@ class Trainer {
   Trainer(Runtime& runtime, Mlp& model, const Dataset& train, const Dataset* test,
           TrainConfig config);
 
-  // After every optimizer step, with the boundary step's result; its `time` is the sum over the
-  // step's micro-batches (so with accumulation it covers the whole optimizer step).
+  // After every optimizer step (on every rank; between steps, so it may save a checkpoint).
   void on_step(StepHook hook) { step_hook_ = std::move(hook); }
   void on_epoch(EpochHook hook) { epoch_hook_ = std::move(hook); }  // on every rank
 
+  // Trains from config.start until max_steps or the last epoch. The first epoch of a resumed run
+  // reports only the steps this run trained.
   void run();
 
   // Fraction of the test set classified correctly; collective.

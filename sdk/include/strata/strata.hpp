@@ -46,7 +46,7 @@ inline void check(strata_status status, const strata_error& err, const char* cal
   throw Error(status, message);
 }
 
-// For the calls that take no strata_error (world, training, loss_scale, memory).
+// For the calls that take no strata_error (world, training, loss_scale, memory, lr).
 inline void check(strata_status status, const char* call) {
   if (status != STRATA_OK) {
     throw Error(status, std::string(call) + " failed: " + strata_status_name(status));
@@ -75,6 +75,15 @@ using WorldInfo = strata_world_info;
 using TrainingInfo = strata_training_info;
 using MemoryReport = strata_memory_report;
 using ParamView = strata_param_view;
+
+// What strata_load restored (API 1.6): the tag it read, the host's own state as given to save(),
+// and the counters the next step() continues from.
+struct LoadResult {
+  std::string tag;
+  std::string extra_json;  // "{}" when the save had none
+  uint64_t global_steps = 0;
+  uint64_t skipped_steps = 0;
+};
 
 // What strata_step did: outcome plus the counters a host logs.
 struct StepResult {
@@ -283,6 +292,61 @@ class Runtime {
   }
 
   void barrier() { call(&strata_barrier, "strata_barrier"); }
+
+  // ---- checkpoints and the learning rate (API 1.6) ----
+
+  // Collective, between steps. Saves DIR/TAG (tag empty: "global_step<N>"); extra_json is the
+  // host's own state (a JSON object text, empty for none), given back by load(). Non-blocking by
+  // default: returns once this rank's state is copied to memory, the files are written in the
+  // background (save_wait() waits for them); blocking: returns when DIR/latest names it.
+  void save(const std::string& dir, const std::string& tag = {},
+            const std::string& extra_json = {}, bool blocking = false) {
+    strata_save_args args{};
+    args.struct_size = sizeof(args);
+    args.dir = dir.c_str();
+    args.tag = tag.empty() ? nullptr : tag.c_str();
+    args.extra_json = extra_json.empty() ? nullptr : extra_json.c_str();
+    args.blocking = blocking ? 1 : 0;
+    strata_error err = detail::make_error();
+    detail::check(strata_save(rt_, &args, &err), err, "strata_save");
+  }
+
+  // Collective. Returns when no save is in progress and DIR/latest names the last one.
+  void save_wait() { call(&strata_save_wait, "strata_save_wait"); }
+
+  // Collective, after finalize and between steps. Loads DIR/TAG (tag empty or "latest": the tag
+  // DIR/latest names) at this job's world size, stage and precision.
+  LoadResult load(const std::string& dir, const std::string& tag = {}) {
+    strata_load_args args{};
+    args.struct_size = sizeof(args);
+    args.dir = dir.c_str();
+    args.tag = tag.empty() ? nullptr : tag.c_str();
+    strata_load_result raw{};
+    raw.struct_size = sizeof(raw);
+    strata_error err = detail::make_error();
+    detail::check(strata_load(rt_, &args, &raw, &err), err, "strata_load");
+    LoadResult result;
+    // The runtime's strings live until the next load or destroy: copy them.
+    result.tag = raw.tag != nullptr ? raw.tag : "";
+    result.extra_json = raw.extra_json != nullptr ? raw.extra_json : "{}";
+    result.global_steps = raw.global_steps;
+    result.skipped_steps = raw.skipped_steps;
+    return result;
+  }
+
+  // The learning rate the next optimizer step uses.
+  double lr() const {
+    double value = 0.0;
+    detail::check(strata_lr(rt_, &value), "strata_lr");
+    return value;
+  }
+
+  // Overrides the learning rate from the next step on; NaN clears the override (back to the
+  // manifest's schedule).
+  void set_lr(double lr) {
+    strata_error err = detail::make_error();
+    detail::check(strata_set_lr(rt_, lr, &err), err, "strata_set_lr");
+  }
 
   MemoryReport memory() const {
     MemoryReport report{};
