@@ -46,7 +46,8 @@ constexpr std::array<KeyRule, 54> kDeepSpeedKeys{{
     {"bf16", Expect::Object, Effect::Acts, ""},
     {"bfloat16", Expect::Object, Effect::Acts, ""},  // DeepSpeed's alias of bf16
     {"scheduler", Expect::Object, Effect::Acts, ""},
-    {"checkpoint", Expect::Object, Effect::NotYet, "no checkpoint is written or loaded"},
+    {"checkpoint", Expect::Object, Effect::Ignored,
+     "Strata's checkpoints need neither tag validation nor a universal conversion; the host calls strata_save and strata_load"},
     {"amp", Expect::Object, Effect::Ignored, "there is no NVIDIA Apex here; use fp16 or bf16"},
     {"steps_per_print", Expect::PositiveInteger, Effect::Acts, ""},  // with wall_clock_breakdown
     {"wall_clock_breakdown", Expect::Boolean, Effect::Acts, ""},

@@ -107,11 +107,19 @@ function(strata_warning_case name manifest expect reject)
   set_tests_properties(catalogue.${name} PROPERTIES TIMEOUT 60 LABELS "catalogue;mpi")
 endfunction()
 
-strata_warning_case(scheduler_not_implemented good.json
-  "good.json: /scheduler: not implemented yet: ignored \\(the learning rate stays optimizer.params.lr\\)" ""
+# The scheduler is acted on (issue 13): logged with its first lr, no "not implemented" warning; a
+# bad block is an error naming the key.
+strata_warning_case(scheduler_acted_on good.json
+  "scheduler: WarmupLR, first lr 0" "/scheduler: not implemented"
   --overrides "{\"scheduler\": {\"type\": \"WarmupLR\", \"params\": {\"warmup_num_steps\": 10}}}")
-strata_warning_case(checkpoint_not_implemented good.json
-  "good.json: /checkpoint: not implemented yet: ignored \\(no checkpoint is written or loaded\\)" ""
+strata_catalogue_case(scheduler_unknown_type 1 good.json
+  "good.json: scheduler.type: .*WarmupLRR"
+  --overrides "{\"scheduler\": {\"type\": \"WarmupLRR\"}}")
+strata_catalogue_case(scheduler_bad_param 1 good.json
+  "good.json: scheduler.params.warmup_num_steps: expected a positive integer"
+  --overrides "{\"scheduler\": {\"type\": \"WarmupLR\", \"params\": {\"warmup_num_steps\": -3}}}")
+strata_warning_case(checkpoint_block_ignored good.json
+  "good.json: /checkpoint: ignored" ""
   --overrides "{\"checkpoint\": {\"tag_validation\": \"Warn\"}}")
 strata_warning_case(unused_deepspeed_key_warned good.json
   "good.json: /dump_state: ignored: Strata does not act on this DeepSpeed key" ""
