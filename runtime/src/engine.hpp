@@ -120,7 +120,7 @@ class Engine {
   // Collective: completes a save in progress once every rank has written its file (with `wait`,
   // waits for that); rank 0 then makes it the latest. Throws what a rank's writing threw.
   void finish_save(bool wait);
-  void start_save(const std::string& dir, const std::string& tag, const nlohmann::json& extra);
+  void start_save(const std::string& dir, const std::string& tag, const std::string& extra_text);
   nlohmann::json checkpoint_document(const std::string& tag, const nlohmann::json& extra) const;
   void load_agreed(const std::string& dir, const std::string& tag);
   void restore_counters(const nlohmann::json& document, const std::string& metadata_path);

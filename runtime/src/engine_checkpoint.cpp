@@ -147,7 +147,6 @@ void Engine::save(const SaveRequest& request) {
   const std::string tag =
       request.tag.empty() ? "global_step" + std::to_string(global_steps_) : request.tag;
   check_checkpoint_tag(tag, "save");
-  const json extra = read_extra(request.extra_json);
   guarded(ApiCall::Save, -1, [&] { finish_save(true); });
   if (!save_failure_.empty()) {
     const std::string failure = std::exchange(save_failure_, std::string());
@@ -155,7 +154,7 @@ void Engine::save(const SaveRequest& request) {
   }
   activity_.enter_call(ApiCall::Save);
   try {
-    start_save(request.dir, tag, extra);
+    start_save(request.dir, tag, request.extra_json);
   } catch (...) {
     activity_.leave_call();
     throw;
@@ -164,16 +163,29 @@ void Engine::save(const SaveRequest& request) {
   if (request.blocking) save_wait();
 }
 
-void Engine::start_save(const std::string& dir, const std::string& tag, const json& extra) {
+void Engine::start_save(const std::string& dir, const std::string& tag,
+                        const std::string& extra_text) {
   const std::span<const strata_shard> shards = owned_shards();
   const std::vector<std::string> slots = checkpoint_slots(offload_, "save");
   const std::vector<SavedRange> ranges =
       saved_ranges(shards, sharding_caps_.shards_replicated != 0, world_.rank, world_.size);
-  const std::vector<std::string> everyone = collectives_->allgather_strings(encode_ranges(ranges));
+  // Every rank's folder and tag (they must agree) and ranges (rank 0 writes them all down).
+  const std::vector<std::string> everyone =
+      collectives_->allgather_strings(dir + '\n' + tag + '\n' + encode_ranges(ranges));
   std::string metadata;
   // Local work only, then every rank learns whether any failed: rank 0's folder is ready before
   // any rank writes into it, and a failure leaves no rank waiting.
   run_agreed("saving a checkpoint", [&] {
+    const std::string mine = dir + '\n' + tag + '\n';
+    for (size_t r = 0; r < everyone.size(); ++r) {
+      if (everyone[r].compare(0, mine.size(), mine) != 0) {
+        throw Error(STRATA_ERR_MISMATCH,
+                    "save: rank " + std::to_string(world_.rank) + " saves to " +
+                        checkpoint_dir(dir, tag) + ", rank " + std::to_string(r) +
+                        " to another folder or tag: every rank must give the same dir and tag");
+      }
+    }
+    const json extra = read_extra(extra_text);  // rank 0's is kept; every rank's must be valid
     if (world_.rank == 0) {
       ckpt::Metadata meta;
       meta.world_size = world_.size;
@@ -184,7 +196,7 @@ void Engine::start_save(const std::string& dir, const std::string& tag, const js
       for (int r = 0; r < world_.size; ++r) {
         ckpt::RankInfo info;
         info.file = ckpt::shard_file_name(r);
-        info.ranges = decode_ranges(everyone[static_cast<size_t>(r)]);
+        info.ranges = decode_ranges(everyone[static_cast<size_t>(r)].substr(mine.size()));
         info.data_bytes = ckpt::data_bytes(info.ranges, slots.size());
         meta.ranks.push_back(std::move(info));
       }

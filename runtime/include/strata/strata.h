@@ -208,19 +208,22 @@ typedef struct strata_save_args {
   const char* dir;        /* the checkpoint folder; created if missing */
   const char* tag;        /* NULL: "global_step<N>" (N = global steps so far) */
   const char* extra_json; /* the host's own state (a JSON object text: data position, RNG seeds),
-                             given back by strata_load; NULL: none */
+                             given back by strata_load; NULL: none. Every rank's must be a valid
+                             object; rank 0's is kept (as DeepSpeed keeps client_state) */
   int32_t blocking;       /* 0: return once the state is copied to memory, the files are written by
                              a background thread (strata_save_wait); 1: return when DIR/latest
                              names the new checkpoint */
 } strata_save_args;
 
-/* Collective, between steps (at an accumulation boundary). Waits for an earlier save first. The
- * step that saves pauses only for a copy of this rank's state to memory; the writing goes on in a
- * background thread while training continues. The checkpoint is written under DIR/.TAG.partial and
- * becomes DIR/TAG, and DIR/latest names it, only when every rank's file is on the drive (written,
- * fsynced, renamed, the folder fsynced): a job killed part-way leaves the previous checkpoint as
- * latest. Completion is noticed at a later strata_step, strata_save, strata_save_wait or
- * strata_destroy; a failed write (a full drive) fails that call, naming the rank and the file. */
+/* Collective, between steps (at an accumulation boundary); every rank gives the same dir and tag.
+ * Waits for an earlier save first. The step that saves pauses only for a copy of this rank's state
+ * to memory; the writing goes on in a background thread while training continues. The checkpoint
+ * is written under DIR/.TAG.partial and becomes DIR/TAG, and DIR/latest names it, only when every
+ * rank's file is on the drive (written, fsynced, renamed, the folder fsynced): a job killed part-way
+ * leaves the previous checkpoint as latest. Completion is noticed at a later boundary strata_step,
+ * strata_save, strata_save_wait or strata_destroy. A failed write (a full drive) is logged when
+ * noticed and fails the next strata_save or strata_save_wait, naming the rank and the file; DIR/latest
+ * then still names the previous checkpoint. */
 STRATA_API strata_status strata_save(strata_runtime* rt, const strata_save_args* args,
                                      strata_error* err);
 /* Collective. Returns when no save is in progress and DIR/latest names the last one. */
