@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace strata::ckpt {
@@ -112,10 +113,13 @@ class ShardWriter {
 
  private:
   void write_all(const void* data, uint64_t bytes);
+  void pause_for_test();
   std::string path_;
   int rank_ = 0;
   int fd_ = -1;
   uint64_t offset_ = 0;
+  // STRATA_TEST_SAVE_PAUSE_AFTER_BYTES, read once: 0 = off, else pause once offset_ reaches it.
+  uint64_t pause_after_ = 0;
   std::vector<BlockEntry> blocks_;
 };
 
