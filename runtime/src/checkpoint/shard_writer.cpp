@@ -40,7 +40,12 @@ ShardWriter::ShardWriter(const std::string& path, int rank)
   std::memcpy(header, detail::kShardMagic, 8);
   detail::put_u32(header + 8, static_cast<uint32_t>(kFormatVersion));
   detail::put_u32(header + 12, static_cast<uint32_t>(rank));
-  write_all(header, sizeof header);
+  try {
+    write_all(header, sizeof header);
+  } catch (...) {
+    ::close(fd_);  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
 ShardWriter::~ShardWriter() {
