@@ -67,8 +67,8 @@ std::string shard_file_name(int rank);
 uint64_t data_bytes(const std::vector<Range>& ranges, size_t slots);
 
 // Parses and checks metadata text read from `path` (for messages): a JSON object whose
-// format_version is at most kFormatVersion ("written by a newer Strata: format_version 2, this
-// reader knows 1"), whose params, slots and ranks are well formed (names unique, ranges inside
+// format_version is at most kFormatVersion ("PATH: format_version 2 is newer than this reader (1):
+// written by a newer Strata"), whose params, slots and ranks are well formed (names unique, ranges inside
 // their parameter, every rank's file named, data_bytes consistent with its ranges). Throws
 // strata::rt::Error (STRATA_ERR_INVALID_ARGUMENT) naming the path and the key. Never crashes on
 // any input (fuzzed).
@@ -91,8 +91,9 @@ struct BlockEntry {
 // bytes (N large enough to hold the index; parse_shard_index says how many it needs through
 // `needed` when tail is too short, returning false). Checks the trailer magic, the index checksum,
 // and that the blocks are exactly the data layout `rank` and `slots` imply (in order, no gaps,
-// inside the file). Throws strata::rt::Error naming `path`: "truncated (no trailer)", "index
-// checksum mismatch", ... Never crashes on any input (fuzzed).
+// inside the file, the file exactly header + data_bytes + index + trailer long). Throws
+// strata::rt::Error naming `path`: "truncated: N bytes, no trailer (...)", "index checksum
+// mismatch: ...", ... Never crashes on any input (fuzzed).
 bool parse_shard_index(std::span<const uint8_t> tail, uint64_t file_size, const RankInfo& rank,
                        int rank_number, size_t slots, const std::string& path,
                        std::vector<BlockEntry>* blocks, uint64_t* needed);
@@ -100,6 +101,9 @@ bool parse_shard_index(std::span<const uint8_t> tail, uint64_t file_size, const 
 // Writes one rank's shard file: header, then blocks in data order, then the index and trailer;
 // finish() fsyncs and closes. Throws strata::rt::Error naming the path and errno on any failure
 // (a full drive). The block checksums are computed as the bytes go out.
+// Test hook: with STRATA_TEST_SAVE_PAUSE_AFTER_BYTES=N in the environment (read once per writer),
+// the writer stops after exactly N bytes of the file, fsyncs them, writes "strata test hook:
+// paused writing PATH" to stderr and sleeps forever (crash tests SIGKILL it there).
 class ShardWriter {
  public:
   ShardWriter(const std::string& path, int rank);
@@ -125,6 +129,7 @@ class ShardWriter {
 
 // Reads one rank's shard file: opens it, checks the header and index against the metadata (a
 // missing file, a truncated one, another rank's, a corrupt index: errors naming the file).
+// `meta` must outlive the reader.
 class ShardReader {
  public:
   ShardReader(const std::string& path, const Metadata& meta, int rank);
