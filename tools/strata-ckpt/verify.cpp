@@ -12,18 +12,16 @@ int verify(const std::string& path) {
   const std::string tag_dir = resolve_tag_dir(path);
   const Metadata meta = read_metadata(tag_dir);
   std::cout << tag_dir << "/" << kMetadataFile << ": ok\n";
-  // One buffer for the largest block of any rank: memory is bounded by a block, not the model.
-  uint64_t largest = 0;
-  for (const RankInfo& r : meta.ranks) {
-    for (const Range& range : r.ranges) largest = std::max(largest, range.count);
-  }
-  std::vector<float> buffer(largest);
+  // One buffer, as large as the largest block: memory is bounded by a block, not the model. It
+  // grows only once a reader has checked the file holds the blocks the metadata claims.
+  std::vector<float> buffer;
   int failed = 0;
   for (size_t rank = 0; rank < meta.ranks.size(); ++rank) {
     const std::string file = tag_dir + "/" + meta.ranks[rank].file;
     try {
       const ShardReader reader(file, meta, static_cast<int>(rank));
       const auto ranges = static_cast<uint32_t>(meta.ranks[rank].ranges.size());
+      for (const Range& range : meta.ranks[rank].ranges) buffer.resize(std::max<size_t>(buffer.size(), range.count));
       for (uint32_t range = 0; range < ranges; ++range) {
         for (uint32_t slot = 0; slot < meta.slots.size(); ++slot) reader.read_block(range, slot, buffer.data());
       }
