@@ -142,6 +142,19 @@ def test_consolidate(args):
     run([args.tool, "consolidate", os.path.join(ckpt, TAG), full, "--optimizer"])
     check(check_consolidated(full, optimizer=True) == 15, "fifteen tensors")
     check(not os.path.exists(out + ".tmp") and not os.path.exists(full + ".tmp"), "a .tmp file was left behind")
+    # Metadata whose ranks leave part of a parameter out: an error before anything is read.
+    meta_path = os.path.join(ckpt, TAG, "metadata.json")
+    with open(meta_path) as f:
+        meta = json.load(f)
+    param, offset, count = meta["ranks"][1]["ranges"].pop(0)
+    meta["ranks"][1]["data_bytes"] -= count * 4 * len(SLOTS)
+    with open(meta_path, "w") as f:
+        json.dump(meta, f)
+    os.remove(out)
+    text = run([args.tool, "consolidate", ckpt, out], expect_rc=1)
+    check(f"{meta_path}: parameter layer{param}.weight: elements from {offset} on are in no rank's file" in text,
+          "consolidate names the uncovered elements")
+    check(not os.path.exists(out), "a failed consolidate left a file")
 
 
 def flip_bit(path, offset):
