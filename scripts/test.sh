@@ -11,7 +11,7 @@ export OPENBLAS_NUM_THREADS=1
 # A test that fails is run once more (a catalogue case once failed within 0.03 s in a -j 2 run and
 # passed every rerun; the cause was not found); one that fails twice fails the run.
 ctest --test-dir "$root/build" --output-on-failure --timeout 600 -j 2 --repeat until-pass:2
-"$root/scripts/fuzz.sh" "$root/build-fuzz"  # the manifest reader under libFuzzer for 60 s (clang)
+"$root/scripts/fuzz.sh" "$root/build-fuzz"  # the manifest and checkpoint readers under libFuzzer, 60 s each (clang)
 
 # Open MPI keeps process-lifetime allocations that LeakSanitizer would report as leaks.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1

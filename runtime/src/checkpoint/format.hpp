@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace strata::ckpt {
@@ -66,8 +67,8 @@ std::string shard_file_name(int rank);
 uint64_t data_bytes(const std::vector<Range>& ranges, size_t slots);
 
 // Parses and checks metadata text read from `path` (for messages): a JSON object whose
-// format_version is at most kFormatVersion ("written by a newer Strata: format_version 2, this
-// reader knows 1"), whose params, slots and ranks are well formed (names unique, ranges inside
+// format_version is at most kFormatVersion ("PATH: format_version 2 is newer than this reader (1):
+// written by a newer Strata"), whose params, slots and ranks are well formed (names unique, ranges inside
 // their parameter, every rank's file named, data_bytes consistent with its ranges). Throws
 // strata::rt::Error (STRATA_ERR_INVALID_ARGUMENT) naming the path and the key. Never crashes on
 // any input (fuzzed).
@@ -90,8 +91,9 @@ struct BlockEntry {
 // bytes (N large enough to hold the index; parse_shard_index says how many it needs through
 // `needed` when tail is too short, returning false). Checks the trailer magic, the index checksum,
 // and that the blocks are exactly the data layout `rank` and `slots` imply (in order, no gaps,
-// inside the file). Throws strata::rt::Error naming `path`: "truncated (no trailer)", "index
-// checksum mismatch", ... Never crashes on any input (fuzzed).
+// inside the file, the file exactly header + data_bytes + index + trailer long). Throws
+// strata::rt::Error naming `path`: "truncated: N bytes, no trailer (...)", "index checksum
+// mismatch: ...", ... Never crashes on any input (fuzzed).
 bool parse_shard_index(std::span<const uint8_t> tail, uint64_t file_size, const RankInfo& rank,
                        int rank_number, size_t slots, const std::string& path,
                        std::vector<BlockEntry>* blocks, uint64_t* needed);
@@ -99,6 +101,10 @@ bool parse_shard_index(std::span<const uint8_t> tail, uint64_t file_size, const 
 // Writes one rank's shard file: header, then blocks in data order, then the index and trailer;
 // finish() fsyncs and closes. Throws strata::rt::Error naming the path and errno on any failure
 // (a full drive). The block checksums are computed as the bytes go out.
+// Test hook: with STRATA_TEST_SAVE_PAUSE_AFTER_BYTES=N in the environment (read once per writer),
+// the writer stops once the process's shard writers have written exactly N bytes in all (so a
+// test can let a job's first saves complete and stop a later one), fsyncs them, writes "strata test hook:
+// paused writing PATH" to stderr and sleeps forever (crash tests SIGKILL it there).
 class ShardWriter {
  public:
   ShardWriter(const std::string& path, int rank);
@@ -112,15 +118,19 @@ class ShardWriter {
 
  private:
   void write_all(const void* data, uint64_t bytes);
+  void pause_for_test();
   std::string path_;
   int rank_ = 0;
   int fd_ = -1;
   uint64_t offset_ = 0;
+  // STRATA_TEST_SAVE_PAUSE_AFTER_BYTES, read once: 0 = off, else pause once offset_ reaches it.
+  uint64_t pause_after_ = 0;
   std::vector<BlockEntry> blocks_;
 };
 
 // Reads one rank's shard file: opens it, checks the header and index against the metadata (a
 // missing file, a truncated one, another rank's, a corrupt index: errors naming the file).
+// `meta` must outlive the reader.
 class ShardReader {
  public:
   ShardReader(const std::string& path, const Metadata& meta, int rank);
