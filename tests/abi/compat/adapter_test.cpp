@@ -9,6 +9,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <strata/plugin.hpp>
 
 #include <dlfcn.h>
 
@@ -177,7 +178,7 @@ void run_sgd(const std::string& plugin, const std::string& built_with) {
   Shards s;
   const std::vector<float> before = s.master;
   ASSERT_EQ(ops.init_state(self, s.list.data(), s.list.size(), &err), STRATA_OK) << err.message;
-  const strata_step_args step{sizeof(strata_step_args), 1, 0.5, 2.0};
+  const strata_step_args step = strata::sdk::make_step_args(1, 0.5, 2.0);
   ASSERT_EQ(ops.step(self, s.list.data(), s.list.size(), &step, &err), STRATA_OK) << err.message;
   for (size_t i = 0; i < before.size(); ++i) {
     EXPECT_FLOAT_EQ(s.master[i], before[i] - 0.5f * s.grad[i]) << "element " << i;
