@@ -247,36 +247,38 @@ template <class ShardElements>
 const strata_state_io_args& check_state_io(const strata_state_io_args* args, const char* call,
                                            size_t shards, uint32_t slots,
                                            const ShardElements& shard_elements) {
-  const std::string c(call);
-  if (args == nullptr) fail(STRATA_ERR_INVALID_ARGUMENT, c + ": args is NULL");
+  // Messages are built only on failure: read_state is the checkpoint's pause, called per range.
+  const auto where = [&] {
+    return std::string(call) + ": shard " + std::to_string(args->shard) + " slot " +
+           std::to_string(args->slot);
+  };
+  if (args == nullptr) fail(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": args is NULL");
   if (!STRATA_STRUCT_HAS(args, strata_state_io_args, data)) {
-    fail(STRATA_ERR_ABI, c + ": args struct_size " + std::to_string(args->struct_size) +
-                             " is too small to hold data (" +
+    fail(STRATA_ERR_ABI, std::string(call) + ": args struct_size " +
+                             std::to_string(args->struct_size) + " is too small to hold data (" +
                              std::to_string(offsetof(strata_state_io_args, data) + sizeof(float*)) +
                              ")");
   }
   if (args->shard >= shards) {
-    fail(STRATA_ERR_INVALID_ARGUMENT, c + ": shard " + std::to_string(args->shard) +
+    fail(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": shard " +
+                                          std::to_string(args->shard) +
                                           " out of range: init_state had " +
                                           std::to_string(shards) + " shards");
   }
   if (args->slot >= slots) {
-    fail(STRATA_ERR_INVALID_ARGUMENT,
-         c + ": shard " + std::to_string(args->shard) + " slot " + std::to_string(args->slot) +
-             " out of range: the optimizer keeps " + std::to_string(slots) + " slots");
+    fail(STRATA_ERR_INVALID_ARGUMENT, where() + " out of range: the optimizer keeps " +
+                                          std::to_string(slots) + " slots");
   }
   const uint64_t n = static_cast<uint64_t>(shard_elements(static_cast<size_t>(args->shard)));
   if (args->first > n || args->count > n - args->first) {
     fail(STRATA_ERR_INVALID_ARGUMENT,
-         c + ": shard " + std::to_string(args->shard) + " slot " + std::to_string(args->slot) +
-             " elements [" + std::to_string(args->first) + ", " + std::to_string(args->first) +
-             " + " + std::to_string(args->count) + ") out of range: the shard has " +
-             std::to_string(n) + " elements");
+         where() + " elements [" + std::to_string(args->first) + ", " +
+             std::to_string(args->first) + " + " + std::to_string(args->count) +
+             ") out of range: the shard has " + std::to_string(n) + " elements");
   }
   if (args->data == nullptr && args->count > 0) {
-    fail(STRATA_ERR_INVALID_ARGUMENT, c + ": shard " + std::to_string(args->shard) + " slot " +
-                                          std::to_string(args->slot) + ": data is NULL with count " +
-                                          std::to_string(args->count));
+    fail(STRATA_ERR_INVALID_ARGUMENT,
+         where() + ": data is NULL with count " + std::to_string(args->count));
   }
   return *args;
 }
