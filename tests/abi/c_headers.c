@@ -35,10 +35,11 @@ static void fixture_destroy(void* self) { (void)self; }
 
 static const strata_plugin_descriptor* fixture_entry(void) { return NULL; }
 
-/* A table as a C plugin writes it, with the header's initialiser macro. */
+/* A table as a C plugin writes it, with the header's initialiser macro; the ABI 1.6 checkpoint
+ * functions (state_slots .. load_state) are NULL: not supported. */
 static const strata_offload_ops fixture_table = {
     STRATA_OPS_HEADER(strata_offload_ops, STRATA_PLUGIN_OFFLOAD), fixture_create, fixture_destroy,
-    NULL, NULL, NULL};
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 int main(void) {
   strata_offload_ops ops;
@@ -85,6 +86,18 @@ int main(void) {
   CHECK(offsetof(strata_grad_ready_args, struct_size) == 0);
   CHECK(offsetof(strata_group_args, struct_size) == 0);
   CHECK(offsetof(strata_micro_step_args, struct_size) == 0);
+  CHECK(offsetof(strata_state_slots, struct_size) == 0);   /* ABI 1.6 */
+  CHECK(offsetof(strata_state_io_args, struct_size) == 0); /* ABI 1.6 */
+  /* ABI 1.6: a reader handed a 1.5 step args struct sees no lr, momentum or beta2. */
+  {
+    strata_step_args step_args;
+    memset(&step_args, 0, sizeof step_args);
+    step_args.struct_size = offsetof(strata_step_args, lr);
+    CHECK(STRATA_STRUCT_HAS(&step_args, strata_step_args, lr_factor));
+    CHECK(!STRATA_STRUCT_HAS(&step_args, strata_step_args, lr));
+    CHECK(!STRATA_STRUCT_HAS(&step_args, strata_step_args, momentum));
+    CHECK(!STRATA_STRUCT_HAS(&step_args, strata_step_args, beta2));
+  }
   /* ABI 1.3: every ops table starts with a strata_ops_header, which starts with struct_size. */
   CHECK(offsetof(strata_ops_header, struct_size) == 0);
   CHECK(offsetof(strata_comm_ops, header) == 0);
@@ -102,6 +115,7 @@ int main(void) {
   CHECK(fixture_table.header.abi_minor == STRATA_ABI_MINOR);
   CHECK(fixture_table.header.kind == STRATA_PLUGIN_OFFLOAD && fixture_table.header.reserved == 0);
   CHECK(fixture_table.create == fixture_create && fixture_table.step == NULL);
+  CHECK(fixture_table.state_slots == NULL && fixture_table.load_state == NULL);
 
   /* Values that are part of the ABI and must never be renumbered. */
   CHECK(STRATA_OK == 0 && STRATA_ERR_INVALID_ARGUMENT == 1 && STRATA_ERR_ABI == 8);

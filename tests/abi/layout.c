@@ -41,7 +41,7 @@ _Static_assert(sizeof(int) == 4, "4-byte enums and int");
 /* Constants the layout and the loader rely on. STRATA_ABI_MINOR grows; the rest never change. */
 PIN_VALUE(STRATA_ABI_MAJOR, 1);
 PIN_VALUE(STRATA_ABI_MINOR_TABLES, 3);
-_Static_assert(STRATA_ABI_MINOR >= 4, "STRATA_ABI_MINOR only grows");
+_Static_assert(STRATA_ABI_MINOR >= 6, "STRATA_ABI_MINOR only grows");
 PIN_VALUE(STRATA_ERROR_MESSAGE_MAX, 1024);
 PIN_VALUE(STRATA_GATHER_FOR_BACKWARD, 1u);
 PIN_VALUE(STRATA_API_VERSION_MAJOR, 1);
@@ -240,7 +240,7 @@ PIN_FIELD(strata_grad_stats, nonfinite, 8, 4);
 PIN_FIELD(strata_grad_stats, sum_sq, 16, 8);
 
 /* strata_precision_ops */
-PIN_STRUCT(strata_precision_ops, 80, 8);
+PIN_STRUCT(strata_precision_ops, 96, 8);
 PIN_FIELD(strata_precision_ops, header, 0, 24);
 PIN_FIELD(strata_precision_ops, create, 24, 8);
 PIN_FIELD(strata_precision_ops, destroy, 32, 8);
@@ -249,29 +249,56 @@ PIN_FIELD(strata_precision_ops, loss_scale, 48, 8);
 PIN_FIELD(strata_precision_ops, grad_stats, 56, 8);
 PIN_FIELD(strata_precision_ops, update, 64, 8);
 PIN_FIELD(strata_precision_ops, cast, 72, 8);
+PIN_FIELD(strata_precision_ops, save_state, 80, 8); /* ABI 1.6 */
+PIN_FIELD(strata_precision_ops, load_state, 88, 8);
 
 /* strata_offload_caps */
-PIN_STRUCT(strata_offload_caps, 32, 8);
+PIN_STRUCT(strata_offload_caps, 48, 8);
 PIN_FIELD(strata_offload_caps, struct_size, 0, 8);
 PIN_FIELD(strata_offload_caps, device_type, 8, 4);
 PIN_FIELD(strata_offload_caps, optimizer, 16, 8);
 PIN_FIELD(strata_offload_caps, writes_model_copy, 24, 4);
+PIN_FIELD(strata_offload_caps, lr, 32, 8); /* ABI 1.6 */
+PIN_FIELD(strata_offload_caps, momentum, 40, 8);
 
 /* strata_step_args */
-PIN_STRUCT(strata_step_args, 32, 8);
+PIN_STRUCT(strata_step_args, 56, 8);
 PIN_FIELD(strata_step_args, struct_size, 0, 8);
 PIN_FIELD(strata_step_args, step, 8, 8);
 PIN_FIELD(strata_step_args, grad_scale, 16, 8);
 PIN_FIELD(strata_step_args, lr_factor, 24, 8);
+PIN_FIELD(strata_step_args, lr, 32, 8); /* ABI 1.6 */
+PIN_FIELD(strata_step_args, momentum, 40, 8);
+PIN_FIELD(strata_step_args, beta2, 48, 8);
+
+/* strata_state_slots (ABI 1.6) */
+PIN_STRUCT(strata_state_slots, 24, 8);
+PIN_FIELD(strata_state_slots, struct_size, 0, 8);
+PIN_FIELD(strata_state_slots, count, 8, 4);
+PIN_FIELD(strata_state_slots, names, 16, 8);
+
+/* strata_state_io_args (ABI 1.6) */
+PIN_STRUCT(strata_state_io_args, 40, 8);
+PIN_FIELD(strata_state_io_args, struct_size, 0, 8);
+PIN_FIELD(strata_state_io_args, shard, 8, 4);
+PIN_FIELD(strata_state_io_args, slot, 12, 4);
+PIN_FIELD(strata_state_io_args, first, 16, 8);
+PIN_FIELD(strata_state_io_args, count, 24, 8);
+PIN_FIELD(strata_state_io_args, data, 32, 8);
 
 /* strata_offload_ops */
-PIN_STRUCT(strata_offload_ops, 64, 8);
+PIN_STRUCT(strata_offload_ops, 104, 8);
 PIN_FIELD(strata_offload_ops, header, 0, 24);
 PIN_FIELD(strata_offload_ops, create, 24, 8);
 PIN_FIELD(strata_offload_ops, destroy, 32, 8);
 PIN_FIELD(strata_offload_ops, query, 40, 8);
 PIN_FIELD(strata_offload_ops, init_state, 48, 8);
 PIN_FIELD(strata_offload_ops, step, 56, 8);
+PIN_FIELD(strata_offload_ops, state_slots, 64, 8); /* ABI 1.6 */
+PIN_FIELD(strata_offload_ops, read_state, 72, 8);
+PIN_FIELD(strata_offload_ops, write_state, 80, 8);
+PIN_FIELD(strata_offload_ops, save_state, 88, 8);
+PIN_FIELD(strata_offload_ops, load_state, 96, 8);
 
 /* strata_create_options */
 PIN_STRUCT(strata_create_options, 40, 8);

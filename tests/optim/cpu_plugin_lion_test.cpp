@@ -53,7 +53,7 @@ Errors run_against_reference(const std::string& config, const LionSettings& sett
         ref_grad[k++] = static_cast<double>(g) * grad_scale;
       }
     }
-    strata_step_args args{sizeof(strata_step_args), t, grad_scale, lr_factor};
+    strata_step_args args = sdk::make_step_args(t, grad_scale, lr_factor);
     EXPECT_EQ(opt.ops().step(opt.self(), shards.data(), shards.size(), &args, &err), STRATA_OK)
         << err.message;
     ref.step(ref_param, ref_grad, lr_factor);

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -194,6 +195,47 @@ TEST(LossScaler, HistoryKeepsTheLastSixteenUpdates) {
   const std::string text = scaler.history_text();
   EXPECT_EQ(text.rfind("(10, 16, ok) (11, 16, ok)", 0), 0u) << text;
   EXPECT_NE(text.find("(24, 2, overflow) (25, 1, overflow)"), std::string::npos) << text;
+}
+
+// A checkpoint's view (ABI 1.6): state() restored into a fresh scaler mid-sequence continues
+// exactly as the original, consecutive hysteresis or not; bad values are refused untouched.
+TEST(LossScalerState, RestoredMidSequenceContinuesIdentically) {
+  const std::string steps = "..O.O...OO.....O.O.O....OOO......";
+  for (bool consecutive : {false, true}) {
+    const LossScalerConfig config = dynamic(256.0, 3, 3, consecutive, 1.0);
+    for (size_t cut = 0; cut <= steps.size(); cut += 4) {
+      LossScaler whole(config);
+      for (size_t i = 0; i < cut; ++i) whole.update(steps[i] == 'O');
+      LossScaler resumed(config);
+      resumed.restore(whole.state());
+      EXPECT_EQ(resumed.history_text(), whole.history_text());
+      for (size_t i = cut; i < steps.size(); ++i) {
+        const ScaleChange a = whole.update(steps[i] == 'O');
+        const ScaleChange b = resumed.update(steps[i] == 'O');
+        ASSERT_EQ(a, b) << "update " << i + 1 << " after a cut at " << cut;
+        ASSERT_EQ(resumed.scale(), whole.scale()) << "update " << i + 1;
+        ASSERT_EQ(resumed.hysteresis_left(), whole.hysteresis_left()) << "update " << i + 1;
+      }
+      EXPECT_EQ(resumed.steps(), whole.steps());
+    }
+  }
+}
+
+TEST(LossScalerState, RestoreRefusesValuesUpdateCannotContinueFrom) {
+  LossScaler scaler(dynamic(256.0, 3, 2, false, 1.0));
+  scaler.update(true);
+  const std::string before = scaler.history_text();
+  LossScalerState bad = scaler.state();
+  bad.scale = 0.0;
+  EXPECT_THROW(scaler.restore(bad), std::invalid_argument);
+  bad = scaler.state();
+  bad.hysteresis = 0;
+  EXPECT_THROW(scaler.restore(bad), std::invalid_argument);
+  bad = scaler.state();
+  bad.last_overflow = bad.iteration;
+  EXPECT_THROW(scaler.restore(bad), std::invalid_argument);
+  EXPECT_EQ(scaler.history_text(), before);
+  EXPECT_EQ(scaler.hysteresis_left(), 1);
 }
 
 }  // namespace

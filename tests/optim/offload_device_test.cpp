@@ -76,7 +76,7 @@ std::vector<std::vector<float>> train(const std::string& config, int steps) {
     for (size_t i = 0; i < shards.size(); ++i) {
       for (float& g : shards.grad(i)) g = normal(rng);
     }
-    const strata_step_args args{sizeof(strata_step_args), static_cast<uint64_t>(t), 0.5, 1.0};
+    const strata_step_args args = sdk::make_step_args(static_cast<uint64_t>(t), 0.5, 1.0);
     EXPECT_EQ(opt.ops().step(opt.self(), shards.data(), shards.size(), &args, &err), STRATA_OK)
         << err.message;
   }
@@ -319,7 +319,7 @@ TEST_P(OffloadModelCopy, WritesTheRoundedMastersWhereTheShardsSay) {
   ASSERT_EQ(opt.ops().init_state(opt.self(), list.data(), list.size(), &err), STRATA_OK)
       << err.message;
   for (uint64_t t = 1; t <= 3; ++t) {
-    const strata_step_args args{sizeof(strata_step_args), t, 1.0, 1.0};
+    const strata_step_args args = sdk::make_step_args(t, 1.0, 1.0);
     ASSERT_EQ(opt.ops().step(opt.self(), list.data(), list.size(), &args, &err), STRATA_OK)
         << err.message;
   }

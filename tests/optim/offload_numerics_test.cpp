@@ -145,7 +145,7 @@ TEST_P(OptimizerMatchesReference, ThousandStepsWithinRelativeError) {
         ref_grad[k++] = static_cast<double>(g) * grad_scale;
       }
     }
-    strata_step_args args{sizeof(strata_step_args), t, grad_scale, lr_factor};
+    strata_step_args args = sdk::make_step_args(t, grad_scale, lr_factor);
     ASSERT_EQ(opt.ops().step(opt.self(), shards.data(), shards.size(), &args, &err), STRATA_OK)
         << err.message;
     if (c.kind == Kind::sgd) {

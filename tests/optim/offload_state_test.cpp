@@ -65,7 +65,7 @@ INSTANTIATE_TEST_SUITE_P(
 class OffloadStepChecks : public ::testing::Test {
  protected:
   strata_status step(const ShardSet& shards, uint64_t t = 1) {
-    strata_step_args args{sizeof(strata_step_args), t, 1.0, 1.0};
+    strata_step_args args = sdk::make_step_args(t, 1.0, 1.0);
     return opt_.ops().step(opt_.self(), shards.data(), shards.size(), &args, &err_);
   }
   strata_status init(const ShardSet& shards) {
@@ -105,7 +105,7 @@ TEST_F(OffloadStepChecks, BadArgumentsFail) {
   EXPECT_EQ(opt_.ops().step(opt_.self(), shards.data(), shards.size(), nullptr, &err_),
             STRATA_ERR_INVALID_ARGUMENT);
   EXPECT_NE(message().find("args"), std::string::npos) << message();
-  strata_step_args args{sizeof(strata_step_args), 1, 1.0, -1.0};
+  strata_step_args args = sdk::make_step_args(1, 1.0, -1.0);
   EXPECT_EQ(opt_.ops().step(opt_.self(), shards.data(), shards.size(), &args, &err_),
             STRATA_ERR_INVALID_ARGUMENT);
   EXPECT_NE(message().find("args.lr_factor"), std::string::npos) << message();

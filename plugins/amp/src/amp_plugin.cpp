@@ -13,6 +13,7 @@
 #include "loss_scaler.hpp"
 #include "parallel.hpp"
 #include "precision_config.hpp"
+#include "scaler_state.hpp"
 
 namespace strata::amp {
 namespace {
@@ -200,6 +201,30 @@ strata_status cast(void* self, const strata_buffer* src, const strata_buffer* ds
   });
 }
 
+// ABI 1.6: the loss scaler in the checkpoint (scaler_state.hpp has the text's shape). fp32 and
+// bf16 save only their dtype, so that a load into the wrong precision is still refused.
+strata_status save_state(void* self, char* buffer, size_t capacity, size_t* length,
+                         strata_error* err) {
+  return sdk::guard(err, [&] {
+    const Instance& amp = instance(self);
+    sdk::write_state_text(save_scaler_state(amp.config, amp.scaler), buffer, capacity, length);
+  });
+}
+
+strata_status load_state(void* self, const char* json, strata_error* err) {
+  return sdk::guard(err, [&] {
+    Instance& amp = instance(self);
+    if (json == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "load_state: json is NULL");
+    for (const std::string& note : load_scaler_state(json, amp.config, amp.scaler)) {
+      if (amp.rank0) amp.host.log(STRATA_LOG_WARN, "load_state: %s", note.c_str());
+    }
+    if (amp.rank0 && amp.config.model_dtype == STRATA_F16) {
+      amp.host.log(STRATA_LOG_INFO, "fp16 loss scale resumed at %g after %llu updates",
+                   amp.scaler.scale(), static_cast<unsigned long long>(amp.scaler.steps()));
+    }
+  });
+}
+
 constexpr strata_precision_ops kOps = {
     .header = sdk::ops_header<strata_precision_ops>(),
     .create = create,
@@ -209,6 +234,8 @@ constexpr strata_precision_ops kOps = {
     .grad_stats = grad_stats,
     .update = update,
     .cast = cast,
+    .save_state = save_state,
+    .load_state = load_state,
 };
 
 

@@ -1,7 +1,10 @@
 #include "loss_scaler.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 
 namespace strata::amp {
 
@@ -53,6 +56,37 @@ void LossScaler::remember(bool overflow) {
     history_[next_] = record;
     next_ = (next_ + 1) % kHistory;
   }
+}
+
+LossScalerState LossScaler::state() const {
+  return {scale_, hysteresis_, iteration_, last_overflow_, history()};
+}
+
+void LossScaler::restore(const LossScalerState& state) {
+  if (!std::isfinite(state.scale) || state.scale <= 0.0) {
+    throw std::invalid_argument("scale: expected a finite number > 0, got " +
+                                std::to_string(state.scale));
+  }
+  if (dynamic_ && state.hysteresis < 1) {
+    throw std::invalid_argument("hysteresis: expected >= 1, got " +
+                                std::to_string(state.hysteresis));
+  }
+  if (state.iteration < 0) {
+    throw std::invalid_argument("iteration: expected >= 0, got " +
+                                std::to_string(state.iteration));
+  }
+  if (state.last_overflow < -1 || state.last_overflow >= state.iteration) {
+    throw std::invalid_argument("last_overflow: expected -1 or an iteration below " +
+                                std::to_string(state.iteration) + ", got " +
+                                std::to_string(state.last_overflow));
+  }
+  scale_ = state.scale;
+  hysteresis_ = state.hysteresis;
+  iteration_ = state.iteration;
+  last_overflow_ = state.last_overflow;
+  const size_t keep = std::min(state.history.size(), kHistory);
+  history_.assign(state.history.end() - static_cast<std::ptrdiff_t>(keep), state.history.end());
+  next_ = 0;
 }
 
 std::vector<ScaleRecord> LossScaler::history() const {

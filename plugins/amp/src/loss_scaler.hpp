@@ -36,6 +36,16 @@ struct ScaleRecord {
   bool overflow;
 };
 
+// Everything update() reads and writes besides the config: what a checkpoint saves so that a
+// resumed run scales exactly as an uninterrupted one (scaler_state.cpp writes it as JSON).
+struct LossScalerState {
+  double scale = 0.0;
+  int64_t hysteresis = 0;      // DeepSpeed's cur_hysteresis
+  int64_t iteration = 0;       // DeepSpeed's cur_iter
+  int64_t last_overflow = -1;  // DeepSpeed's last_overflow_iter
+  std::vector<ScaleRecord> history;  // oldest first, at most kHistory (for messages only)
+};
+
 class LossScaler {
  public:
   static constexpr std::size_t kHistory = 16;
@@ -50,6 +60,12 @@ class LossScaler {
   // Once per optimizer step, skipped or not. After at_minimum the state is as before the call
   // (as when DeepSpeed's exception leaves update_scale), except that the history records it.
   ScaleChange update(bool overflow);
+
+  const LossScalerConfig& config() const { return config_; }
+  LossScalerState state() const;
+  // Replaces the counters and scale with a saved state; the config stays this scaler's. Throws
+  // std::invalid_argument naming the field for values update() could not continue from.
+  void restore(const LossScalerState& state);
 
   // The last kHistory updates, oldest first.
   std::vector<ScaleRecord> history() const;

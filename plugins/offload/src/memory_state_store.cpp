@@ -41,6 +41,19 @@ class MemoryStore final : public StateStore {
 
   void for_each_piece(const Visitor& visit) override { visit(slices_); }
 
+  // A plain memcpy: the runtime's checkpoint pause is this copy.
+  void copy_range(Direction direction, size_t shard, size_t slot, uint64_t first, uint64_t count,
+                  float* data) override {
+    if (count == 0) return;
+    const StateSlice& s = slices_[shard];
+    float* at = s.state + slot * s.count + first;
+    if (direction == Direction::read) {
+      std::memcpy(data, at, count * sizeof(float));
+    } else {
+      std::memcpy(at, data, count * sizeof(float));
+    }
+  }
+
   std::string describe() const override {
     return "host memory, " + format_bytes(bytes_) + (pinned_ ? " pinned" : " pageable");
   }

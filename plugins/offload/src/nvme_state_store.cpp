@@ -12,6 +12,11 @@
 // wait until piece p's state is in memory (index p); "nvme_write" for each write-back issued
 // (index p) and for the final wait for the write-backs (index -1). With io_uring the issuing is
 // quick and the waits show what the step did not hide; synchronous I/O happens as it is issued.
+//
+// Checkpoints (copy_range) go through the same queue and buffer 0, between steps when no buffer
+// is in use: the file is the state's only copy then, so a range written there is what the next
+// step reads. Each run of the range within one piece moves as the 4 KiB blocks around it
+// (O_DIRECT wants aligned transfers), read-modify-write for a write that covers part of a block.
 #include <algorithm>
 #include <cstring>
 
@@ -26,6 +31,12 @@ uint64_t round_up(uint64_t x, uint64_t to) { return (x + to - 1) / to * to; }
 
 // io_uring transfers take 32-bit lengths; pieces stay well below that.
 constexpr uint64_t kMaxPieceBytes = uint64_t{1} << 30;
+
+// One shard's slice within a piece, for finding a shard's elements in the file.
+struct Run {
+  size_t piece;
+  size_t slice;  // index into that piece's slices
+};
 
 struct Piece {
   uint64_t offset;  // in the file
@@ -125,6 +136,31 @@ class NvmeStore final : public StateStore {
     }
   }
 
+  void copy_range(Direction direction, size_t shard, size_t slot, uint64_t first, uint64_t count,
+                  float* data) override {
+    if (count == 0) return;
+    const std::vector<Run>& runs = shard_runs_[shard];
+    // The first run holding element `first` (runs are in element order; empty ones end at 0).
+    auto run = std::partition_point(runs.begin(), runs.end(), [&](const Run& r) {
+      const StateSlice& s = pieces_[r.piece].slices[r.slice];
+      return s.begin + s.count <= first;
+    });
+    try {
+      for (uint64_t done = 0; done < count; ++run) {
+        const Piece& piece = pieces_[run->piece];
+        const StateSlice& s = piece.slices[run->slice];
+        const uint64_t from = first + done;
+        const uint64_t take = std::min(count - done, s.begin + s.count - from);
+        const uint64_t at = piece.state_offsets[run->slice] + slot * s.count + (from - s.begin);
+        transfer(direction, piece, at * sizeof(float), take * sizeof(float), data + done);
+        done += take;
+      }
+    } catch (...) {
+      queue_->drain();
+      throw;
+    }
+  }
+
   std::string describe() const override {
     if (pieces_.empty()) return "nothing on disk (the optimizer keeps no state)";
     return format_bytes(file_.size()) + " in " + file_.dir() + " (" +
@@ -147,6 +183,27 @@ class NvmeStore final : public StateStore {
     }
   }
 
+  // Moves `bytes` at byte `at` of `piece`'s slot between `data` and the file, through buffer 0
+  // and the 4 KiB blocks that hold them (inside the piece's transfer: it is block-aligned).
+  void transfer(Direction direction, const Piece& piece, uint64_t at, uint64_t bytes,
+                float* data) {
+    const uint64_t lo = at / kDirectAlignment * kDirectAlignment;
+    const uint64_t hi = round_up(at + bytes, kDirectAlignment);
+    char* buffer = static_cast<char*>(buffers_[0]);
+    const bool whole = direction == Direction::write && lo == at && hi == at + bytes;
+    if (!whole) {  // a write covering whole blocks need not read them first
+      queue_->read(0, buffer, hi - lo, piece.offset + lo);
+      queue_->wait(0);
+    }
+    if (direction == Direction::read) {
+      std::memcpy(data, buffer + (at - lo), bytes);
+      return;
+    }
+    std::memcpy(buffer + (at - lo), data, bytes);
+    queue_->write(0, buffer, hi - lo, piece.offset + lo);
+    queue_->wait(0);
+  }
+
   unsigned tag(size_t piece) const { return static_cast<unsigned>(piece % buffers_.size()); }
 
   // Walks the shards in order, cutting every piece_elements_ elements; piece p's slot starts at
@@ -161,11 +218,13 @@ class NvmeStore final : public StateStore {
       piece = Piece{pieces_.size() * slot, 0, {}, {}};
       in_piece = 0;
     };
+    shard_runs_.assign(layout.shard_counts.size(), {});
     for (size_t s = 0; s < layout.shard_counts.size(); ++s) {
       uint64_t begin = 0;
       const uint64_t count = layout.shard_counts[s];
       while (begin < count) {
         const uint64_t take = std::min(count - begin, piece_elements_ - in_piece);
+        shard_runs_[s].push_back({pieces_.size(), piece.slices.size()});
         piece.slices.push_back({s, begin, take, nullptr});
         piece.state_offsets.push_back(in_piece * per);
         begin += take;
@@ -205,6 +264,7 @@ class NvmeStore final : public StateStore {
   uint64_t slot_bytes_ = 0;
   bool pinned_ = false;
   std::vector<Piece> pieces_;
+  std::vector<std::vector<Run>> shard_runs_;  // per shard, its non-empty runs in element order
   std::vector<void*> buffers_;
   std::unique_ptr<IoQueue> queue_;
   bool accounted_ = false;

@@ -56,6 +56,10 @@ strata_status query(void* self, strata_offload_caps* caps, strata_error* err) {
     if (STRATA_STRUCT_HAS(caps, strata_offload_caps, writes_model_copy)) {
       caps->writes_model_copy = opt.writes_model_copy() ? 1 : 0;
     }
+    if (STRATA_STRUCT_HAS(caps, strata_offload_caps, lr)) caps->lr = opt.configured_lr();
+    if (STRATA_STRUCT_HAS(caps, strata_offload_caps, momentum)) {
+      caps->momentum = opt.configured_momentum();
+    }
   });
 }
 
@@ -76,6 +80,30 @@ strata_status step(void* self, const strata_shard* shards, size_t count,
   });
 }
 
+// ABI 1.6: checkpoints. The state is per element only: the step count comes with every step's
+// args, so there is no save_state/load_state.
+strata_status state_slots(void* self, strata_state_slots* slots, strata_error* err) {
+  return sdk::guard(err, [&] {
+    const Optimizer& opt = instance(self);
+    if (slots == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "slots: NULL");
+    const std::span<const char* const> names = opt.slot_names();
+    if (STRATA_STRUCT_HAS(slots, strata_state_slots, count)) {
+      slots->count = static_cast<uint32_t>(names.size());
+    }
+    if (STRATA_STRUCT_HAS(slots, strata_state_slots, names)) {
+      slots->names = names.empty() ? nullptr : names.data();
+    }
+  });
+}
+
+strata_status read_state(void* self, const strata_state_io_args* args, strata_error* err) {
+  return sdk::guard(err, [&] { instance(self).read_state(args); });
+}
+
+strata_status write_state(void* self, const strata_state_io_args* args, strata_error* err) {
+  return sdk::guard(err, [&] { instance(self).write_state(args); });
+}
+
 constexpr strata_offload_ops kOps = {
     .header = sdk::ops_header<strata_offload_ops>(),
     .create = create,
@@ -83,6 +111,11 @@ constexpr strata_offload_ops kOps = {
     .query = query,
     .init_state = init_state,
     .step = step,
+    .state_slots = state_slots,
+    .read_state = read_state,
+    .write_state = write_state,
+    .save_state = nullptr,
+    .load_state = nullptr,
 };
 
 }  // namespace

@@ -93,6 +93,7 @@ void Optimizer::init_state(std::span<const strata_shard> shards) {
   master_bytes_ = elements * sizeof(float);
   initialized_ = true;
   stepped_ = false;
+  state_written_ = false;
 }
 
 void Optimizer::check_same_shards(std::span<const strata_shard> shards) const {
@@ -115,8 +116,7 @@ void Optimizer::check_same_shards(std::span<const strata_shard> shards) const {
   }
 }
 
-void Optimizer::step(std::span<const strata_shard> shards, const strata_step_args& args) {
-  const sdk::TraceScope span(tracer_, "optimizer", -1, master_bytes_);
+Optimizer::StepScalars Optimizer::resolve(const strata_step_args& args) const {
   if (args.struct_size < offsetof(strata_step_args, step) + sizeof(args.step)) {
     invalid("args.struct_size: too small to hold the step count");
   }
@@ -130,46 +130,79 @@ void Optimizer::step(std::span<const strata_shard> shards, const strata_step_arg
     invalid("args.lr_factor: expected a non-negative finite number, got " +
             std::to_string(lr_factor));
   }
+  const double lr = sdk::step_lr(args, configured_lr());
+  if (!std::isfinite(lr) || lr < 0) {
+    invalid("args.lr: expected a non-negative finite number (or NaN for the configured " +
+            std::to_string(configured_lr()) + "), got " + std::to_string(lr));
+  }
+  double momentum = config_.kind == OptimizerKind::sgd ? config_.sgd.momentum : configured_momentum();
+  momentum = sdk::step_momentum(args, momentum);
+  if (config_.kind == OptimizerKind::sgd) {
+    if (!std::isfinite(momentum) || momentum < 0) {
+      invalid("args.momentum: expected SGD's momentum, a non-negative finite number, got " +
+              std::to_string(momentum));
+    }
+    if (momentum > 0 && state_floats_per_element() == 0) {
+      invalid("args.momentum: " + std::to_string(momentum) +
+              ", but SGD was configured without momentum and keeps no momentum buffer");
+    }
+  } else if (!(momentum >= 0 && momentum < 1)) {
+    invalid("args.momentum: expected beta1 in [0, 1), got " + std::to_string(momentum));
+  }
+  double beta2 = 0.0;
+  if (config_.kind == OptimizerKind::lion) beta2 = sdk::step_beta2(args, config_.lion.beta2);
+  if (config_.kind == OptimizerKind::adam || config_.kind == OptimizerKind::adamw) {
+    beta2 = sdk::step_beta2(args, config_.adam.beta2);
+  }
+  if (!(beta2 >= 0 && beta2 < 1)) {
+    invalid("args.beta2: expected beta2 in [0, 1), got " + std::to_string(beta2));
+  }
+  const bool buffer_live = stepped_ || (state_written_ && args.step > 1);
+  return {args.step, grad_scale, lr * lr_factor, momentum, beta2, buffer_live};
+}
+
+void Optimizer::step(std::span<const strata_shard> shards, const strata_step_args& args) {
+  const sdk::TraceScope span(tracer_, "optimizer", -1, master_bytes_);
+  const StepScalars k = resolve(args);
   check_same_shards(shards);
-  store_->for_each_piece([&](std::span<const StateSlice> slices) {
-    step_piece(shards, slices, args.step, grad_scale, lr_factor);
-  });
-  stepped_ = true;
+  store_->for_each_piece(
+      [&](std::span<const StateSlice> slices) { step_piece(shards, slices, k); });
+  // SGD with momentum 0 this step leaves its buffer as it was (torch skips it).
+  if (config_.kind != OptimizerKind::sgd || k.momentum > 0) stepped_ = true;
 }
 
 void Optimizer::step_piece(std::span<const strata_shard> shards,
-                           std::span<const StateSlice> slices, uint64_t step, double grad_scale,
-                           double lr_factor) {
+                           std::span<const StateSlice> slices, const StepScalars& k) {
   switch (config_.kind) {
     case OptimizerKind::sgd:
-      step_sgd(shards, slices, grad_scale, lr_factor);
+      step_sgd(shards, slices, k);
       break;
     case OptimizerKind::adam:
     case OptimizerKind::adamw:
-      step_adam(shards, slices, step, grad_scale, lr_factor);
+      step_adam(shards, slices, k);
       break;
     case OptimizerKind::lion:
-      step_lion(shards, slices, grad_scale, lr_factor);
+      step_lion(shards, slices, k);
       break;
   }
 }
 
 void Optimizer::step_sgd(std::span<const strata_shard> shards,
-                         std::span<const StateSlice> slices, double grad_scale, double lr_factor) {
+                         std::span<const StateSlice> slices, const StepScalars& k) {
   const SgdConfig& c = config_.sgd;
   SgdScalars s{};
-  s.lr = static_cast<float>(c.lr * lr_factor);
-  s.grad_scale = static_cast<float>(grad_scale);
+  s.lr = static_cast<float>(k.lr);
+  s.grad_scale = static_cast<float>(k.grad_scale);
   s.weight_decay = static_cast<float>(c.weight_decay);
-  s.buf_keep = stepped_ ? static_cast<float>(c.momentum) : 0.0f;
-  s.grad_keep = stepped_ ? static_cast<float>(1.0 - c.dampening) : 1.0f;
-  s.momentum = static_cast<float>(c.momentum);
+  s.buf_keep = k.buffer_live ? static_cast<float>(k.momentum) : 0.0f;
+  s.grad_keep = k.buffer_live ? static_cast<float>(1.0 - c.dampening) : 1.0f;
+  s.momentum = static_cast<float>(k.momentum);
   s.nesterov = c.nesterov;
   std::vector<SgdArrays> arrays;
   arrays.reserve(slices.size());
   for (const StateSlice& sl : slices) {
     const strata_shard& sh = shards[sl.shard];
-    float* buffer = c.momentum > 0.0 ? sl.state : nullptr;
+    float* buffer = k.momentum > 0.0 ? sl.state : nullptr;
     arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, buffer, sl.count,
                       model_copy(sh, sl.begin, config_.offload.fused_copy_out)});
   }
@@ -177,22 +210,23 @@ void Optimizer::step_sgd(std::span<const strata_shard> shards,
 }
 
 void Optimizer::step_adam(std::span<const strata_shard> shards,
-                          std::span<const StateSlice> slices, uint64_t step, double grad_scale,
-                          double lr_factor) {
+                          std::span<const StateSlice> slices, const StepScalars& k) {
   const AdamConfig& c = config_.adam;
-  const double lr = c.lr * lr_factor;
-  const double t = static_cast<double>(step);
-  // Scalars in double: 1 - beta^t loses most of its digits in float for beta2 = 0.999.
-  const double bc1 = c.bias_correction ? 1.0 - std::pow(c.beta1, t) : 1.0;
-  const double bc2 = c.bias_correction ? 1.0 - std::pow(c.beta2, t) : 1.0;
+  const double lr = k.lr;
+  const double beta1 = k.momentum;
+  const double t = static_cast<double>(k.step);
+  // Scalars in double: 1 - beta^t loses most of its digits in float for beta2 = 0.999. The bias
+  // correction uses this step's beta1, as torch and DeepSpeed do when a schedule changes it.
+  const double bc1 = c.bias_correction ? 1.0 - std::pow(beta1, t) : 1.0;
+  const double bc2 = c.bias_correction ? 1.0 - std::pow(k.beta2, t) : 1.0;
   AdamScalars s{};
-  s.grad_scale = static_cast<float>(grad_scale);
+  s.grad_scale = static_cast<float>(k.grad_scale);
   s.l2_decay = c.decoupled_weight_decay ? 0.0f : static_cast<float>(c.weight_decay);
   s.param_decay = c.decoupled_weight_decay ? static_cast<float>(lr * c.weight_decay) : 0.0f;
-  s.beta1 = static_cast<float>(c.beta1);
-  s.one_minus_beta1 = static_cast<float>(1.0 - c.beta1);
-  s.beta2 = static_cast<float>(c.beta2);
-  s.one_minus_beta2 = static_cast<float>(1.0 - c.beta2);
+  s.beta1 = static_cast<float>(beta1);
+  s.one_minus_beta1 = static_cast<float>(1.0 - beta1);
+  s.beta2 = static_cast<float>(k.beta2);
+  s.one_minus_beta2 = static_cast<float>(1.0 - k.beta2);
   s.step_size = static_cast<float>(lr / bc1);
   s.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
   s.eps = static_cast<float>(c.eps);
@@ -209,18 +243,17 @@ void Optimizer::step_adam(std::span<const strata_shard> shards,
 }
 
 void Optimizer::step_lion(std::span<const strata_shard> shards,
-                          std::span<const StateSlice> slices, double grad_scale,
-                          double lr_factor) {
+                          std::span<const StateSlice> slices, const StepScalars& k) {
   const LionConfig& c = config_.lion;
-  const double lr = c.lr * lr_factor;
+  const double lr = k.lr;
   LionScalars s{};
-  s.grad_scale = static_cast<float>(grad_scale);
+  s.grad_scale = static_cast<float>(k.grad_scale);
   s.lr = static_cast<float>(lr);
   s.param_decay = static_cast<float>(lr * c.weight_decay);
-  s.beta1 = static_cast<float>(c.beta1);
-  s.one_minus_beta1 = static_cast<float>(1.0 - c.beta1);
-  s.beta2 = static_cast<float>(c.beta2);
-  s.one_minus_beta2 = static_cast<float>(1.0 - c.beta2);
+  s.beta1 = static_cast<float>(k.momentum);
+  s.one_minus_beta1 = static_cast<float>(1.0 - k.momentum);
+  s.beta2 = static_cast<float>(k.beta2);
+  s.one_minus_beta2 = static_cast<float>(1.0 - k.beta2);
   std::vector<LionArrays> arrays;
   arrays.reserve(slices.size());
   for (const StateSlice& sl : slices) {

@@ -36,6 +36,18 @@ class Optimizer {
   // One optimizer step over the same shard list init_state saw.
   void step(std::span<const strata_shard> shards, const strata_step_args& args);
 
+  // ---- Checkpoints (ABI 1.6; optimizer_state.cpp) ----
+  // The per-element state's slot names, PyTorch's/DeepSpeed's (Adam: exp_avg, exp_avg_sq; SGD
+  // with momentum: momentum_buffer; Lion: exp_avg; plain SGD: none), in their order in the store.
+  std::span<const char* const> slot_names() const;
+  // The configured lr and momentum (Adam's and Lion's beta1, SGD's momentum; NaN for SGD without
+  // momentum: it keeps no buffer a schedule could drive), for the caps.
+  double configured_lr() const;
+  double configured_momentum() const;
+  // Copy a range of one slot of one shard out of / into the store (after init_state).
+  void read_state(const strata_state_io_args* args);
+  void write_state(const strata_state_io_args* args);
+
  private:
   // What a shard looked like at init_state.
   struct ShardShape {
@@ -44,17 +56,29 @@ class Optimizer {
     uint64_t count;
   };
 
+  // This step's scalars, resolved once from the args and the config.
+  struct StepScalars {
+    uint64_t step;
+    double grad_scale;
+    double lr;        // the step's lr (args.lr or the configured one) times lr_factor
+    double momentum;  // args.momentum or the configured one (Adam/Lion beta1, SGD momentum)
+    double beta2;     // Adam/Lion: args.beta2 or the configured one; SGD: unused
+    bool buffer_live;  // SGD: the momentum buffer holds state (else it becomes the gradient)
+  };
+
   size_t state_floats_per_element() const;
   void check_same_shards(std::span<const strata_shard> shards) const;
+  StepScalars resolve(const strata_step_args& args) const;
+  void copy_state(StateStore::Direction direction, const strata_state_io_args* args);
   // One piece of the step: these slices of these shards, their state loaded.
   void step_piece(std::span<const strata_shard> shards, std::span<const StateSlice> slices,
-                  uint64_t step, double grad_scale, double lr_factor);
+                  const StepScalars& k);
   void step_sgd(std::span<const strata_shard> shards, std::span<const StateSlice> slices,
-                double grad_scale, double lr_factor);
+                const StepScalars& k);
   void step_adam(std::span<const strata_shard> shards, std::span<const StateSlice> slices,
-                 uint64_t step, double grad_scale, double lr_factor);
+                 const StepScalars& k);
   void step_lion(std::span<const strata_shard> shards, std::span<const StateSlice> slices,
-                 double grad_scale, double lr_factor);
+                 const StepScalars& k);
 
   sdk::Host host_;
   sdk::Tracer tracer_;  // the step is an "optimizer" span on the timeline
@@ -68,6 +92,9 @@ class Optimizer {
   // SGD momentum buffers start as a copy of the first gradient (torch semantics), so we need to
   // know whether this state has been stepped yet.
   bool stepped_ = false;
+  // write_state filled the state from a checkpoint: from a step after the first, the buffer is
+  // live (a checkpoint taken before any step holds a buffer torch would not have had yet).
+  bool state_written_ = false;
 };
 
 }  // namespace strata::offload

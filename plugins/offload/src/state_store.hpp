@@ -1,6 +1,7 @@
 // Where the optimizer state lives between steps. The optimizer sees the state only through
 // for_each_piece: every element of every shard is visited exactly once per call, with its state
 // loaded in memory; what the visitor writes is kept (in place for memory, written back for files).
+// Checkpoints (ABI 1.6) read and write it by range of one slot instead: copy_range.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,15 @@ class StateStore {
   virtual void for_each_piece(const Visitor& visit) = 0;
   // For the log: "host memory, 1.5 MiB pinned", "4 pieces in /nvme/..., 2 buffers".
   virtual std::string describe() const = 0;
+
+  enum class Direction { read, write };
+  // Copies elements [first, first + count) of slot `slot` of shard `shard` out of the store into
+  // `data` (read) or from `data` into the store (write). Slot s of a run of n elements is the
+  // s-th array of n floats at the run's state (StateSlice). Between steps only; the caller has
+  // checked shard, slot and range against the layout. A write is in place when for_each_piece
+  // next hands the state over.
+  virtual void copy_range(Direction direction, size_t shard, size_t slot, uint64_t first,
+                          uint64_t count, float* data) = 0;
 };
 
 // State in host memory (device none or cpu): one zeroed allocation, one piece holding every shard.

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdarg>
 #include <cstdio>
@@ -179,6 +180,107 @@ inline strata_buffer host_buffer(void* data, uint64_t count, int32_t dtype) {
   b.dtype = dtype;
   b.device = strata_device{STRATA_DEVICE_HOST, 0};
   return b;
+}
+
+// ---- ABI 1.6: the step's learning rate and momentum, checkpoints ----
+
+// The learning rate of this step: args.lr where the runtime passed one (a 1.6 args struct) and it
+// is not NaN (NaN: "as configured"), else `configured`. The caller still multiplies by lr_factor.
+inline double step_lr(const strata_step_args& args, double configured) {
+  if (STRATA_STRUCT_HAS(&args, strata_step_args, lr) && !std::isnan(args.lr)) return args.lr;
+  return configured;
+}
+// The momentum of this step (Adam's beta1, SGD's momentum), with the same fallback as step_lr.
+inline double step_momentum(const strata_step_args& args, double configured) {
+  if (STRATA_STRUCT_HAS(&args, strata_step_args, momentum) && !std::isnan(args.momentum)) {
+    return args.momentum;
+  }
+  return configured;
+}
+
+// Adam's beta2 for this step (ABI 1.6; DeepSpeed's OneCycle pins it while it cycles beta1), with
+// the same fallback as step_lr.
+inline double step_beta2(const strata_step_args& args, double configured) {
+  if (STRATA_STRUCT_HAS(&args, strata_step_args, beta2) && !std::isnan(args.beta2)) {
+    return args.beta2;
+  }
+  return configured;
+}
+
+// A step's arguments as this header declares them, lr, momentum and beta2 "as configured" (NaN):
+// for tests and hosts that drive an offload plugin themselves.
+inline strata_step_args make_step_args(uint64_t step, double grad_scale = 1.0,
+                                       double lr_factor = 1.0) {
+  strata_step_args a{};
+  a.struct_size = sizeof(a);
+  a.step = step;
+  a.grad_scale = grad_scale;
+  a.lr_factor = lr_factor;
+  a.lr = std::nan("");
+  a.momentum = std::nan("");
+  a.beta2 = std::nan("");
+  return a;
+}
+
+// Writes `text` for save_state with its protocol: *length = the text's length (NUL excluded);
+// the text and its NUL go into `buffer` only when they fit in `capacity`, else nothing is written
+// and the runtime, seeing *length >= capacity, calls again with a buffer of *length + 1 bytes.
+inline void write_state_text(std::string_view text, char* buffer, size_t capacity,
+                             size_t* length) {
+  if (length == nullptr) fail(STRATA_ERR_INVALID_ARGUMENT, "save_state: length is NULL");
+  if (buffer == nullptr && capacity > 0) {
+    fail(STRATA_ERR_INVALID_ARGUMENT,
+         "save_state: buffer is NULL with capacity " + std::to_string(capacity));
+  }
+  *length = text.size();
+  if (text.size() < capacity) {
+    std::memcpy(buffer, text.data(), text.size());
+    buffer[text.size()] = '\0';
+  }
+}
+
+// read_state()/write_state() arguments, checked against this plugin's state: the struct is there
+// and holds `data`, `shard` < shards, `slot` < slots, [first, first + count) inside the shard's
+// `shard_elements(shard)` elements, and data is non-NULL when count > 0. Errors name the call,
+// the shard, the slot and the range, and what was expected. `call`: "read_state" or "write_state".
+template <class ShardElements>
+const strata_state_io_args& check_state_io(const strata_state_io_args* args, const char* call,
+                                           size_t shards, uint32_t slots,
+                                           const ShardElements& shard_elements) {
+  // Messages are built only on failure: read_state is the checkpoint's pause, called per range.
+  const auto where = [&] {
+    return std::string(call) + ": shard " + std::to_string(args->shard) + " slot " +
+           std::to_string(args->slot);
+  };
+  if (args == nullptr) fail(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": args is NULL");
+  if (!STRATA_STRUCT_HAS(args, strata_state_io_args, data)) {
+    fail(STRATA_ERR_ABI, std::string(call) + ": args struct_size " +
+                             std::to_string(args->struct_size) + " is too small to hold data (" +
+                             std::to_string(offsetof(strata_state_io_args, data) + sizeof(float*)) +
+                             ")");
+  }
+  if (args->shard >= shards) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": shard " +
+                                          std::to_string(args->shard) +
+                                          " out of range: init_state had " +
+                                          std::to_string(shards) + " shards");
+  }
+  if (args->slot >= slots) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, where() + " out of range: the optimizer keeps " +
+                                          std::to_string(slots) + " slots");
+  }
+  const uint64_t n = static_cast<uint64_t>(shard_elements(static_cast<size_t>(args->shard)));
+  if (args->first > n || args->count > n - args->first) {
+    fail(STRATA_ERR_INVALID_ARGUMENT,
+         where() + " elements [" + std::to_string(args->first) + ", " +
+             std::to_string(args->first) + " + " + std::to_string(args->count) +
+             ") out of range: the shard has " + std::to_string(n) + " elements");
+  }
+  if (args->data == nullptr && args->count > 0) {
+    fail(STRATA_ERR_INVALID_ARGUMENT,
+         where() + ": data is NULL with count " + std::to_string(args->count));
+  }
+  return *args;
 }
 
 // create()'s arguments, checked: a NULL or too-small args struct fails with a message; a NULL

@@ -98,7 +98,8 @@ strata_status now_cast(void* self, const strata_buffer* src, const strata_buffer
 }
 const strata_precision_ops kNowPrecision = {
     {sizeof(strata_precision_ops), STRATA_ABI_MAJOR, STRATA_ABI_MINOR, STRATA_PLUGIN_PRECISION, 0u},
-    fail_create, no_destroy, now_prec_query, now_loss_scale, now_grad_stats, now_update, now_cast};
+    fail_create, no_destroy, now_prec_query, now_loss_scale, now_grad_stats, now_update, now_cast,
+    nullptr, nullptr};  // ABI 1.6 save_state/load_state: none
 
 struct Host {
   Recorder recorder;
@@ -177,7 +178,15 @@ void run_sgd(const std::string& plugin, const std::string& built_with) {
   Shards s;
   const std::vector<float> before = s.master;
   ASSERT_EQ(ops.init_state(self, s.list.data(), s.list.size(), &err), STRATA_OK) << err.message;
-  const strata_step_args step{sizeof(strata_step_args), 1, 0.5, 2.0};
+  const strata_step_args step = [] {
+    strata_step_args a{};
+    a.struct_size = sizeof a;
+    a.step = 1;
+    a.grad_scale = 0.5;
+    a.lr_factor = 2.0;
+    a.lr = a.momentum = a.beta2 = std::nan("");  // ABI 1.6: as configured
+    return a;
+  }();
   ASSERT_EQ(ops.step(self, s.list.data(), s.list.size(), &step, &err), STRATA_OK) << err.message;
   for (size_t i = 0; i < before.size(); ++i) {
     EXPECT_FLOAT_EQ(s.master[i], before[i] - 0.5f * s.grad[i]) << "element " << i;

@@ -109,7 +109,8 @@ strata_status cast(void*, const strata_buffer* src, const strata_buffer* dst, st
 }
 
 const strata_precision_ops kOps = {COMPAT_OPS_HEADER(strata_precision_ops, STRATA_PLUGIN_PRECISION)
-                                   create, destroy, query, loss_scale, grad_stats, update, cast};
+                                   create, destroy, query, loss_scale, grad_stats, update, cast
+                                   COMPAT_PRECISION_CHECKPOINTS};
 
 }  // namespace
 

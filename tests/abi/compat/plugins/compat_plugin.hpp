@@ -94,6 +94,16 @@ inline const char* built_with() {
 #define COMPAT_OPS_HEADER(ops_type, kind) sizeof(ops_type),
 #endif
 
+// ABI 1.6 appended checkpoint functions to the precision and offload tables; these plugins have
+// none (NULL: the runtime refuses to checkpoint their optimizer state, and has no scaler to save).
+#if COMPAT_TABLES && STRATA_ABI_MINOR >= 6
+#define COMPAT_PRECISION_CHECKPOINTS , nullptr, nullptr
+#define COMPAT_OFFLOAD_CHECKPOINTS , nullptr, nullptr, nullptr, nullptr, nullptr
+#else
+#define COMPAT_PRECISION_CHECKPOINTS
+#define COMPAT_OFFLOAD_CHECKPOINTS
+#endif
+
 // create() in this build's signature, forwarding to `impl(config_json, host, self, err)`.
 #if COMPAT_TABLES
 #define COMPAT_CREATE(impl)                                                                     \

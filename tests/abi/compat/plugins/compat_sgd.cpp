@@ -70,7 +70,7 @@ strata_status step(void* self, const strata_shard* shards, size_t count, const s
 }
 
 const strata_offload_ops kOps = {COMPAT_OPS_HEADER(strata_offload_ops, STRATA_PLUGIN_OFFLOAD) create,
-                                 destroy, query, init_state, step};
+                                 destroy, query, init_state, step COMPAT_OFFLOAD_CHECKPOINTS};
 
 }  // namespace
 
