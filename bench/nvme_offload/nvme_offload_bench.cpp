@@ -68,7 +68,7 @@ double step_seconds(const strata::test::PluginLibrary& lib, const Options& o,
   *disk_bytes = host.located(STRATA_MEM_DISK, STRATA_MEM_OPTIMIZER_STATE);
   std::vector<double> times;
   for (unsigned t = 0; t <= o.steps; ++t) {
-    const strata_step_args args{sizeof(strata_step_args), t + 1, 1.0, 1.0};
+    const strata_step_args args = strata::sdk::make_step_args(t + 1, 1.0, 1.0);
     const auto start = Clock::now();
     if (ops.step(self, &shard, 1, &args, &err) != STRATA_OK) {
       std::fprintf(stderr, "step failed: %s\n", err.message);

@@ -49,7 +49,14 @@ void restore_plugin_state(const PluginInstance<Ops>& plugin, const json& saved, 
     return;
   }
   const std::string text = saved.value("state", json::object()).dump();
-  plugin.call("load_state", &Ops::load_state, text.c_str());
+  try {
+    plugin.call("load_state", &Ops::load_state, text.c_str());
+  } catch (const Error& e) {
+    // The job's configuration differs from the saved one (a static scale where it was dynamic):
+    // the job's wins, as it would for any other setting it changed.
+    if (e.code() != STRATA_ERR_MISMATCH) throw;
+    logger().warn("checkpoint: {} starts afresh: {}", plugin.label(), e.what());
+  }
 }
 
 std::string encode_ranges(const std::vector<SavedRange>& ranges) {

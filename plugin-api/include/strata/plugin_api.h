@@ -61,7 +61,7 @@ typedef enum strata_status {
   STRATA_ERR_UNSUPPORTED = 2,      /* a capability this plugin does not have */
   STRATA_ERR_OUT_OF_MEMORY = 3,
   STRATA_ERR_COMM = 4,             /* a collective failed or peers disagree */
-  STRATA_ERR_MISMATCH = 5,         /* ranks submitted different things */
+  STRATA_ERR_MISMATCH = 5,         /* ranks submitted different things; saved state is not the job's */
   STRATA_ERR_NUMERIC = 6,          /* e.g. loss scale cannot decrease any further */
   STRATA_ERR_INTERNAL = 7,
   STRATA_ERR_ABI = 8               /* version or struct-size mismatch */
@@ -594,8 +594,9 @@ typedef struct strata_offload_caps {
   /* ABI 1.2: 1 if step writes every shard's `model` copy (when set) in the same pass as the
    * update, 0 if the runtime must cast after step. */
   int32_t writes_model_copy;
-  /* ABI 1.6: the optimizer's configured learning rate and momentum (Adam's beta1, SGD's momentum),
-   * which a schedule starts from; NaN when the optimizer has none. */
+  /* ABI 1.6: the optimizer's configured learning rate and momentum (Adam's and Lion's beta1, SGD's
+   * momentum), which a schedule starts from; NaN when the optimizer has none (SGD without
+   * momentum). */
   double lr;
   double momentum;
 } strata_offload_caps;
@@ -608,11 +609,11 @@ typedef struct strata_step_args {
   /* ABI 1.6: the learning rate of this step (a schedule's value or the host's override); NaN:
    * the configured one. The step uses lr × lr_factor. */
   double lr;
-  /* ABI 1.6: the momentum of this step (Adam's beta1, SGD's momentum; OneCycle cycles it), also
-   * in Adam's bias correction 1 - beta1^step; NaN: the configured one. */
+  /* ABI 1.6: the momentum of this step (Adam's and Lion's beta1, SGD's momentum; OneCycle cycles
+   * it), also in Adam's bias correction 1 - beta1^step; NaN: the configured one. */
   double momentum;
-  /* ABI 1.6: Adam's beta2 for this step (DeepSpeed's OneCycle sets it to 0.99 while it cycles
-   * momentum); NaN: the configured one. Optimizers without a beta2 ignore it. */
+  /* ABI 1.6: Adam's and Lion's beta2 for this step (DeepSpeed's OneCycle sets it to 0.99 while it
+   * cycles momentum); NaN: the configured one. Optimizers without a beta2 ignore it. */
   double beta2;
 } strata_step_args;
 
@@ -640,7 +641,8 @@ typedef struct strata_state_io_args {
 /* A plugin's state that is not per element (a loss scaler's scale and counters), as the text of a
  * JSON object, saved in the checkpoint's metadata. save_state writes at most `capacity` bytes,
  * NUL included, into `buffer` and sets *length to the text's length without the NUL; when it does
- * not fit it returns STRATA_OK with *length set and the runtime calls again with a larger buffer.
+ * not fit it writes nothing, returns STRATA_OK with *length set, and the runtime calls again with a
+ * larger buffer (buffer NULL with capacity 0 is such a size query).
  * load_state gets a text save_state of the same plugin name wrote (any version: it refuses, with a
  * message, what it cannot read). Both are called only from the thread that drives the runtime,
  * between steps. */
@@ -672,7 +674,8 @@ typedef struct strata_offload_ops {
   strata_status (*state_slots)(void* self, strata_state_slots* slots, strata_error* err);
   /* Copies a range of one slot out (the state may be in memory or in files: NVMe offload). */
   strata_status (*read_state)(void* self, const strata_state_io_args* args, strata_error* err);
-  /* Overwrites a range of one slot. */
+  /* Overwrites a range of one slot. The runtime loads a checkpoint after init_state and before the
+   * first resumed step, whose args.step is the saved count of applied steps + 1. */
   strata_status (*write_state)(void* self, const strata_state_io_args* args, strata_error* err);
   /* Optional (NULL: no such state). See strata_save_state_fn. */
   strata_save_state_fn save_state;
