@@ -69,8 +69,10 @@ strata_status step(void* self, const strata_shard* shards, size_t count,
   });
 }
 
-constexpr strata_offload_ops kOps = {strata::sdk::ops_header<strata_offload_ops>(), create, destroy,
-                                     query, init_state, step};
+// No checkpoint functions (ABI 1.6): this fixture only fails steps.
+constexpr strata_offload_ops kOps = {strata::sdk::ops_header<strata_offload_ops>(),
+                                     create, destroy, query, init_state, step,
+                                     nullptr, nullptr, nullptr, nullptr, nullptr};
 
 }  // namespace
 
