@@ -98,7 +98,8 @@ class Engine {
   // cannot continue (its peers would wait for it forever): the failure is remembered, every later
   // call fails with it, and the watchdog tells the other ranks, which end with this rank's message.
   template <class Body>
-  auto guarded(ApiCall call, int64_t arg, Body&& body);
+  // `measured`: false where the caller's own WorkScope already covers the call.
+  auto guarded(ApiCall call, int64_t arg, Body&& body, bool measured = true);
   strata_step_result step_once();
   // Ends the run when non-finite gradients keep coming and there is no loss scale to lower.
   [[noreturn]] void fail_runaway_skips(const strata_shard* shards, size_t count);

@@ -42,7 +42,7 @@ void Engine::run_agreed(const char* phase, Body&& body) {
 }
 
 template <class Body>
-auto Engine::guarded(ApiCall call, int64_t arg, Body&& body) {
+auto Engine::guarded(ApiCall call, int64_t arg, Body&& body, bool measured) {
   if (failure_) {
     throw Error(failure_->code(), std::string("an earlier call failed on this rank, so the runtime "
                                               "cannot continue: ") + failure_->what());
@@ -51,7 +51,8 @@ auto Engine::guarded(ApiCall call, int64_t arg, Body&& body) {
   const TimePart part =
       call == ApiCall::Gather || call == ApiCall::Release ? TimePart::Gather : TimePart::RuntimeOther;
   try {
-    const WorkScope scope = WorkScope::call(step_time_, timeline_.get(), api_call_name(call), arg, part);
+    const WorkScope scope = measured ? WorkScope::call(step_time_, timeline_.get(), api_call_name(call), arg, part)
+                                     : WorkScope::none(step_time_);
     if constexpr (std::is_void_v<decltype(body())>) {
       body();
       activity_.leave_call();

@@ -154,7 +154,10 @@ void Engine::save(const SaveRequest& request) {
   const std::string tag =
       request.tag.empty() ? "global_step" + std::to_string(global_steps_) : request.tag;
   check_checkpoint_tag(tag, "save");
-  guarded(ApiCall::Save, -1, [&] { finish_save(true); });
+  // The whole call on the timeline and in the step split (its copy is the step's pause).
+  const WorkScope scope =
+      WorkScope::call(step_time_, timeline_.get(), "strata_save", -1, TimePart::RuntimeOther);
+  guarded(ApiCall::Save, -1, [&] { finish_save(true); }, false);
   if (!save_failure_.empty()) {
     const std::string failure = std::exchange(save_failure_, std::string());
     throw Error(STRATA_ERR_INTERNAL, failure);
@@ -329,7 +332,9 @@ const Engine::Loaded& Engine::load(const std::string& dir, const std::string& ta
     throw Error(STRATA_ERR_INVALID_ARGUMENT,
                 "load: called in the middle of an accumulation; load between optimizer steps");
   }
-  guarded(ApiCall::Load, -1, [&] { finish_save(true); });
+  const WorkScope scope =
+      WorkScope::call(step_time_, timeline_.get(), "strata_load", -1, TimePart::RuntimeOther);
+  guarded(ApiCall::Load, -1, [&] { finish_save(true); }, false);
   // Reading is local and its failure agreed: a bad checkpoint fails every rank alike, and the
   // runtime stays usable (nothing collective was left half done).
   activity_.enter_call(ApiCall::Load);
@@ -345,7 +350,7 @@ const Engine::Loaded& Engine::load(const std::string& dir, const std::string& ta
     model_copies_.after_load(shards.data(), shards.size());
     sharding_.call("publish", &strata_sharding_ops::publish);
     activity_.set_progress(global_steps_, micro_steps_);
-  });
+  }, false);
   if (world_.rank == 0) {
     logger().info("checkpoint: loaded {} at global step {}", checkpoint_dir(dir, loaded_.tag),
                   global_steps_);

@@ -17,6 +17,10 @@ class WorkScope {
                         TimePart part = TimePart::RuntimeOther) {
     return WorkScope(time, timeline, "api", name, index, part, true);
   }
+  // Measures nothing: for a stretch that an enclosing scope already measures.
+  static WorkScope none(StepTime& time) {
+    return WorkScope(time, nullptr, "", "", -1, TimePart::RuntimeOther, false, false);
+  }
   // A phase inside a call.
   static WorkScope phase(StepTime& time, Timeline* timeline, const char* name, TimePart part) {
     return WorkScope(time, timeline, "step", name, -1, part, false);
@@ -32,8 +36,9 @@ class WorkScope {
 
  private:
   WorkScope(StepTime& time, Timeline* timeline, const char* category, const char* name,
-            int64_t index, TimePart part, bool is_call)
+            int64_t index, TimePart part, bool is_call, bool active = true)
       : time_(time), timeline_(timeline) {
+    if (!active) return;
     call_counted_ = is_call && time_.call_begin();
     if (!is_call || part != TimePart::RuntimeOther) part_counted_ = time_.part_begin(part);
     // Open, not recorded at the end: a rank that fails inside still shows where it was.
