@@ -10,9 +10,7 @@
 // forward and backward. Swapping strategies is an edit of the manifest, not a rebuild.
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
@@ -22,8 +20,10 @@
 #include <vector>
 
 #include "dataset.hpp"
+#include "loss_log.hpp"
 #include "mlp.hpp"
 #include "param_file.hpp"
+#include "resume_state.hpp"
 #include "trainer.hpp"
 
 namespace fs = std::filesystem;
@@ -82,86 +82,6 @@ std::string overrides(const Options& options) {
   }
   return patch.empty() ? std::string{} : patch.dump();
 }
-
-// ---- checkpoints: the host's own state beside the runtime's ----
-//
-// The runtime saves parameters, optimizer state, loss scaler, schedule and step counters; the host
-// adds what decides the samples that follow: the data position (the next step's epoch and step in
-// it) and the RNG state. The only randomness that continues through a run is the per-epoch
-// shuffle, which depends only on the seed and the epoch (BatchPlan); the model's init uses the
-// seed once and is overwritten by the load. So the seed is the whole RNG state. The global batch
-// is kept too: a position in steps means the same samples only at the same global batch.
-std::string host_state(const DataPosition& next, uint64_t seed, uint64_t global_batch) {
-  return nlohmann::json{{"epoch", next.epoch},
-                        {"step_in_epoch", next.step},
-                        {"seed", seed},
-                        {"train_batch_size", global_batch}}
-      .dump();
-}
-
-struct ResumedState {
-  DataPosition next;
-  uint64_t seed = 0;
-};
-
-ResumedState parse_host_state(const std::string& text, const std::string& where,
-                              uint64_t global_batch) {
-  const auto fail = [&](const std::string& what) {
-    return std::runtime_error(where + ": host state " + what);
-  };
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw fail("is not JSON (" + std::string(e.what()) + ")");
-  }
-  for (const char* key : {"epoch", "step_in_epoch", "seed", "train_batch_size"}) {
-    if (!j.is_object() || !j.contains(key) || !j[key].is_number_unsigned()) {
-      throw fail("has no unsigned integer '" + std::string(key) +
-                 "' (not saved by fashion_mnist?): " + text);
-    }
-  }
-  if (j["train_batch_size"].get<uint64_t>() != global_batch) {
-    throw fail("was saved at train_batch_size " +
-               std::to_string(j["train_batch_size"].get<uint64_t>()) + ", this run has " +
-               std::to_string(global_batch) + ": the data position would not match");
-  }
-  ResumedState state;
-  state.next = {j["epoch"].get<uint64_t>(), j["step_in_epoch"].get<uint64_t>()};
-  state.seed = j["seed"].get<uint64_t>();
-  return state;
-}
-
-// --resume PATH: a checkpoint folder DIR/TAG (it holds metadata.json) or DIR (its latest).
-std::pair<std::string, std::string> split_resume_path(const std::string& path) {
-  fs::path p = fs::path(path).lexically_normal();
-  if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();  // a trailing '/'
-  if (fs::exists(p / "metadata.json")) {
-    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    return {dir.string(), p.filename().string()};
-  }
-  return {p.string(), {}};
-}
-
-// --loss-log: rank 0 writes "global_step loss" per optimizer step, the loss the mean over the
-// global batch (%.9e), so that runs at different world sizes can be compared line by line.
-class LossLog {
- public:
-  explicit LossLog(const std::string& path) : file_(std::fopen(path.c_str(), "w")) {
-    if (file_ == nullptr) {
-      throw std::runtime_error(path + ": cannot open for writing (" + std::strerror(errno) + ")");
-    }
-  }
-  ~LossLog() { std::fclose(file_); }
-  LossLog(const LossLog&) = delete;
-  LossLog& operator=(const LossLog&) = delete;
-  void write(uint64_t global_step, double loss) {
-    std::fprintf(file_, "%llu %.9e\n", static_cast<unsigned long long>(global_step), loss);
-  }
-
- private:
-  std::FILE* file_;
-};
 
 void print_epoch(const EpochStats& s, int epochs) {
   std::printf(
@@ -265,29 +185,11 @@ int train(const Options& options) {
   config.max_steps = options.max_steps;
   config.global_step_loss = !options.loss_log.empty();
   if (!options.resume.empty()) {
-    const auto [dir, tag] = split_resume_path(options.resume);
-    const strata::LoadResult loaded = runtime.load(dir, tag);  // collective
-    const std::string where = (fs::path(dir) / loaded.tag).string();
     const ResumedState state =
-        parse_host_state(loaded.extra_json, where, training.train_batch_size);
+        resume(runtime, options.resume, training.train_batch_size, options.seed);  // collective
     config.start = state.next;
     config.seed = state.seed;
-    config.start_global_steps = loaded.global_steps;
-    if (world.rank == 0) {
-      std::printf(
-          "fashion_mnist: resumed from %s: global step %llu (%llu skipped), epoch %llu step "
-          "%llu, seed %llu\n",
-          where.c_str(), static_cast<unsigned long long>(loaded.global_steps),
-          static_cast<unsigned long long>(loaded.skipped_steps),
-          static_cast<unsigned long long>(state.next.epoch + 1),
-          static_cast<unsigned long long>(state.next.step),
-          static_cast<unsigned long long>(state.seed));
-      if (state.seed != options.seed) {
-        std::printf("fashion_mnist: the checkpoint's seed %llu replaces --seed %llu\n",
-                    static_cast<unsigned long long>(state.seed),
-                    static_cast<unsigned long long>(options.seed));
-      }
-    }
+    config.start_global_steps = state.global_steps;
   }
   Trainer trainer(runtime, model, train_set, &test_set, config);
   if (world.rank == 0) {
