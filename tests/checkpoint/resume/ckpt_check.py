@@ -3,6 +3,7 @@
 own readers, so a bug shared by the writer and the reader cannot hide itself).
 
   ckpt_check.py params-equal-safetensors DUMP FILE.safetensors [NAME...]
+  ckpt_check.py params-equal-safetensors-f16 DUMP FILE.safetensors [NAME...]  (masters rounded to fp16)
       DUMP (fashion_mnist --dump-params: every parameter's f32 values in registration order) must
       equal, bit for bit, the safetensors file's F32 tensors NAME... in that order, and the file
       must hold exactly those tensors (default names: the example's W1 b1 W2 b2 W3 b3).
@@ -50,7 +51,13 @@ def read_safetensors(path):
     return tensors
 
 
-def params_equal_safetensors(dump_path, st_path, names):
+def round_to_f16(raw, count):
+    """The fp32 values of `raw` rounded to fp16 (nearest even, as struct's 'e') and back."""
+    values = struct.unpack(f"<{count}f", raw)
+    return struct.pack(f"<{count}f", *(struct.unpack("<e", struct.pack("<e", v))[0] for v in values))
+
+
+def params_equal_safetensors(dump_path, st_path, names, f16=False):
     names = names or DEFAULT_NAMES
     with open(dump_path, "rb") as f:
         dump = f.read()
@@ -67,6 +74,8 @@ def params_equal_safetensors(dump_path, st_path, names):
             count *= d
         if len(raw) != 4 * count:
             fail(f"{st_path}: {name} has shape {shape} but {len(raw)} bytes")
+        if f16:  # a job in fp16: its parameters are the masters rounded
+            raw = round_to_f16(raw, count)
         mine = dump[offset:offset + len(raw)]
         if mine != raw:
             if len(mine) != len(raw):
@@ -122,6 +131,8 @@ def main(argv):
     cmd, args = argv[1], argv[2:]
     if cmd == "params-equal-safetensors":
         params_equal_safetensors(args[0], args[1], args[2:])
+    elif cmd == "params-equal-safetensors-f16":
+        params_equal_safetensors(args[0], args[1], args[2:], f16=True)
     elif cmd == "losses-close":
         compare_losses(args[0], args[1], int(args[2]), int(args[3]), float(args[4]))
     elif cmd == "losses-equal":

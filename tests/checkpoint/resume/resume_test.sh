@@ -23,7 +23,7 @@
 # (examples/manifests), WORK (a scratch folder, recreated), PYTHON, CHECK (ckpt_check.py), CKPT_TOOL
 # (strata-ckpt).
 set -u
-mode=${1:?usage: resume_test.sh equal|reshard|killed|bad-setup [options]}
+mode=${1:?usage: resume_test.sh equal|reshard|precision|killed|bad-setup [options]}
 shift
 np=2
 manifest=default.json
@@ -145,6 +145,32 @@ case $mode in
       check losses-close ref.loss "continued_np$ranks.loss" $((first + 1)) "$total" 1e-6
     done
     echo "PASS: saved at 4 ranks stage 3, loaded at 2 ranks stage 1 and 1 rank stage 0"
+    ;;
+
+  precision)
+    # Saved in fp16 at 2 ranks on stage 2, loaded in fp32 at 1 rank on stage 0: the parameters are
+    # the fp32 masters. Saved in fp32, loaded in fp16 at 2 ranks on stage 3: the masters rounded.
+    [ -x "$CKPT_TOOL" ] || fail "strata-ckpt not built: $CKPT_TOOL"
+    fp16='"fp16":{"enabled":true}'
+    for case in "fp16 2 fp32 0 1" "fp32 1 fp16 3 2"; do
+      set -- $case
+      from=$1 from_stage=$2 to=$3 to_stage=$4 to_ranks=$5
+      patch() {  # PRECISION STAGE
+        if [ "$1" = fp16 ]; then echo "{\"zero_optimization\":{\"stage\":$2},$fp16}"
+        else echo "{\"zero_optimization\":{\"stage\":$2}}"; fi
+      }
+      overrides=$(patch "$from" "$from_stage")
+      run "saved_$from.log" 2 --max-steps "$first" --save-dir "ckpt_$from" --save-every "$first"
+      "$CKPT_TOOL" consolidate "ckpt_$from/global_step$first" "$from.safetensors" >consolidate.log 2>&1 ||
+        { logs+=(consolidate.log); fail "strata-ckpt consolidate failed"; }
+      overrides=$(patch "$to" "$to_stage")
+      run "loaded_$to.log" "$to_ranks" --resume "ckpt_$from" --max-steps "$first" --dump-params "loaded_$to.bin"
+      resumed_from "loaded_$to.log" "ckpt_$from/global_step$first" "$first"
+      if [ "$to" = fp16 ]; then check params-equal-safetensors-f16 "loaded_$to.bin" "$from.safetensors"
+      else check params-equal-safetensors "loaded_$to.bin" "$from.safetensors"; fi
+      run "continued_$to.log" "$to_ranks" --resume "ckpt_$from" --max-steps "$total"
+    done
+    echo "PASS: fp16 stage 2 -> fp32 stage 0, fp32 stage 1 -> fp16 stage 3, parameters as saved"
     ;;
 
   killed)
