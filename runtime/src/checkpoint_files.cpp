@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <system_error>
 
 namespace strata::rt {
@@ -41,8 +42,19 @@ void prepare_partial_dir(const std::string& dir, const std::string& tag) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) fail("cannot create checkpoint folder " + dir, ec);
+  // Saves that were killed part-way leave their partial folders; none is in progress now (a save
+  // waits for the one before it), so they go.
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const std::string_view suffix = ".partial";
+    if (name.size() > suffix.size() + 1 && name.front() == '.' &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      std::error_code ignored;
+      fs::remove_all(entry.path(), ignored);
+    }
+  }
   const std::string partial = partial_checkpoint_dir(dir, tag);
-  fs::remove_all(partial, ec);  // a save of this tag that was killed part-way
+  fs::remove_all(partial, ec);
   if (ec) fail("cannot remove " + partial, ec);
   fs::create_directory(partial, ec);
   if (ec) fail("cannot create " + partial, ec);

@@ -14,7 +14,8 @@ void check_checkpoint_tag(const std::string& tag, const char* call);
 // DIR/TAG and DIR/.TAG.partial.
 std::string checkpoint_dir(const std::string& dir, const std::string& tag);
 std::string partial_checkpoint_dir(const std::string& dir, const std::string& tag);
-// Rank 0, before any rank writes: creates DIR if needed and an empty DIR/.TAG.partial.
+// Rank 0, before any rank writes: creates DIR if needed and an empty DIR/.TAG.partial, and removes
+// the partial folders of saves that were killed part-way.
 void prepare_partial_dir(const std::string& dir, const std::string& tag);
 // Rank 0, after every rank's file is on the drive: DIR/.TAG.partial becomes DIR/TAG (an older
 // DIR/TAG is replaced), then DIR/latest names TAG.

@@ -210,9 +210,16 @@ case $mode in
     latest_is ckpt "global_step$steps"
     [ ! -e "ckpt/global_step$((2 * steps))" ] || fail "the killed save's folder ckpt/global_step$((2 * steps)) exists"
     ls -a ckpt
-    # Resumed from what survived, the run ends like one never interrupted.
-    run resumed.log "$np" --resume ckpt --max-steps $((steps + steps / 2)) --dump-params resumed.bin
+    killed_partial="ckpt/.global_step$((2 * steps)).partial"
+    [ -d "$killed_partial" ] || fail "the killed save left no $killed_partial (was the kill mid-save?)"
+    # Resumed from what survived, the run ends like one never interrupted; its own save clears
+    # the killed save's leftovers.
+    half=$((steps / 2))
+    run resumed.log "$np" --resume ckpt --max-steps $((steps + half)) --dump-params resumed.bin \
+      --save-dir ckpt --save-every "$half"
     resumed_from resumed.log "ckpt/global_step$steps" "$steps"
+    latest_is ckpt "global_step$((steps + half))"
+    [ ! -e "$killed_partial" ] || fail "the next save left the killed save's $killed_partial behind"
     run full.log "$np" --max-steps $((steps + steps / 2)) --dump-params full.bin
     cmp full.bin resumed.bin || fail "resumed after the kill, the parameters differ from an uninterrupted run"
     echo "PASS: a save killed part-way left global_step$steps as latest; resumed from it bitwise"
