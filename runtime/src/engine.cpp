@@ -132,7 +132,6 @@ Engine::~Engine() {
     (void)timeline_.release();  // its writer thread, and its part file, are the parent's
     if (pending_save_) {        // so is a save's writer thread: the child has no such thread
       (void)pending_save_->writer.release();
-      (void)snapshot_.release();
     }
     return;
   }

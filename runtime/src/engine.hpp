@@ -177,8 +177,10 @@ class Engine {
   };
   std::optional<PendingSave> pending_save_;
   std::string save_failure_;  // a background save that failed, until a save call reports it
-  std::unique_ptr<float[]> snapshot_;
+  float* snapshot_ = nullptr;  // from ledger_ (category other)
   size_t snapshot_floats_ = 0;
+  // The snapshot memory for `floats` values, grown when a save needs more.
+  float* snapshot_for(size_t floats);
   Loaded loaded_;  // what the last load returned; its strings outlive the call
   // The first failure of a guarded call on this rank (code, message); later calls repeat it.
   std::optional<Error> failure_;

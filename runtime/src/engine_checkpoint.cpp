@@ -6,6 +6,7 @@
 #include "engine_calls.hpp"
 #include "log.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -216,21 +217,17 @@ void Engine::start_save(const std::string& dir, const std::string& tag,
     }
     size_t floats = 0;
     for (const SavedRange& r : ranges) floats += r.range.count * slots.size();
-    if (floats > snapshot_floats_) {
-      snapshot_.reset();
-      snapshot_.reset(new float[floats]);
-      snapshot_floats_ = floats;
-    }
+    float* snapshot = snapshot_for(floats);
     const WorkScope pause =
         WorkScope::phase(step_time_, timeline_.get(), "checkpoint_copy", TimePart::RuntimeOther);
-    copy_state_out(shards, ranges, slots.size(), offload_, snapshot_.get());
+    copy_state_out(shards, ranges, slots.size(), offload_, snapshot);
   });
   WriteJob job;
   job.partial_dir = partial_checkpoint_dir(dir, tag);
   job.rank = world_.rank;
   for (const SavedRange& r : ranges) job.ranges.push_back(r.range);
   job.slots = slots.size();
-  job.data = snapshot_.get();
+  job.data = snapshot_;
   job.metadata_text = std::move(metadata);
   pending_save_ = PendingSave{dir, tag, std::make_unique<CheckpointWriter>(std::move(job))};
 }
@@ -305,22 +302,49 @@ void Engine::finish_save(bool wait) {
 }
 
 void Engine::end_saves() {
-  if (!pending_save_) return;
-  if (failure_) {
+  if (pending_save_ && failure_) {
     // This rank failed: its peers may be gone, and the save cannot complete. A write stuck on the
-    // drive must not keep the error from the host; the thread keeps the state it reads.
+    // drive must not keep the error from the host; the thread keeps the memory it reads.
     pending_save_->writer->abandon();
     (void)pending_save_->writer.release();
-    (void)snapshot_.release();
     pending_save_.reset();
+    ledger_.abandon(snapshot_);
+    snapshot_ = nullptr;
     return;
   }
-  try {
-    finish_save(true);
-    if (!save_failure_.empty()) logger().error("{}", save_failure_);
-  } catch (const std::exception& e) {
-    logger().error("checkpoint: {}", e.what());
+  if (pending_save_) {
+    try {
+      finish_save(true);
+      if (!save_failure_.empty()) logger().error("{}", save_failure_);
+    } catch (const std::exception& e) {
+      logger().error("checkpoint: {}", e.what());
+    }
   }
+  if (pending_save_) {  // finish_save threw before it ended the save: its writer has finished
+    pending_save_->writer->join();
+    pending_save_.reset();
+  }
+  ledger_.release(snapshot_);
+  snapshot_ = nullptr;
+}
+
+float* Engine::snapshot_for(size_t floats) {
+  if (floats <= snapshot_floats_) return snapshot_;
+  ledger_.release(snapshot_);
+  snapshot_ = nullptr;
+  snapshot_floats_ = 0;
+  // Not touched here: the first save's copy faults its pages in (that save pauses longer; later
+  // ones reuse them). Huge pages were tried: with this kernel's defrag=madvise, compacting memory
+  // on the fault made the first copy slower still.
+  const size_t bytes = std::max<size_t>(floats, 1) * sizeof(float);
+  void* memory = ledger_.allocate(bytes, 64, STRATA_MEM_OTHER);
+  if (memory == nullptr) {
+    throw Error(STRATA_ERR_OUT_OF_MEMORY, "save: cannot allocate " + std::to_string(bytes) +
+                                              " bytes to copy this rank's state into");
+  }
+  snapshot_ = static_cast<float*>(memory);
+  snapshot_floats_ = floats;
+  return snapshot_;
 }
 
 // ---- loading ----

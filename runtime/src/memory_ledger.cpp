@@ -102,6 +102,15 @@ void* MemoryLedger::allocate(size_t bytes, size_t alignment, int32_t category, i
   return ptr;
 }
 
+void MemoryLedger::abandon(void* ptr) {
+  if (ptr == nullptr) return;
+  std::lock_guard lock(mutex_);
+  const auto it = live_.find(ptr);
+  if (it == live_.end()) return;
+  subtract(it->second.category, it->second.location, it->second.bytes);
+  live_.erase(it);
+}
+
 void MemoryLedger::release(void* ptr) {
   if (ptr == nullptr) return;
   Allocation allocation{};

@@ -27,6 +27,9 @@ class MemoryLedger {
   void* allocate(size_t bytes, size_t alignment, int32_t category,
                  int32_t location = STRATA_MEM_HOST);
   void release(void* ptr);
+  // Stops accounting `ptr` and never frees it: for memory a thread that cannot be stopped may still
+  // read while the process ends (a failed rank's checkpoint writer).
+  void abandon(void* ptr);
 
   // Memory someone else owns (the host's params and grads), counted without allocating.
   void record(strata_mem_category category, uint64_t bytes,
