@@ -70,29 +70,34 @@ void load_shards(const std::string& tag_dir, const ckpt::Metadata& meta,
     std::unique_ptr<ckpt::ShardReader> reader;  // opened at the first block this rank needs
     for (uint32_t r = 0; r < info.ranges.size(); ++r) {
       const ckpt::Range& saved = info.ranges[r];
+      // The shards this saved range overlaps, and where: [lo, hi) in parameter elements.
+      struct Overlap {
+        uint32_t shard;
+        uint64_t lo, hi;
+      };
+      std::vector<Overlap> overlaps;
       const auto [begin, end] = by_param.equal_range(saved.param);
-      bool read = false;
-      for (size_t slot = 0; slot < slot_map.size(); ++slot) {
-        for (auto it = begin; it != end; ++it) {
-          const strata_shard& s = shards[it->second];
-          const uint64_t lo = std::max(s.offset, saved.offset);
-          const uint64_t hi = std::min(s.offset + s.count, saved.offset + saved.count);
-          if (lo >= hi) continue;
-          if (!reader) {
-            const std::string path = (std::filesystem::path(tag_dir) / info.file).string();
-            reader = std::make_unique<ckpt::ShardReader>(path, meta, static_cast<int>(rank));
-          }
-          if (!read) {
-            block.resize(saved.count);
-            reader->read_block(r, static_cast<uint32_t>(slot_map[slot]), block.data());
-            read = true;
-          }
-          write_shard_state(shards, it->second, slot, lo - s.offset, hi - lo,
-                            block.data() + (lo - saved.offset), offload);
-          if (slot == 0) filled[it->second] += hi - lo;
-        }
-        read = false;
+      for (auto it = begin; it != end; ++it) {
+        const strata_shard& s = shards[it->second];
+        const uint64_t lo = std::max(s.offset, saved.offset);
+        const uint64_t hi = std::min(s.offset + s.count, saved.offset + saved.count);
+        if (lo < hi) overlaps.push_back({it->second, lo, hi});
       }
+      if (overlaps.empty()) continue;
+      if (!reader) {
+        const std::string path = (std::filesystem::path(tag_dir) / info.file).string();
+        reader = std::make_unique<ckpt::ShardReader>(path, meta, static_cast<int>(rank));
+      }
+      block.resize(saved.count);
+      for (size_t slot = 0; slot < slot_map.size(); ++slot) {
+        reader->read_block(r, static_cast<uint32_t>(slot_map[slot]), block.data());
+        for (const Overlap& o : overlaps) {
+          const uint64_t first = o.lo - shards[o.shard].offset;
+          write_shard_state(shards, o.shard, slot, first, o.hi - o.lo,
+                            block.data() + (o.lo - saved.offset), offload);
+        }
+      }
+      for (const Overlap& o : overlaps) filled[o.shard] += o.hi - o.lo;
     }
   }
   for (uint32_t i = 0; i < shards.size(); ++i) {

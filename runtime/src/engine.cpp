@@ -334,10 +334,8 @@ void Engine::setup_after_registration() {
   }
   sharding_.call("finalize", &strata_sharding_ops::finalize);
   record_host_buffers();
-  const strata_shard* shards = nullptr;
-  size_t count = 0;
-  sharding_.call("owned_shards", &strata_sharding_ops::owned_shards, &shards, &count);
-  offload_.call("init_state", &strata_offload_ops::init_state, shards, count);
+  const std::span<const strata_shard> shards = owned_shards();
+  offload_.call("init_state", &strata_offload_ops::init_state, shards.data(), shards.size());
   // The host starts from zero gradients and accumulates into them.
   sharding_.call("zero_grad", &strata_sharding_ops::zero_grad);
 }
@@ -458,9 +456,9 @@ strata_step_result Engine::step_once() {
           WorkScope::phase(step_time_, timeline_.get(), "finish_reduce", TimePart::RuntimeOther);
       sharding_.call("finish_reduce", &strata_sharding_ops::finish_reduce);
     }
-    const strata_shard* shards = nullptr;
-    size_t count = 0;
-    sharding_.call("owned_shards", &strata_sharding_ops::owned_shards, &shards, &count);
+    const std::span<const strata_shard> owned = owned_shards();
+    const strata_shard* shards = owned.data();
+    const size_t count = owned.size();
     auto stats = new_caps<strata_grad_stats>();
     {
       const WorkScope phase =

@@ -121,6 +121,10 @@ class Engine {
   // Collective: completes a save in progress once every rank has written its file (with `wait`,
   // waits for that); rank 0 then makes it the latest. Throws what a rank's writing threw.
   void finish_save(bool wait);
+  // Collective: finish_save(true), then the failure of a background write, if one is unreported.
+  void wait_for_save();
+  // Throws, naming `who`, when the offload plugin predates the step's lr (ABI 1.6).
+  void require_step_lr(const std::string& who) const;
   void start_save(const std::string& dir, const std::string& tag, const std::string& extra_text);
   nlohmann::json checkpoint_document(const std::string& tag, const nlohmann::json& extra) const;
   void load_agreed(const std::string& dir, const std::string& tag);

@@ -101,12 +101,7 @@ uint64_t counter(const json& counters, const char* key, const std::string& path)
 void Engine::create_schedule() {
   const auto found = manifest_.json.find("scheduler");
   if (found == manifest_.json.end()) return;
-  if (offload_.ops().header.abi_minor < 6) {
-    throw Error(STRATA_ERR_UNSUPPORTED,
-                manifest_.source + ": /scheduler: " + offload_.label() + " was built against ABI 1." +
-                    std::to_string(offload_.ops().header.abi_minor) +
-                    ", which has no per-step learning rate (ABI 1.6); a schedule needs it");
-  }
+  require_step_lr(manifest_.source + ": /scheduler");
   schedule_ = make_lr_schedule(*found, manifest_.source, {offload_caps_.lr, offload_caps_.momentum});
   if (world_.rank == 0) {
     logger().info("scheduler: {}, first lr {}", schedule_->type(), schedule_->lr(schedule_iteration_));
@@ -125,12 +120,16 @@ void Engine::set_lr(double lr) {
                 "set_lr: expected a finite learning rate >= 0, or NaN to clear the override; got " +
                     std::to_string(lr));
   }
-  if (!std::isnan(lr) && offload_.ops().header.abi_minor < 6) {
-    throw Error(STRATA_ERR_UNSUPPORTED, "set_lr: " + offload_.label() + " was built against ABI 1." +
-                                            std::to_string(offload_.ops().header.abi_minor) +
-                                            ", which has no per-step learning rate (ABI 1.6)");
-  }
+  if (!std::isnan(lr)) require_step_lr("set_lr");
   lr_override_ = lr;
+}
+
+void Engine::require_step_lr(const std::string& who) const {
+  const uint32_t minor = offload_.ops().header.abi_minor;
+  if (minor >= 6) return;
+  throw Error(STRATA_ERR_UNSUPPORTED, who + ": " + offload_.label() + " was built against ABI 1." +
+                                          std::to_string(minor) +
+                                          ", which has no per-step learning rate (ABI 1.6)");
 }
 
 // ---- saving ----
@@ -158,11 +157,7 @@ void Engine::save(const SaveRequest& request) {
   // The whole call on the timeline and in the step split (its copy is the step's pause).
   const WorkScope scope =
       WorkScope::call(step_time_, timeline_.get(), "strata_save", -1, TimePart::RuntimeOther);
-  guarded(ApiCall::Save, -1, [&] { finish_save(true); }, false);
-  if (!save_failure_.empty()) {
-    const std::string failure = std::exchange(save_failure_, std::string());
-    throw Error(STRATA_ERR_INTERNAL, failure);
-  }
+  wait_for_save();
   activity_.enter_call(ApiCall::Save);
   try {
     start_save(request.dir, tag, request.extra_json);
@@ -171,7 +166,7 @@ void Engine::save(const SaveRequest& request) {
     throw;
   }
   activity_.leave_call();
-  if (request.blocking) save_wait();
+  if (request.blocking) wait_for_save();
 }
 
 void Engine::start_save(const std::string& dir, const std::string& tag,
@@ -259,10 +254,15 @@ json Engine::checkpoint_document(const std::string& tag, const json& extra) cons
 
 void Engine::save_wait() {
   require_finalized("save_wait");
-  guarded(ApiCall::Save, -1, [&] { finish_save(true); });
+  const WorkScope scope =
+      WorkScope::call(step_time_, timeline_.get(), "strata_save_wait", -1, TimePart::RuntimeOther);
+  wait_for_save();
+}
+
+void Engine::wait_for_save() {
+  guarded(ApiCall::Save, -1, [&] { finish_save(true); }, false);
   if (!save_failure_.empty()) {
-    const std::string failure = std::exchange(save_failure_, std::string());
-    throw Error(STRATA_ERR_INTERNAL, failure);
+    throw Error(STRATA_ERR_INTERNAL, std::exchange(save_failure_, std::string()));
   }
 }
 
