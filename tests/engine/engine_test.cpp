@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "c_runtime.hpp"
+
 #include <cmath>
 #include <cstddef>
 #include <string>
@@ -16,28 +18,14 @@ std::string manifest(const std::string& optimizer, const std::string& extra = ""
 }
 const char* kSgd = R"({"type": "SGD", "params": {"lr": 0.1}})";
 
-struct Runtime {
-  strata_runtime* rt = nullptr;
-  strata_error err{sizeof(strata_error), 0, {}};
-  explicit Runtime(const std::string& json) {
-    strata_create_options options{};
-    options.struct_size = sizeof(options);
-    options.manifest_json = json.c_str();
-    if (strata_create(&options, &rt, &err) != STRATA_OK) ADD_FAILURE() << err.message;
-  }
-  ~Runtime() { strata_destroy(rt); }
+struct Runtime : strata_test::CRuntime {
+  using CRuntime::CRuntime;
   uint32_t add(const char* name, std::vector<float>& data, std::vector<float>& grad) {
     strata_param_desc d{sizeof(d), name, STRATA_F32, {STRATA_DEVICE_HOST, 0}, data.size(),
                         data.data(), grad.data()};
     uint32_t index = 0;
     EXPECT_EQ(strata_register_param(rt, &d, &index, &err), STRATA_OK) << err.message;
     return index;
-  }
-  strata_step_result step() {
-    strata_step_result r{};
-    r.struct_size = sizeof(r);
-    EXPECT_EQ(strata_step(rt, &r, &err), STRATA_OK) << err.message;
-    return r;
   }
 };
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "c_runtime.hpp"
+
 #include <string>
 #include <vector>
 
@@ -16,16 +18,8 @@ std::string manifest(int stage, const std::string& zero_extra = "") {
          std::to_string(stage) + zero_extra + "}}";
 }
 
-struct Runtime {
-  strata_runtime* rt = nullptr;
-  strata_error err{sizeof(strata_error), 0, {}};
-  explicit Runtime(const std::string& json) {
-    strata_create_options options{};
-    options.struct_size = sizeof(options);
-    options.manifest_json = json.c_str();
-    if (strata_create(&options, &rt, &err) != STRATA_OK) ADD_FAILURE() << err.message;
-  }
-  ~Runtime() { strata_destroy(rt); }
+struct Runtime : strata_test::CRuntime {
+  using CRuntime::CRuntime;
   uint32_t add(const char* name, std::vector<float>& data, float* grad = nullptr) {
     strata_param_desc d{sizeof(d), name, STRATA_F32, {STRATA_DEVICE_HOST, 0}, data.size(),
                         data.data(), grad};
@@ -42,7 +36,6 @@ struct Runtime {
     EXPECT_EQ(strata_view_param(rt, index, &v, &err), STRATA_OK) << err.message;
     return v;
   }
-  std::string message() const { return err.message; }
 };
 
 TEST(Groups, DefinitionErrorsNameTheGroupAndParameter) {

@@ -5,6 +5,8 @@
 #include <strata/strata.h>
 
 #include <gtest/gtest.h>
+
+#include "c_runtime.hpp"
 #include <unistd.h>
 
 #include <cmath>
@@ -18,27 +20,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Runtime {
-  strata_runtime* rt = nullptr;
-  strata_error err{sizeof(strata_error), 0, {}};
-  explicit Runtime(const std::string& json) {
-    strata_create_options options{};
-    options.struct_size = sizeof(options);
-    options.manifest_json = json.c_str();
-    if (strata_create(&options, &rt, &err) != STRATA_OK) ADD_FAILURE() << err.message;
-  }
-  ~Runtime() { strata_destroy(rt); }
+struct Runtime : strata_test::CRuntime {
+  using CRuntime::CRuntime;
   void add(const char* name, int32_t dtype, void* data, void* grad, uint64_t count) {
     strata_param_desc d{sizeof(d), name, dtype, {STRATA_DEVICE_HOST, 0}, count, data, grad};
     ASSERT_EQ(strata_register_param(rt, &d, nullptr, &err), STRATA_OK) << err.message;
   }
   void finalize() { ASSERT_EQ(strata_finalize(rt, &err), STRATA_OK) << err.message; }
-  strata_step_result step() {
-    strata_step_result r{};
-    r.struct_size = sizeof(r);
-    EXPECT_EQ(strata_step(rt, &r, &err), STRATA_OK) << err.message;
-    return r;
-  }
   double lr() const {
     double value = -1;
     EXPECT_EQ(strata_lr(rt, &value), STRATA_OK);
@@ -173,23 +161,22 @@ TEST(Checkpoint, MisuseIsRefusedWithTheReason) {
   std::vector<float> w(4), g(4);
   r.add("w", STRATA_F32, w.data(), g.data(), w.size());
   r.finalize();
-  auto message = [&] { return std::string(r.err.message); };
   strata_load_args load{sizeof(load), dir.c_str(), nullptr};
   EXPECT_EQ(strata_load(r.rt, &load, nullptr, &r.err), STRATA_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(message().find(dir + "/latest: cannot read it"), std::string::npos) << message();
+  EXPECT_NE(r.message().find(dir + "/latest: cannot read it"), std::string::npos) << r.message();
   strata_save_args bad_tag{sizeof(bad_tag), dir.c_str(), "../up", nullptr, 1};
   EXPECT_EQ(strata_save(r.rt, &bad_tag, &r.err), STRATA_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(message().find("tag '../up' cannot name a checkpoint folder"), std::string::npos) << message();
+  EXPECT_NE(r.message().find("tag '../up' cannot name a checkpoint folder"), std::string::npos) << r.message();
   strata_save_args bad_extra{sizeof(bad_extra), dir.c_str(), "t", "[1, 2]", 1};
   EXPECT_EQ(strata_save(r.rt, &bad_extra, &r.err), STRATA_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(message().find("extra_json: expected the text of a JSON object"), std::string::npos) << message();
+  EXPECT_NE(r.message().find("extra_json: expected the text of a JSON object"), std::string::npos) << r.message();
   r.step();  // the first of two micro-steps
   strata_save_args mid{sizeof(mid), dir.c_str(), "t", nullptr, 1};
   EXPECT_EQ(strata_save(r.rt, &mid, &r.err), STRATA_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(message().find("in the middle of an accumulation"), std::string::npos) << message();
+  EXPECT_NE(r.message().find("in the middle of an accumulation"), std::string::npos) << r.message();
   // None of these ended the run: the next step and a save work.
   r.step();
-  EXPECT_EQ(strata_save(r.rt, &mid, &r.err), STRATA_OK) << message();
+  EXPECT_EQ(strata_save(r.rt, &mid, &r.err), STRATA_OK) << r.message();
   fs::remove_all(dir);
 }
 
