@@ -9,6 +9,13 @@
 // ranks whose peers are late sleep there instead of spinning in Open MPI's blocking collective.
 // Started as MPI_I* variants it needs no gate: those return at once and wait_all does not spin.
 //
+// When every rank runs on one host and shared memory could be set up (shm_setup.hpp), collectives
+// whose payload is at least config.shm_min_bytes run over shared memory instead (shm_group.hpp):
+// their work is then a call into the ShmGroup, run where MPI work would run (caller or progress
+// thread) and recorded as "shm_<collective>" spans. It needs no arrival gate: its waits sleep.
+// Every rank takes the same path for the same call, as the choice depends only on the
+// arguments, which the ranks agree on (the group checks that they do).
+//
 // When the job records a timeline, mpi_work run blocking is one "mpi_<collective>" span on the
 // thread that runs it (the progress thread, or the caller's for a blocking collective), gate and
 // pieces included; bytes = the caller's payload (allreduce: its buffer; reduce_scatter: the send
@@ -18,6 +25,7 @@
 #include "config.hpp"
 #include "mpi_comm.hpp"
 #include "request.hpp"
+#include "shm_group.hpp"
 #include "validate.hpp"
 
 #include <strata/plugin.hpp>
@@ -29,8 +37,10 @@ namespace strata::allreduce_mpi {
 
 class Collectives {
  public:
-  Collectives(const MpiComm& comm, const sdk::Host& host, const Config& config)
-      : comm_(comm), host_(host), config_(config), tracer_(host) {}
+  // `shm`: the shared-memory group, or nullptr for MPI only. Both must outlive this.
+  Collectives(const MpiComm& comm, shm::ShmGroup* shm, const sdk::Host& host,
+              const Config& config)
+      : comm_(comm), shm_(shm), host_(host), config_(config), tracer_(host) {}
 
   void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
                  Request& request) const;
@@ -73,11 +83,22 @@ class Collectives {
     };
   }
 
+  // Whether a collective moving `payload_bytes` goes through shared memory.
+  bool use_shm(uint64_t payload_bytes) const {
+    return shm_ != nullptr && payload_bytes >= config_.shm_min_bytes;
+  }
+  // `work` on the shared-memory group, as the request's work (traced as `name`).
+  template <class Work>
+  MpiWork on_shm(const char* name, uint64_t bytes, Work work) const {
+    return traced(name, bytes, [group = shm_, work](MpiComm::Pending) { work(*group); });
+  }
+
   // Issues an allreduce of `count` elements as pieces of at most config_.chunk_bytes.
   void chunked_allreduce(const void* send, void* recv, uint64_t count, size_t element_size,
                          MPI_Datatype type, MPI_Op op, MpiComm::Pending pending) const;
 
   const MpiComm& comm_;
+  shm::ShmGroup* shm_;
   sdk::Host host_;
   Config config_;
   sdk::Tracer tracer_;

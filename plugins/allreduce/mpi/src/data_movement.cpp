@@ -24,6 +24,18 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
 
   const bool in_place = check_in_place(call, send, recv, recv.at(send.count * comm_.rank()),
                                        "send.data == recv.data + rank * send.count");
+  if (use_shm(recv.bytes())) {
+    request.counts64.assign(static_cast<size_t>(comm_.size()), send.count);
+    request.displs64.resize(static_cast<size_t>(comm_.size()));
+    for (int r = 0; r < comm_.size(); ++r) request.displs64[r] = send.count * r;
+    request.mpi_work = on_shm("shm_allgather", recv.bytes(),
+                              [in = send.data, out = recv.data, counts = request.counts64.data(),
+                               displs = request.displs64.data(),
+                               dtype = send.dtype](shm::ShmGroup& group) {
+                                group.allgatherv(in, out, counts, displs, dtype);
+                              });
+    return;
+  }
   request.mpi_work = traced(
       "mpi_allgather", recv.bytes(),
       gated([&comm = comm_, input = in_place ? MPI_IN_PLACE : send.data, count,
@@ -56,6 +68,17 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
   }
   const bool in_place = check_in_place(call, send, recv, recv.at(displs[rank]),
                                        "send.data == recv.data + displs[rank]");
+  if (use_shm(recv.bytes())) {
+    request.counts64.assign(recv_counts, recv_counts + comm_.size());
+    request.displs64.assign(displs, displs + comm_.size());
+    request.mpi_work = on_shm("shm_allgatherv", recv.bytes(),
+                              [in = send.data, out = recv.data, counts = request.counts64.data(),
+                               offsets = request.displs64.data(),
+                               dtype = send.dtype](shm::ShmGroup& group) {
+                                group.allgatherv(in, out, counts, offsets, dtype);
+                              });
+    return;
+  }
   request.mpi_work = traced(
       "mpi_allgatherv", recv.bytes(),
       gated([&comm = comm_, input = in_place ? MPI_IN_PLACE : send.data,
@@ -73,6 +96,14 @@ void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Reque
     invalid(call, "root (" + std::to_string(root) + ") must be a rank in [0, " +
                       std::to_string(comm_.size()) + ")");
   }
+  if (use_shm(buffer.bytes())) {
+    request.mpi_work = on_shm("shm_broadcast", buffer.bytes(),
+                              [data = buffer.data, count = buffer.count, dtype = buffer.dtype,
+                               root](shm::ShmGroup& group) {
+                                group.broadcast(data, count, dtype, root);
+                              });
+    return;
+  }
   const int count = to_mpi_count(call, "buf.count", buffer.count);
   request.mpi_work = traced("mpi_broadcast", buffer.bytes(),
                             gated([&comm = comm_, data = buffer.data, count,
@@ -82,6 +113,10 @@ void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Reque
 }
 
 void Collectives::barrier(Request& request) const {
+  if (use_shm(0)) {
+    request.mpi_work = on_shm("shm_barrier", 0, [](shm::ShmGroup& group) { group.barrier(); });
+    return;
+  }
   // The arrival gate is itself a barrier: with it on, a blocking barrier is the gate alone.
   request.mpi_work =
       traced("mpi_barrier", 0, [&comm = comm_, gate = config_.arrival_gate](MpiComm::Pending p) {

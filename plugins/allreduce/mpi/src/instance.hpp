@@ -6,6 +6,7 @@
 #include "mpi_comm.hpp"
 #include "mpi_process.hpp"
 #include "progress_thread.hpp"
+#include "shm_setup.hpp"
 
 #include <strata/plugin.hpp>
 
@@ -25,7 +26,7 @@ inline std::shared_ptr<ProgressThread> idle_progress_thread() {
 struct Instance {
   Instance(const strata_host_api* api, const Config& cfg)
       : host(api), config(cfg), progress(idle_progress_thread()),
-        collectives(comm, host, config) {}
+        shm(set_up_shm(comm, config, host)), collectives(comm, shm.group.get(), host, config) {}
   // Another instance may still hold the thread: finish our work before freeing the communicator.
   ~Instance() {
     if (progress) progress->drain();
@@ -40,6 +41,7 @@ struct Instance {
   MpiProcess process;
   std::shared_ptr<ProgressThread> progress;
   MpiComm comm;
+  ShmSetup shm;  // set up with the communicator; its group is used by collectives
   Collectives collectives;
   int live_requests = 0;  // handed out and not yet waited
 };

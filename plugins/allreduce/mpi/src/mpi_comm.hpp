@@ -22,6 +22,7 @@ class MpiComm {
   int size() const { return size_; }
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
+  MPI_Comm handle() const { return comm_; }
 
   using Pending = std::vector<MPI_Request>*;
   void allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,

@@ -79,10 +79,10 @@ strata_status create(const strata_plugin_create_args* args, void** self, strata_
     auto inst = std::make_unique<Instance>(create.host, config);
     inst->host.log(STRATA_LOG_INFO,
                    "allreduce-mpi: rank %d of %d (local %d of %d), chunk_bytes %llu, "
-                   "arrival_gate %s",
+                   "arrival_gate %s, %s",
                    inst->comm.rank(), inst->comm.size(), inst->comm.local_rank(),
                    inst->comm.local_size(), static_cast<unsigned long long>(config.chunk_bytes),
-                   config.arrival_gate ? "on" : "off");
+                   config.arrival_gate ? "on" : "off", inst->shm.summary.c_str());
     *self = inst.release();
   });
 }

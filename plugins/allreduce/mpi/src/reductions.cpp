@@ -58,6 +58,15 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   const auto [send, recv] = check_pair(call, send_arg, recv_arg);
   check_count(call, "recv", recv.count, send.count, "send.count");
   check_op(call, op);
+  if (use_shm(send.bytes())) {
+    check_in_place(call, send, recv, recv.at(0), "send.data == recv.data");
+    request.mpi_work = on_shm("shm_allreduce", send.bytes(),
+                              [in = send.data, out = recv.data, count = send.count,
+                               dtype = send.dtype, op](shm::ShmGroup& group) {
+                                group.allreduce(in, out, count, dtype, op);
+                              });
+    return;
+  }
 
   const int32_t accumulate = accumulate_dtype(send.dtype);
   const auto [input, result] = reduction_buffers(call, send, recv, request);
@@ -78,6 +87,15 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   const uint64_t expected = saturating_product(recv.count, comm_.size());
   check_count(call, "send", send.count, expected, "recv.count * size");
   check_op(call, op);
+  if (use_shm(send.bytes())) {
+    check_in_place(call, send, recv, recv.at(0), "send.data == recv.data");
+    request.mpi_work = on_shm("shm_reduce_scatter", send.bytes(),
+                              [in = send.data, out = recv.data, count = recv.count,
+                               dtype = send.dtype, op](shm::ShmGroup& group) {
+                                group.reduce_scatter(in, out, count, dtype, op);
+                              });
+    return;
+  }
   const int count = to_mpi_count(call, "recv.count", recv.count);
 
   const int32_t accumulate = accumulate_dtype(send.dtype);

@@ -46,6 +46,7 @@ struct Request {
   std::future<void> queued;         // valid while the work was handed to the progress thread
   Scratch scratch;                  // f32 accumulation buffer for half dtypes
   std::vector<int> counts, displs;  // allgatherv arrays, read by MPI until completion
+  std::vector<uint64_t> counts64, displs64;  // the same for the shared-memory path
   std::function<void()> finish;     // runs once MPI is done; may be empty
 
   ~Request() { magic = 0; }

@@ -1,0 +1,126 @@
+#include "shm_sync.hpp"
+
+#include <strata/plugin.hpp>
+
+#include <climits>
+#include <utility>
+#include <ctime>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace strata::allreduce_mpi::shm {
+namespace {
+
+// How long a wait spins before it sleeps, when every rank has a core. A healthy exchange between
+// running ranks completes within a few µs; a futex wake-up costs ~5-10 µs more than a spin, which
+// matters for small collectives. Longer spins only burn the core of a rank whose peer is late.
+constexpr int64_t kSpinNs = 20'000;
+// How often a sleeping rank checks that its peers still run.
+constexpr long kLivenessCheckNs = 50'000'000;
+
+int64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+// Shared (not FUTEX_PRIVATE): the word is in memory mapped by several processes.
+long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+int pidfd_open(int pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+
+}  // namespace
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return CPU_COUNT(&set);
+}
+
+PhaseSync::PhaseSync(WakeWord* wake, std::vector<PhaseCounter*> counters, int local_rank,
+                     const std::vector<Peer>& watched)
+    : wake_(wake),
+      counters_(std::move(counters)),
+      local_rank_(local_rank),
+      spin_ns_(static_cast<int>(counters_.size()) <= usable_cpus() ? kSpinNs : 0) {
+  for (const Peer& peer : watched) {
+    // A kernel without pidfd_open (before 5.3) leaves the peer to the runtime's watchdog.
+    const int fd = pidfd_open(peer.pid);
+    if (fd >= 0) watches_.push_back({peer, fd});
+  }
+}
+
+PhaseSync::~PhaseSync() {
+  for (const Watch& watch : watches_) close(watch.pidfd);
+}
+
+void PhaseSync::arrive(uint64_t phase) {
+  counters_[local_rank_]->reached.store(phase, std::memory_order_seq_cst);
+  wake_->epoch.fetch_add(1, std::memory_order_seq_cst);
+  if (wake_->sleepers.load(std::memory_order_seq_cst) != 0) {
+    futex(&wake_->epoch, FUTEX_WAKE, INT_MAX, nullptr);
+  }
+}
+
+bool PhaseSync::all_reached(uint64_t phase) const {
+  for (const PhaseCounter* counter : counters_) {
+    if (counter->reached.load(std::memory_order_acquire) < phase) return false;
+  }
+  return true;
+}
+
+void PhaseSync::wait_all(uint64_t phase, const char* what) {
+  if (all_reached(phase)) return;
+  if (spin_ns_ > 0) {
+    const int64_t until = now_ns() + spin_ns_;
+    for (int i = 1;; ++i) {
+      cpu_relax();
+      if (all_reached(phase)) return;
+      if (i % 64 == 0 && now_ns() > until) break;
+    }
+  } else {
+    sched_yield();  // a peer that only needs the CPU for a moment gets it at once
+    if (all_reached(phase)) return;
+  }
+  const timespec slice{0, kLivenessCheckNs};
+  for (;;) {
+    const uint32_t epoch = wake_->epoch.load(std::memory_order_seq_cst);
+    wake_->sleepers.fetch_add(1, std::memory_order_seq_cst);
+    const bool done = all_reached(phase);
+    if (!done) futex(&wake_->epoch, FUTEX_WAIT, epoch, &slice);
+    wake_->sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    if (done || all_reached(phase)) return;
+    check_peers(phase, what);
+  }
+}
+
+void PhaseSync::check_peers(uint64_t phase, const char* what) const {
+  for (const Watch& watch : watches_) {
+    if (counters_[watch.peer.local_rank]->reached.load(std::memory_order_acquire) >= phase) continue;
+    pollfd fd{watch.pidfd, POLLIN, 0};
+    if (poll(&fd, 1, 0) <= 0) continue;  // still running
+    sdk::fail(STRATA_ERR_COMM,
+              std::string(what) + " over shared memory: rank " + std::to_string(watch.peer.rank) +
+                  " (pid " + std::to_string(watch.peer.pid) +
+                  ", same host) exited before it reached this collective's step " +
+                  std::to_string(phase) + "; the collective cannot complete");
+  }
+}
+
+}  // namespace strata::allreduce_mpi::shm

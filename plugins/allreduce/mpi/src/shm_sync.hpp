@@ -1,0 +1,81 @@
+// How the ranks of a shared-memory group wait for each other: numbered phases, a futex, and a
+// watch on the peers' processes.
+//
+// Every rank counts the phases it has reached in its own cache line (arrive); a rank that needs
+// everyone at phase p waits until every counter is at least p (wait_all). Counters only grow, so
+// there is nothing to reset and no generation to get wrong.
+//
+// Waiting does not burn a core that a descheduled peer needs: a rank spins only for a few µs and
+// only when the group has a core per rank (with more ranks than cores it goes straight to sleep),
+// then sleeps on a futex word in the segment. arrive() bumps the word and wakes sleepers, which
+// costs a system call only when someone sleeps (the classic event count: sleepers registers
+// itself before its last check, arrive reads sleepers after its store; both seq_cst).
+//
+// A sleeping rank wakes every kLivenessCheck to ask whether a peer has exited (through a pidfd
+// taken at set-up, so a recycled pid cannot fool it) and throws naming it: a rank killed
+// mid-collective ends its peers' wait with an error instead of a hang.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata::allreduce_mpi::shm {
+
+// The futex word and the count of ranks sleeping on it, in the segment (one cache line).
+struct alignas(64) WakeWord {
+  std::atomic<uint32_t> epoch;
+  std::atomic<uint32_t> sleepers;
+};
+
+// One rank's phase counter, in the segment (its own cache line).
+struct alignas(64) PhaseCounter {
+  std::atomic<uint64_t> reached;
+};
+
+// A peer to watch: its local rank, global rank and pid (as this process sees pids).
+struct Peer {
+  int local_rank;
+  int rank;
+  int pid;
+};
+
+class PhaseSync {
+ public:
+  // `counters[r]` is local rank r's counter. `watched`: the peers whose exit this rank can detect (those
+  // in its pid namespace). Not thread-safe: one thread per rank uses it at a time.
+  PhaseSync(WakeWord* wake, std::vector<PhaseCounter*> counters, int local_rank,
+            const std::vector<Peer>& watched);
+  ~PhaseSync();
+  PhaseSync(const PhaseSync&) = delete;
+  PhaseSync& operator=(const PhaseSync&) = delete;
+
+  // This rank has reached `phase` (release: what it wrote before is visible to the others).
+  void arrive(uint64_t phase);
+  // Returns once every rank has reached `phase` (acquire). Throws sdk::Error (STRATA_ERR_COMM)
+  // naming `what` and the peer if a watched peer has exited meanwhile.
+  void wait_all(uint64_t phase, const char* what);
+
+  // Whether waits spin before sleeping (the group has a core per rank).
+  bool spins() const { return spin_ns_ > 0; }
+
+ private:
+  bool all_reached(uint64_t phase) const;
+  void check_peers(uint64_t phase, const char* what) const;
+
+  WakeWord* wake_;
+  std::vector<PhaseCounter*> counters_;
+  int local_rank_;
+  int64_t spin_ns_;
+  struct Watch {
+    Peer peer;
+    int pidfd;
+  };
+  std::vector<Watch> watches_;
+};
+
+// CPUs this process may run on (its affinity mask).
+int usable_cpus();
+
+}  // namespace strata::allreduce_mpi::shm
