@@ -108,14 +108,15 @@ ShmGroup::ShmGroup(ShmSegment segment, int local_rank, int local_size, size_t sl
 
 ShmGroup::~ShmGroup() = default;
 
-void ShmGroup::start(bool watch_peers) {
+void ShmGroup::start(bool watch_peers, bool spin) {
   std::vector<Peer> peers;
   for (int r = 0; watch_peers && r < local_size_; ++r) {
     if (r != local_rank_) peers.push_back({r, records_[r].rank, records_[r].pid});
   }
   std::vector<PhaseCounter*> counters;
   for (int r = 0; r < local_size_; ++r) counters.push_back(&records_[r].counter);
-  sync_ = std::make_unique<PhaseSync>(&header_->wake, std::move(counters), local_rank_, peers);
+  sync_ = std::make_unique<PhaseSync>(&header_->wake, std::move(counters), local_rank_, spin,
+                                      peers);
 }
 
 char* ShmGroup::staging(int rank, uint64_t phase) const {

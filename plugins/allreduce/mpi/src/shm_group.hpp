@@ -64,8 +64,8 @@ class ShmGroup {
 
   // Once every rank has joined: start the phase counting, watching the peers' processes when
   // `watch_peers` (every rank runs in this process's pid namespace, so their pids mean the same
-  // here). The creator then unlinks the segment's name.
-  void start(bool watch_peers);
+  // here), and letting waits spin first when `spin` (the ranks have a core each).
+  void start(bool watch_peers, bool spin);
   ShmSegment& segment() { return segment_; }
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }

@@ -4,6 +4,7 @@
 #include "shm_isa.hpp"
 #include "shm_kernels.hpp"
 
+#include <sched.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -47,6 +48,21 @@ size_t slot_bytes(const Config& config, int ranks) {
   const size_t floor = std::max<size_t>(4096, size_t{64} * static_cast<size_t>(ranks));
   const size_t wanted = std::max<size_t>(config.shm_chunk_bytes, floor);
   return (wanted + 4095) / 4096 * 4096;
+}
+
+// Whether the ranks together may run on at least as many CPUs as there are ranks (the union of
+// their affinity masks): then a waiting rank may spin a moment without taking the core of the
+// rank it waits for. mpirun binds each of a few ranks to one core, so one rank's own mask says
+// nothing about the group.
+bool cores_for_everyone(const MpiComm& comm) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) return false;
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  check(MPI_Allreduce(&mine, &all, sizeof(cpu_set_t), MPI_BYTE, MPI_BOR, comm.handle()),
+        "MPI_Allreduce");
+  return CPU_COUNT(&all) >= comm.size();
 }
 
 ShmSetup off(std::string why) { return {nullptr, "shm off (" + why + ")", {}}; }
@@ -110,7 +126,7 @@ ShmSetup set_up_shm(const MpiComm& comm, const Config& config, const sdk::Host& 
   check(MPI_Allreduce(&mine, &lowest, 1, MPI_UINT64_T, MPI_MIN, comm.handle()), "MPI_Allreduce");
   check(MPI_Allreduce(&mine, &highest, 1, MPI_UINT64_T, MPI_MAX, comm.handle()), "MPI_Allreduce");
   const bool watch_peers = mine != 0 && lowest == highest;
-  group->start(watch_peers);
+  group->start(watch_peers, cores_for_everyone(comm));
   std::string summary = "shm on (" + std::to_string(size) + " ranks, " + std::to_string(slot) +
                         "-byte chunks, " + std::to_string(bytes >> 10) + " KiB segment, " +
                         shm::isa_name(isa) + " kernels, waits " +

@@ -22,8 +22,10 @@ namespace {
 // running ranks completes within a few µs; a futex wake-up costs ~5-10 µs more than a spin, which
 // matters for small collectives. Longer spins only burn the core of a rank whose peer is late.
 constexpr int64_t kSpinNs = 20'000;
-// How often a sleeping rank checks that its peers still run.
+// How often a sleeping rank checks that its peers still run, and how long after it first sees one
+// gone it gives up (see the header: the runtime's own report, with the cause, comes first).
 constexpr long kLivenessCheckNs = 50'000'000;
+constexpr int64_t kExitGraceNs = 3'000'000'000;
 
 int64_t now_ns() {
   timespec ts{};
@@ -46,19 +48,10 @@ int pidfd_open(int pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0
 
 }  // namespace
 
-int usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return CPU_COUNT(&set);
-}
-
 PhaseSync::PhaseSync(WakeWord* wake, std::vector<PhaseCounter*> counters, int local_rank,
-                     const std::vector<Peer>& watched)
-    : wake_(wake),
-      counters_(std::move(counters)),
-      local_rank_(local_rank),
-      spin_ns_(static_cast<int>(counters_.size()) <= usable_cpus() ? kSpinNs : 0) {
+                     bool spin, const std::vector<Peer>& watched)
+    : wake_(wake), counters_(std::move(counters)), local_rank_(local_rank),
+      spin_ns_(spin ? kSpinNs : 0) {
   for (const Peer& peer : watched) {
     // A kernel without pidfd_open (before 5.3) leaves the peer to the runtime's watchdog.
     const int fd = pidfd_open(peer.pid);
@@ -110,11 +103,14 @@ void PhaseSync::wait_all(uint64_t phase, const char* what) {
   }
 }
 
-void PhaseSync::check_peers(uint64_t phase, const char* what) const {
+void PhaseSync::check_peers(uint64_t phase, const char* what) {
   for (const Watch& watch : watches_) {
     if (counters_[watch.peer.local_rank]->reached.load(std::memory_order_acquire) >= phase) continue;
     pollfd fd{watch.pidfd, POLLIN, 0};
     if (poll(&fd, 1, 0) <= 0) continue;  // still running
+    const int64_t now = now_ns();
+    if (peer_gone_since_ns_ == 0) peer_gone_since_ns_ = now;
+    if (now - peer_gone_since_ns_ < kExitGraceNs) return;
     sdk::fail(STRATA_ERR_COMM,
               std::string(what) + " over shared memory: rank " + std::to_string(watch.peer.rank) +
                   " (pid " + std::to_string(watch.peer.pid) +

@@ -11,9 +11,12 @@
 // costs a system call only when someone sleeps (the classic event count: sleepers registers
 // itself before its last check, arrive reads sleepers after its store; both seq_cst).
 //
-// A sleeping rank wakes every kLivenessCheck to ask whether a peer has exited (through a pidfd
-// taken at set-up, so a recycled pid cannot fool it) and throws naming it: a rank killed
-// mid-collective ends its peers' wait with an error instead of a hang.
+// A sleeping rank wakes every 50 ms to ask whether a peer has exited (through a pidfd taken at
+// set-up, so a recycled pid cannot fool it) and, if one has, throws naming it: a rank killed
+// mid-collective ends its peers' wait with an error instead of a hang. It throws only after a
+// grace of a few seconds: under the runtime, the dead rank's control connection tells every rank
+// first, with the cause (its own error message), and the runtime ends the job with that; the
+// plugin's own error is for hosts that use the plugin without the runtime.
 #pragma once
 
 #include <atomic>
@@ -45,7 +48,8 @@ class PhaseSync {
  public:
   // `counters[r]` is local rank r's counter. `watched`: the peers whose exit this rank can detect (those
   // in its pid namespace). Not thread-safe: one thread per rank uses it at a time.
-  PhaseSync(WakeWord* wake, std::vector<PhaseCounter*> counters, int local_rank,
+  // `spin`: whether waits may spin before sleeping (every rank of the group has a core).
+  PhaseSync(WakeWord* wake, std::vector<PhaseCounter*> counters, int local_rank, bool spin,
             const std::vector<Peer>& watched);
   ~PhaseSync();
   PhaseSync(const PhaseSync&) = delete;
@@ -62,7 +66,7 @@ class PhaseSync {
 
  private:
   bool all_reached(uint64_t phase) const;
-  void check_peers(uint64_t phase, const char* what) const;
+  void check_peers(uint64_t phase, const char* what);
 
   WakeWord* wake_;
   std::vector<PhaseCounter*> counters_;
@@ -73,9 +77,7 @@ class PhaseSync {
     int pidfd;
   };
   std::vector<Watch> watches_;
+  int64_t peer_gone_since_ns_ = 0;  // when a wait first saw a watched peer gone; 0: none
 };
-
-// CPUs this process may run on (its affinity mask).
-int usable_cpus();
 
 }  // namespace strata::allreduce_mpi::shm
