@@ -7,6 +7,10 @@
 #   shm_vs_mpi_min       lowest plugin-shm/MPI ratio over every size, both runs
 #   plugin_vs_mpi_min    lowest plugin-mpi/MPI ratio from 1 MiB up, both runs (the old key)
 # Extra mpirun options (e.g. --bind-to none) can be given in STRATA_BENCH_MPIRUN_ARGS.
+# On a shared machine, run it as `chrt -r 1 bench/allreduce/run.sh build` (the ranks inherit
+# SCHED_RR) or concurrent builds dominate the figures. Mind that mpirun binds each of 2 ranks to
+# one core: the plugin then sees one usable CPU per rank and its shm waits sleep instead of spin
+# (its create() line, printed as "# plugin: ...", says which).
 set -euo pipefail
 build=${1:?usage: run.sh <build-dir> [bench options]}
 shift
@@ -24,11 +28,11 @@ lower() {
 
 shm16="" shmmin="" plugin=""
 for np in 2 4; do
-  # btl_vader_single_copy_mechanism none: Open MPI's shared-memory transport then copies through
-  # its own shared buffers (copy-in/copy-out) instead of CMA (process_vm_readv), which needs
-  # ptrace rights between the ranks that containers commonly withhold (vader then warns or fails
-  # at the first large message). Kept so that the MPI baseline is the same on every machine and
-  # matches the figures in plugins/allreduce/mpi/src/config.cpp, which were measured with it.
+  # btl_vader_single_copy_mechanism none: Open MPI's shared-memory transport copies through its
+  # own shared buffers (copy-in/copy-out) instead of single-copy CMA (process_vm_readv). Kept as
+  # the comparison baseline: it is what the figures in plugins/allreduce/mpi/src/config.cpp were
+  # measured against, and it is the same everywhere, whereas CMA needs ptrace permission between
+  # the ranks, which containers often withhold (vader then warns or fails on large messages).
   out=$(mpirun --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none \
     "${extra[@]}" -np "$np" "$bench" "$@")
   echo "$out" | grep -v '^headline'
