@@ -57,7 +57,10 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
   request.counts.resize(comm_.size());
   request.displs.resize(comm_.size());
   for (int r = 0; r < comm_.size(); ++r) {
-    const std::string index = "[" + std::to_string(r) + "]";
+    // Built by appending: GCC 12 at -O3 flags "literal" + std::string with a false -Wrestrict.
+    std::string index = "[";
+    index += std::to_string(r);
+    index += ']';
     if (displs[r] > recv.count || recv_counts[r] > recv.count - displs[r]) {
       invalid(call, "displs" + index + " + recv_counts" + index + " (" + std::to_string(displs[r]) +
                         " + " + std::to_string(recv_counts[r]) + ") must not exceed recv.count (" +

@@ -94,7 +94,8 @@ ShmGroup::ShmGroup(ShmSegment segment, int local_rank, int local_size, size_t sl
       local_rank_(local_rank),
       local_size_(local_size),
       slot_bytes_(slot_bytes),
-      kernels_(kernels) {
+      kernels_(kernels),
+      sources_(static_cast<size_t>(local_size)) {
   if (__atomic_load_n(&header_->magic, __ATOMIC_ACQUIRE) != kMagic || header_->nonce != nonce ||
       header_->local_size != static_cast<uint64_t>(local_size) ||
       header_->slot_bytes != slot_bytes) {

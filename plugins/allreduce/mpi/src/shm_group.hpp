@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace strata::allreduce_mpi::shm {
 
@@ -85,6 +86,12 @@ class ShmGroup {
   void barrier();
 
  private:
+  // Messages up to this size are reduced in one phase: every rank stages all of its input and
+  // reduces the whole message itself. That skips the second phase and the gather, which for
+  // small messages cost more than the redundant arithmetic.
+  static constexpr uint64_t kDirectMaxBytes = 16 << 10;
+  void direct_allreduce(const void* send, void* recv, uint64_t count, int32_t dtype, int32_t op);
+
   // Announces `a` (numbering it) and returns the number of the collective's first phase.
   uint64_t begin(Announcement a, const char* what);
   // Arrives at `phase` (what this rank staged for it is complete) and waits for everyone.
@@ -106,6 +113,7 @@ class ShmGroup {
   std::unique_ptr<PhaseSync> sync_;
   uint64_t phase_ = 0;  // the last phase this rank arrived at
   uint64_t seq_ = 0;    // collectives started
+  std::vector<const void*> sources_;  // the reduction's inputs, one per rank (kept to reuse)
 };
 
 }  // namespace strata::allreduce_mpi::shm

@@ -37,8 +37,10 @@ ShmSegment ShmSegment::create(size_t bytes) {
   // Unique within the process (a counter) and across processes (the pid).
   static std::atomic<unsigned> next{0};
   ShmSegment segment;
-  segment.name_ = "/" + segment_prefix() + std::to_string(getpid()) + "-" +
-                  std::to_string(next.fetch_add(1));
+  // Appended, not "/" + ...: GCC 12 at -O3 flags that with a false -Wrestrict.
+  segment.name_ = '/';
+  segment.name_ += segment_prefix();
+  segment.name_ += std::to_string(getpid()) + "-" + std::to_string(next.fetch_add(1));
   const int fd = shm_open(segment.name_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0) fail("shm_open(" + segment.name_ + ", O_CREAT | O_EXCL)", errno);
   segment.linked_ = true;
