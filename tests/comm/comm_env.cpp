@@ -1,8 +1,11 @@
 #include "comm_env.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 namespace strata::test::comm {
 namespace {
@@ -12,16 +15,32 @@ struct State {
   std::unique_ptr<FakeHost> host;
   void* instance = nullptr;
   void* chunked = nullptr;
+  void* shm = nullptr;
+  void* mpi = nullptr;
+  std::vector<void*> on_shm;  // instances whose create() logged "shm on ("
+  std::mutex log_mutex;
+  std::vector<std::string> log;
   int rank = 0;
   int world = 1;
 };
 State g;
 
+// Records every line; prints warnings and errors as FakeHost does.
+void record_log(void*, int32_t level, const char* message) {
+  if (level >= STRATA_LOG_WARN) std::fprintf(stderr, "[plugin] %s\n", message);
+  std::lock_guard<std::mutex> lock(g.log_mutex);
+  g.log.emplace_back(message);
+}
+
 void* create_instance(const char* config) {
   strata_error err = sdk::make_error();
   void* self = nullptr;
+  const size_t mark = log_mark();
   const strata_status status = abi::create(config, &self, &err);
   if (status != STRATA_OK) throw std::runtime_error(std::string("create: ") + err.message);
+  for (const std::string& line : log_since(mark)) {
+    if (line.find("shm on (") != std::string::npos) g.on_shm.push_back(self);
+  }
   return self;
 }
 
@@ -30,9 +49,14 @@ class CommEnvironment : public ::testing::Environment {
   void SetUp() override {
     g.library = std::make_unique<PluginLibrary>(STRATA_ALLREDUCE_MPI_PLUGIN);
     g.host = std::make_unique<FakeHost>();
+    g.host->api()->log = &record_log;
     g.instance = create_instance("{}");
     const std::string chunked = "{\"chunk_bytes\": " + std::to_string(kSmallChunkBytes) + "}";
     g.chunked = create_instance(chunked.c_str());
+    const std::string shm = "{\"shm_min_bytes\": 0, \"shm_chunk_bytes\": " +
+                            std::to_string(kSmallChunkBytes) + "}";
+    g.shm = create_instance(shm.c_str());
+    g.mpi = create_instance(R"({"shm": false})");
     strata_comm_caps caps{};
     caps.struct_size = sizeof caps;
     strata_error err = sdk::make_error();
@@ -42,6 +66,8 @@ class CommEnvironment : public ::testing::Environment {
   }
   // The default instance goes last: destroying it finalises MPI.
   void TearDown() override {
+    ops().destroy(g.mpi);
+    ops().destroy(g.shm);
     ops().destroy(g.chunked);
     ops().destroy(g.instance);
   }
@@ -71,6 +97,21 @@ const strata_comm_ops& ops() { return g.library->ops<strata_comm_ops>(); }
 FakeHost& host() { return *g.host; }
 void* instance() { return g.instance; }
 void* chunked_instance() { return g.chunked; }
+void* shm_instance() { return g.shm; }
+void* mpi_instance() { return g.mpi; }
+bool uses_shm(void* instance) {
+  return std::find(g.on_shm.begin(), g.on_shm.end(), instance) != g.on_shm.end();
+}
+
+size_t log_mark() {
+  std::lock_guard<std::mutex> lock(g.log_mutex);
+  return g.log.size();
+}
+
+std::vector<std::string> log_since(size_t mark) {
+  std::lock_guard<std::mutex> lock(g.log_mutex);
+  return {g.log.begin() + static_cast<std::ptrdiff_t>(std::min(mark, g.log.size())), g.log.end()};
+}
 int rank() { return g.rank; }
 int world() { return g.world; }
 
@@ -99,6 +140,9 @@ void run(Mode mode, void* self, const Start& start) {
   int32_t done = 0;
   while (!done && std::chrono::steady_clock::now() < deadline) {
     ASSERT_EQ(ops().test(self, req, &done, &err), STRATA_OK) << err.message;
+    // Between polls the host would do its own work; sleeping instead of spinning leaves the CPU
+    // to the ranks' progress threads when ranks outnumber cores.
+    if (!done) std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
   EXPECT_EQ(done, 1) << "test() did not report completion within 60 s";
   ASSERT_EQ(ops().wait(self, req, &err), STRATA_OK) << err.message;

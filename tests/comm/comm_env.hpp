@@ -1,7 +1,9 @@
 // Shared set-up for the multi-rank comm plugin tests: the plugin library (path from the
-// STRATA_ALLREDUCE_MPI_PLUGIN compile definition), a FakeHost, and two live instances: one with the
-// default config and one with a tiny chunk_bytes so that allreduces are split into many pieces.
-// Instances live for the whole program because MPI can be initialised only once per process.
+// STRATA_ALLREDUCE_MPI_PLUGIN compile definition), a FakeHost that records the plugin's log, and
+// four live instances: the default config (shared memory when every rank is on this host), a tiny
+// chunk_bytes so that MPI allreduces are split into many pieces, a shared-memory one with tiny
+// rounds, and an MPI-only one. Instances live for the whole program because MPI can be
+// initialised only once per process.
 #pragma once
 
 #include "reference.hpp"
@@ -12,6 +14,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace strata::test::comm {
 
@@ -22,6 +25,12 @@ const strata_comm_ops& ops();
 FakeHost& host();
 void* instance();          // default config
 void* chunked_instance();  // {"chunk_bytes": kSmallChunkBytes}
+// {"shm_min_bytes": 0, "shm_chunk_bytes": kSmallChunkBytes}: every collective through shared
+// memory (world >= 2), in rounds of one page per rank, so small counts already take many rounds.
+void* shm_instance();
+void* mpi_instance();  // {"shm": false}: the MPI path only
+// Whether create() logged "shm on (" for this instance (one of the four above).
+bool uses_shm(void* instance);
 int rank();
 int world();
 
@@ -49,6 +58,11 @@ inline constexpr int32_t kAllOps[] = {STRATA_SUM, STRATA_AVG, STRATA_MIN, STRATA
 inline constexpr uint64_t kCounts[] = {0, 1, 7, 3001};
 
 std::string op_label(int32_t op);
+
+// Every line the plugin has logged (all levels), in order. log_mark() is the current count, so
+// that a test can read what one call logged: log_since(mark).
+size_t log_mark();
+std::vector<std::string> log_since(size_t mark);
 
 // The comm ops table called as ABI 1.3 has it: each call puts its arguments into a
 // strata_coll_args (built by sdk::Comm::args) exactly as given, NULL and invalid buffers included,

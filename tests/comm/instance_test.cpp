@@ -144,6 +144,14 @@ TEST(Config, BadValuesAndUnknownKeysAreNamed) {
   expect_config_rejected(R"({"arrival_gate": 1})", "arrival_gate: expected true or false, got 1");
   expect_config_rejected(R"({"arrival_gate": "off"})", "arrival_gate");
   expect_config_rejected(R"({"arrival_gate": null})", "arrival_gate");
+  expect_config_rejected(R"({"shm": 1})", "shm: expected true or false, got 1");
+  expect_config_rejected(R"({"shm": "on"})", "shm: expected true or false");
+  expect_config_rejected(R"({"shm_chunk_bytes": 0})",
+                         "shm_chunk_bytes: expected a positive integer, got 0");
+  expect_config_rejected(R"({"shm_chunk_bytes": 4096.5})", "shm_chunk_bytes");
+  expect_config_rejected(R"({"shm_min_bytes": -1})",
+                         "shm_min_bytes: expected a non-negative integer, got -1");
+  expect_config_rejected(R"({"shm_min_bytes": "64KiB"})", "shm_min_bytes");
   expect_config_rejected(R"({"chunk_size": 4096})", "unknown key 'chunk_size'");
   expect_config_rejected(R"([1, 2])", "expected a JSON object");
   expect_config_rejected(R"({"chunk_bytes": )", "not valid JSON");

@@ -1,13 +1,17 @@
 // Several non-blocking collectives in flight at once, completed in another order than started.
 #include "comm_env.hpp"
 
+#include <regex>
+
 namespace strata::test::comm {
 namespace {
 
-TEST(Nonblocking, ManyInFlightCompletedInReverseOrder) {
+// Five collectives of mixed kinds in flight on `self`, waited in reverse order. On the MPI path
+// the f32 scratch buffers of the two half-precision reductions are accounted while in flight; the
+// shared-memory path needs none (its segment is accounted from create() to destroy()).
+void many_in_flight_completed_in_reverse_order(void* self) {
   constexpr uint64_t kCount = 3001;
   strata_error err = sdk::make_error();
-  void* self = chunked_instance();  // many MPI requests per allreduce
 
   Bytes reduce_in = rank_input(STRATA_F16, rank(), kCount), reduce_out(reduce_in.size());
   strata_buffer reduce_send = view(reduce_in, STRATA_F16),
@@ -33,8 +37,12 @@ TEST(Nonblocking, ManyInFlightCompletedInReverseOrder) {
   ASSERT_EQ(abi::broadcast(self, &bcast_buf, world() - 1, &reqs[3], &err), STRATA_OK)
       << err.message;
   ASSERT_EQ(abi::barrier(self, &reqs[4], &err), STRATA_OK) << err.message;
-  // The f32 scratch buffers of the two half-precision reductions are accounted while in flight.
-  EXPECT_GE(host().bytes(STRATA_MEM_COMM_BUFFERS), comm_bytes_before + 4 * kCount * (1 + world()));
+  if (uses_shm(self)) {
+    EXPECT_EQ(host().bytes(STRATA_MEM_COMM_BUFFERS), comm_bytes_before);
+  } else {
+    EXPECT_GE(host().bytes(STRATA_MEM_COMM_BUFFERS),
+              comm_bytes_before + 4 * kCount * (1 + world()));
+  }
   for (int i = 4; i >= 0; --i) {
     EXPECT_EQ(ops().wait(self, reqs[i], &err), STRATA_OK) << "request " << i << ": " << err.message;
   }
@@ -56,6 +64,41 @@ TEST(Nonblocking, ManyInFlightCompletedInReverseOrder) {
                 STRATA_BF16),
             "");
   EXPECT_EQ(first_difference(bcast, rank_input(STRATA_U8, world() - 1, kCount), STRATA_U8), "");
+}
+
+TEST(Nonblocking, ManyInFlightCompletedInReverseOrder) {
+  many_in_flight_completed_in_reverse_order(chunked_instance());  // shm from 2 ranks on
+}
+
+TEST(Nonblocking, ManyInFlightCompletedInReverseOrderOverMpiOnly) {
+  many_in_flight_completed_in_reverse_order(mpi_instance());
+}
+
+// With shared memory, each rank accounts its share of the segment (segment bytes / ranks, the
+// size create() logs) in STRATA_MEM_COMM_BUFFERS from create() to destroy(); without, nothing.
+TEST(Nonblocking, SharedMemorySegmentIsAccountedFromCreateToDestroy) {
+  const size_t before = host().bytes(STRATA_MEM_COMM_BUFFERS);
+  const size_t mark = log_mark();
+  strata_error err = sdk::make_error();
+  void* self = nullptr;
+  ASSERT_EQ(abi::create("{}", &self, &err), STRATA_OK) << err.message;
+  const size_t during = host().bytes(STRATA_MEM_COMM_BUFFERS);
+  std::smatch match;
+  bool found = false;
+  for (const std::string& line : log_since(mark)) {
+    static const std::regex segment(R"(shm on \(.* ([0-9]+) KiB segment)");
+    if (std::regex_search(line, match, segment)) {
+      found = true;
+      const size_t segment_bytes = std::stoull(match[1].str()) * 1024;
+      EXPECT_EQ(during - before, segment_bytes / static_cast<size_t>(world())) << line;
+    }
+  }
+  EXPECT_EQ(found, world() >= 2);
+  if (!found) {
+    EXPECT_EQ(during, before);
+  }
+  ops().destroy(self);
+  EXPECT_EQ(host().bytes(STRATA_MEM_COMM_BUFFERS), before);
 }
 
 TEST(Nonblocking, TestReportsDoneAndTheRequestMustStillBeWaited) {
