@@ -13,8 +13,11 @@
 // whose payload is at least config.shm_min_bytes run over shared memory instead (shm_group.hpp):
 // their work is then a call into the ShmGroup, run where MPI work would run (caller or progress
 // thread) and recorded as "shm_<collective>" spans. It needs no arrival gate: its waits sleep.
-// Every rank takes the same path for the same call, as the choice depends only on the
-// arguments, which the ranks agree on (the group checks that they do).
+// Every rank takes the same path for the same call when the ranks agree on its arguments: the
+// choice depends only on the payload size. The group checks agreement between the ranks that
+// took it; ranks whose sizes straddle a non-zero shm_min_bytes take different paths and hang
+// (the runtime's stall inspector ends them). With the default 0 every collective goes through
+// the group, so every disagreement is caught.
 //
 // When the job records a timeline, mpi_work run blocking is one "mpi_<collective>" span on the
 // thread that runs it (the progress thread, or the caller's for a blocking collective), gate and
