@@ -215,5 +215,6 @@ constexpr strata_comm_ops kOps = {
 }  // namespace
 }  // namespace strata::allreduce_mpi
 
-STRATA_PLUGIN(strata::allreduce_mpi::kOps, "allreduce-mpi", "0.2.0",
-              "collectives over Open MPI for host buffers (large allreduces sent in pieces)")
+STRATA_PLUGIN(strata::allreduce_mpi::kOps, "allreduce-mpi", "0.3.0",
+              "collectives over Open MPI for host buffers (large allreduces sent in pieces), "
+              "through shared memory when every rank runs on one host")
