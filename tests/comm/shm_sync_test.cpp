@@ -67,17 +67,17 @@ TEST(ShmPhaseSync, PeerThatExitedBeforeReachingThePhaseIsNamed) {
   TwoRanks ranks;
   const pid_t child = fork_rank1(ranks, std::chrono::milliseconds(0));
   ASSERT_GT(child, 0);
-  PhaseSync sync(ranks.wake, ranks.all(), 0, /*spin=*/false, {{1, 7, child}});
+  PhaseSync sync(ranks.wake, ranks.all(), 0, /*spin=*/false, {{1, child}});
   sync.arrive(1);
   sync.wait_all(1, "allreduce");  // the child reaches phase 1, then exits
   sync.arrive(2);
   const auto start = Clock::now();
   try {
     sync.wait_all(2, "allreduce");
-    ADD_FAILURE() << "wait_all returned although rank 7 exited before phase 2";
+    ADD_FAILURE() << "wait_all returned although rank 1 exited before phase 2";
   } catch (const sdk::Error& e) {
     EXPECT_EQ(e.code(), STRATA_ERR_COMM);
-    const std::string expected = "allreduce over shared memory: rank 7 (pid " +
+    const std::string expected = "allreduce over shared memory: rank 1 (pid " +
                                  std::to_string(child) +
                                  ", same host) exited before it reached this collective's step 2";
     EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
@@ -94,7 +94,7 @@ TEST(ShmPhaseSync, LatePeerIsWaitedFor) {
   TwoRanks ranks;
   const pid_t child = fork_rank1(ranks, std::chrono::milliseconds(300));
   ASSERT_GT(child, 0);
-  PhaseSync sync(ranks.wake, ranks.all(), 0, /*spin=*/true, {{1, 1, child}});
+  PhaseSync sync(ranks.wake, ranks.all(), 0, /*spin=*/true, {{1, child}});
   const auto start = Clock::now();
   sync.arrive(1);
   EXPECT_NO_THROW(sync.wait_all(1, "barrier"));
@@ -106,7 +106,7 @@ TEST(ShmPhaseSync, PeerThatExitedAfterReachingThePhaseIsNotBlamed) {
   TwoRanks ranks;
   const pid_t child = fork_rank1(ranks, std::chrono::milliseconds(0));
   ASSERT_GT(child, 0);
-  PhaseSync sync(ranks.wake, ranks.all(), 0, /*spin=*/false, {{1, 1, child}});
+  PhaseSync sync(ranks.wake, ranks.all(), 0, /*spin=*/false, {{1, child}});
   sync.arrive(1);
   // The child is waiting for us at phase 1; once we arrived it returns and exits.
   while (kill(child, 0) == 0 && ranks.counters[1]->reached.load() < 1) std::this_thread::yield();

@@ -28,7 +28,6 @@ struct RankRecord {
   PhaseCounter counter;
   Announcement announced[2];  // by collective number parity (see check_agreement)
   int32_t pid;
-  int32_t rank;
 };
 
 namespace {
@@ -104,7 +103,6 @@ ShmGroup::ShmGroup(ShmSegment segment, int local_rank, int local_size, size_t sl
                                    "/dev/shm, or a name reused?)");
   }
   records_[local_rank].pid = static_cast<int32_t>(getpid());
-  records_[local_rank].rank = local_rank;
 }
 
 ShmGroup::~ShmGroup() = default;
@@ -112,7 +110,7 @@ ShmGroup::~ShmGroup() = default;
 void ShmGroup::start(bool watch_peers, bool spin) {
   std::vector<Peer> peers;
   for (int r = 0; watch_peers && r < local_size_; ++r) {
-    if (r != local_rank_) peers.push_back({r, records_[r].rank, records_[r].pid});
+    if (r != local_rank_) peers.push_back({r, records_[r].pid});
   }
   std::vector<PhaseCounter*> counters;
   for (int r = 0; r < local_size_; ++r) counters.push_back(&records_[r].counter);
@@ -154,7 +152,7 @@ void ShmGroup::check_agreement(const char* what) const {
     sdk::fail(STRATA_ERR_MISMATCH,
               std::string(what) + ": the ranks disagree on collective #" + std::to_string(seq) +
                   " of the shared-memory group: rank " + std::to_string(local_rank_) + " called " +
-                  describe(mine) + ", rank " + std::to_string(records_[r].rank) + " called " +
+                  describe(mine) + ", rank " + std::to_string(r) + " called " +
                   describe(theirs));
   }
 }

@@ -112,7 +112,7 @@ void PhaseSync::check_peers(uint64_t phase, const char* what) {
     if (peer_gone_since_ns_ == 0) peer_gone_since_ns_ = now;
     if (now - peer_gone_since_ns_ < kExitGraceNs) return;
     sdk::fail(STRATA_ERR_COMM,
-              std::string(what) + " over shared memory: rank " + std::to_string(watch.peer.rank) +
+              std::string(what) + " over shared memory: rank " + std::to_string(watch.peer.local_rank) +
                   " (pid " + std::to_string(watch.peer.pid) +
                   ", same host) exited before it reached this collective's step " +
                   std::to_string(phase) + "; the collective cannot complete");

@@ -37,10 +37,10 @@ struct alignas(64) PhaseCounter {
   std::atomic<uint64_t> reached;
 };
 
-// A peer to watch: its local rank, global rank and pid (as this process sees pids).
+// A peer to watch: its local rank (the job's rank: a group exists only when every rank is on this
+// host) and its pid (as this process sees pids).
 struct Peer {
   int local_rank;
-  int rank;
   int pid;
 };
 
