@@ -103,23 +103,54 @@ std::string host_name() {
   return name;
 }
 
-// The address this rank's listener binds and the others connect to.
+// Whether IPv4 address `addr` (network order) is the interface `want` names: an interface name
+// (eth0) or an IPv4 CIDR (10.0.0.0/24), as strata-run's --network-interface takes it.
+bool interface_matches(const std::string& want, const char* name, in_addr addr) {
+  const size_t slash = want.find('/');
+  if (slash == std::string::npos) return want == name;
+  in_addr net{};
+  const std::string bits_text = want.substr(slash + 1);
+  char* end = nullptr;
+  const long bits = std::strtol(bits_text.c_str(), &end, 10);
+  if (inet_pton(AF_INET, want.substr(0, slash).c_str(), &net) != 1 || bits_text.empty() ||
+      *end != '\0' || bits < 0 || bits > 32) {
+    fail("control channel: STRATA_NETWORK_INTERFACE '" + want +
+         "' is neither an interface name nor an IPv4 CIDR such as 10.0.0.0/24");
+  }
+  const uint32_t mask = bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
+  return (ntohl(addr.s_addr) & mask) == (ntohl(net.s_addr) & mask);
+}
+
+// The address this rank's listener binds and the others connect to: loopback when every rank is
+// on this host; else STRATA_CONTROL_ADDR; else this host's IPv4 address on the interface
+// STRATA_NETWORK_INTERFACE names; else its first non-loopback IPv4 address.
 std::string listen_address(bool one_host) {
   if (one_host) return "127.0.0.1";
   if (const char* env = std::getenv("STRATA_CONTROL_ADDR"); env != nullptr && *env != '\0') {
     return env;
   }
+  const char* wanted_env = std::getenv("STRATA_NETWORK_INTERFACE");
+  const std::string wanted = wanted_env != nullptr ? wanted_env : "";
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) fail("control channel: getifaddrs failed: " + errno_text());
   std::string found;
   for (ifaddrs* a = list; a != nullptr && found.empty(); a = a->ifa_next) {
     if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
-    if ((a->ifa_flags & IFF_UP) == 0 || (a->ifa_flags & IFF_LOOPBACK) != 0) continue;
+    if ((a->ifa_flags & IFF_UP) == 0) continue;
+    const in_addr addr = reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr;
+    if (wanted.empty() ? (a->ifa_flags & IFF_LOOPBACK) != 0
+                       : !interface_matches(wanted, a->ifa_name, addr)) {
+      continue;
+    }
     char text[INET_ADDRSTRLEN] = {};
-    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+    inet_ntop(AF_INET, &addr, text, sizeof text);
     found = text;
   }
   freeifaddrs(list);
+  if (found.empty() && !wanted.empty()) {
+    fail("control channel: STRATA_NETWORK_INTERFACE is '" + wanted + "', but host " +
+         host_name() + " has no IPv4 address on it that is up");
+  }
   if (found.empty()) {
     fail("control channel: ranks run on several hosts, but this host has no non-loopback IPv4 "
          "address; set STRATA_CONTROL_ADDR to the address the other ranks can reach");

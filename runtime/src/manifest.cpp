@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <string_view>
 
 namespace strata::rt {
@@ -78,6 +79,21 @@ StratumSpec read_stratum(const json& doc, const std::string& stratum, const std:
     }
   }
   return spec;
+}
+
+// STRATA_COMM_LIBRARY names the comm library for this run whatever the manifest says: strata-run
+// --backend gloo sets it, because ranks it starts have no MPI, and a manifest naming the MPI
+// plugin (the embedded default does) would give each of them a world of one. A manifest's comm
+// config and sha256 belong to the library it names, so they go when the library changes.
+void apply_comm_library_env(StratumSpec& comm, const std::string& source) {
+  const char* env = std::getenv("STRATA_COMM_LIBRARY");
+  if (env == nullptr || *env == '\0' || comm.library == env) return;
+  logger().info("{}: /comm/library: {} from STRATA_COMM_LIBRARY instead of the manifest's {}{}",
+                source, env, comm.library,
+                comm.config.empty() && !comm.sha256 ? "" : " (its config and sha256 are not used)");
+  comm.library = env;
+  comm.sha256.reset();
+  comm.config = json::object();
 }
 
 json merged(json base, const json& patch) {
@@ -196,6 +212,7 @@ Manifest load_manifest(const strata_create_options& options) {
   read_runtime_keys(m);
 
   m.comm = read_stratum(m.json, "comm", m.source);
+  apply_comm_library_env(m.comm, m.source);
   m.sharding = read_stratum(m.json, "sharding", m.source);
   m.precision = read_stratum(m.json, "precision", m.source);
   m.offload = read_stratum(m.json, "offload", m.source);

@@ -53,8 +53,10 @@ class PluginInstance {
                                      : ops_->create(&args, &self_, &err);
     if (status != STRATA_OK) {
       self_ = nullptr;
+      // A transport that cannot start is not a config mistake.
+      const char* what = status == STRATA_ERR_COMM ? "could not start: " : "rejected its config: ";
       throw Error(status, manifest_source + ": " + spec.json_path + ": " + label_ + " (" +
-                              library_.path().string() + ") rejected its config: " + err.message);
+                              library_.path().string() + ") " + what + err.message);
     }
   }
 

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
@@ -49,9 +50,11 @@ struct Options {
   std::string loss_log;
 };
 
-// An installed binary finds its manifests in ../share/strata/manifests; a build-tree binary in
-// the source tree it was built from.
+// STRATA_MANIFEST (strata-run --manifest sets it on every rank); otherwise an installed binary
+// finds its manifests in ../share/strata/manifests and a build-tree binary in the source tree it
+// was built from. --manifest wins over all of them.
 std::string default_manifest() {
+  if (const char* env = std::getenv("STRATA_MANIFEST"); env != nullptr && *env != '\0') return env;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {

@@ -5,6 +5,7 @@
 
 #include <strata/plugin.hpp>
 
+#include <cstdlib>
 #include <string>
 
 namespace strata::allreduce_mpi {
@@ -15,11 +16,27 @@ void MpiComm::check(int rc, const char* what) {
   sdk::fail(STRATA_ERR_COMM, std::string(what) + " failed: " + mpi_error_text(rc, text));
 }
 
+// A process started by a launcher that is not MPI's (strata-run --backend gloo, torchrun) gets an
+// MPI singleton: a world of one. Four such ranks would each train alone and finish "successfully";
+// say what happened instead.
+void MpiComm::refuse_singleton_in_a_larger_job() const {
+  const char* env = std::getenv("WORLD_SIZE");
+  if (size_ != 1 || env == nullptr) return;
+  const long launched = std::strtol(env, nullptr, 10);
+  if (launched <= 1) return;
+  sdk::fail(STRATA_ERR_COMM,
+            "this process was started with WORLD_SIZE=" + std::string(env) +
+                " (by strata-run --backend gloo, torchrun or the like), but MPI sees a world of "
+                "1 process: start the job with mpirun or strata-run --backend mpi, or use a comm "
+                "library that does not need MPI (strata_allreduce_gloo)");
+}
+
 MpiComm::MpiComm() {
   check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup(MPI_COMM_WORLD)");
   check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  refuse_singleton_in_a_larger_job();
   MPI_Comm node = MPI_COMM_NULL;
   check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
         "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");

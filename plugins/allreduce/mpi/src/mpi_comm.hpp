@@ -47,6 +47,7 @@ class MpiComm {
   bool test_all(std::vector<MPI_Request>& requests) const;
 
  private:
+  void refuse_singleton_in_a_larger_job() const;
   // Throws with "<what> failed: <MPI_Error_string>" unless rc == MPI_SUCCESS.
   static void check(int rc, const char* what);
 
