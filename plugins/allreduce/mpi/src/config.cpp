@@ -52,7 +52,8 @@ bool boolean(const nlohmann::json& value, const char* key) {
 }  // namespace
 
 Config parse_config(const char* config_json) {
-  Config config{kDefaultChunkBytes, true, true, kDefaultShmMinBytes, kDefaultShmChunkBytes};
+  Config config{kDefaultChunkBytes, true, true, kDefaultShmMinBytes, kDefaultShmChunkBytes,
+                false};
   if (config_json == nullptr || *config_json == '\0') return config;
   nlohmann::json root;
   try {
@@ -72,9 +73,11 @@ Config parse_config(const char* config_json) {
       config.shm_min_bytes = unsigned_integer(value, "shm_min_bytes");
     } else if (key == "shm_chunk_bytes") {
       config.shm_chunk_bytes = positive_integer(value, "shm_chunk_bytes");
+    } else if (key == "hierarchical") {
+      config.hierarchical = boolean(value, "hierarchical");
     } else {
-      invalid("unknown key '" + key +
-              "' (known keys: chunk_bytes, arrival_gate, shm, shm_min_bytes, shm_chunk_bytes)");
+      invalid("unknown key '" + key + "' (known keys: chunk_bytes, arrival_gate, shm, " +
+              "shm_min_bytes, shm_chunk_bytes, hierarchical)");
     }
   }
   return config;

@@ -21,6 +21,8 @@ struct Config {
   uint64_t shm_min_bytes;
   // Bytes each rank stages per round of a shared-memory collective (rounded up to whole pages).
   uint64_t shm_chunk_bytes;
+  // Over several hosts, allreduce within each host first (MpiComm::hierarchical_allreduce).
+  bool hierarchical;
 };
 
 // Parses and validates `config_json` (NULL or "" mean {}). Throws sdk::Error with

@@ -40,7 +40,7 @@ struct Instance {
   Config config;
   MpiProcess process;
   std::shared_ptr<ProgressThread> progress;
-  MpiComm comm;
+  MpiComm comm{config.hierarchical};
   ShmSetup shm;  // set up with the communicator; its group is used by collectives
   Collectives collectives;
   int live_requests = 0;  // handed out and not yet waited

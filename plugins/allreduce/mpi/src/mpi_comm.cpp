@@ -31,7 +31,7 @@ void MpiComm::refuse_singleton_in_a_larger_job() const {
                 "library that does not need MPI (strata_allreduce_gloo)");
 }
 
-MpiComm::MpiComm() {
+MpiComm::MpiComm(bool hierarchical) {
   check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup(MPI_COMM_WORLD)");
   check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
@@ -42,19 +42,48 @@ MpiComm::MpiComm() {
         "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
   MPI_Comm_rank(node, &local_rank_);
   MPI_Comm_size(node, &local_size_);
-  MPI_Comm_free(&node);
+  // On one host there is nothing to save (and the shared-memory path takes the work); with one
+  // rank per host the node step is empty.
+  if (!hierarchical || local_size_ == size_ || local_size_ == 1) {
+    MPI_Comm_free(&node);
+    return;
+  }
+  node_ = node;
+  check(MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check(MPI_Comm_split(comm_, local_rank_, rank_, &cross_), "MPI_Comm_split(local rank)");
+  check(MPI_Comm_set_errhandler(cross_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
 }
 
 MpiComm::~MpiComm() {
-  if (comm_ != MPI_COMM_NULL && MpiProcess::usable()) MPI_Comm_free(&comm_);
+  if (!MpiProcess::usable()) return;
+  for (MPI_Comm* c : {&cross_, &node_, &comm_}) {
+    if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+  }
+}
+
+// Reduce to the host's first rank, allreduce among the hosts' first ranks, broadcast on the host.
+// MPI_IN_PLACE means the input is in `recv`; only a root may pass it to MPI_Reduce.
+void MpiComm::hierarchical_allreduce(const void* send, void* recv, int count, MPI_Datatype type,
+                                     MPI_Op op) const {
+  const bool host_root = local_rank_ == 0;
+  const void* input = send == MPI_IN_PLACE && !host_root ? recv : send;
+  check(MPI_Reduce(input, host_root ? recv : nullptr, count, type, op, 0, node_),
+        "MPI_Reduce(host)");
+  if (host_root) {
+    check(MPI_Allreduce(MPI_IN_PLACE, recv, count, type, op, cross_), "MPI_Allreduce(hosts)");
+  }
+  check(MPI_Bcast(recv, count, type, 0, node_), "MPI_Bcast(host)");
 }
 
 void MpiComm::allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
                         Pending pending) const {
   if (pending == nullptr) {
+    if (hierarchical()) return hierarchical_allreduce(send, recv, count, type, op);
     check(MPI_Allreduce(send, recv, count, type, op, comm_), "MPI_Allreduce");
     return;
   }
+  // Three chained steps cannot be one MPI request: a non-blocking allreduce (only where MPI's
+  // thread support leaves no progress thread to run blocking calls on) stays flat.
   check(MPI_Iallreduce(send, recv, count, type, op, comm_, &pending->emplace_back()),
         "MPI_Iallreduce");
 }

@@ -13,7 +13,10 @@ namespace strata::allreduce_mpi {
 
 class MpiComm {
  public:
-  MpiComm();  // MPI must be initialised
+  // MPI must be initialised. `hierarchical`: blocking allreduces over several hosts reduce within
+  // each host, allreduce across hosts among the hosts' first ranks, and broadcast within each
+  // host, so that only one rank per host sends over the network.
+  explicit MpiComm(bool hierarchical = false);
   ~MpiComm();
   MpiComm(const MpiComm&) = delete;
   MpiComm& operator=(const MpiComm&) = delete;
@@ -22,6 +25,8 @@ class MpiComm {
   int size() const { return size_; }
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
+  // Whether allreduce runs hierarchically (asked for, and ranks on more than one host).
+  bool hierarchical() const { return node_ != MPI_COMM_NULL; }
   MPI_Comm handle() const { return comm_; }
 
   using Pending = std::vector<MPI_Request>*;
@@ -48,10 +53,16 @@ class MpiComm {
 
  private:
   void refuse_singleton_in_a_larger_job() const;
+  void hierarchical_allreduce(const void* send, void* recv, int count, MPI_Datatype type,
+                              MPI_Op op) const;
   // Throws with "<what> failed: <MPI_Error_string>" unless rc == MPI_SUCCESS.
   static void check(int rc, const char* what);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  // Hierarchical allreduce only: this host's ranks, and the ranks with this local rank on every
+  // host (used by local rank 0). MPI_COMM_NULL otherwise.
+  MPI_Comm node_ = MPI_COMM_NULL;
+  MPI_Comm cross_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;

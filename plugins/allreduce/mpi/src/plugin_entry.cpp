@@ -70,6 +70,11 @@ const strata_coll_args& coll_args(const strata_coll_args* args, const char* call
   return *args;
 }
 
+const char* hierarchy_note(const MpiComm& comm, const Config& config) {
+  if (comm.hierarchical()) return ", hierarchical allreduce";
+  return config.hierarchical ? ", hierarchical allreduce off (one host, or one rank per host)" : "";
+}
+
 strata_status create(const strata_plugin_create_args* args, void** self, strata_error* err) {
   return sdk::guard(err, [&] {
     if (self == nullptr) invalid("create: self is NULL; expected where to store the instance");
@@ -79,10 +84,11 @@ strata_status create(const strata_plugin_create_args* args, void** self, strata_
     auto inst = std::make_unique<Instance>(create.host, config);
     inst->host.log(STRATA_LOG_INFO,
                    "allreduce-mpi: rank %d of %d (local %d of %d), chunk_bytes %llu, "
-                   "arrival_gate %s, %s",
+                   "arrival_gate %s, %s%s",
                    inst->comm.rank(), inst->comm.size(), inst->comm.local_rank(),
                    inst->comm.local_size(), static_cast<unsigned long long>(config.chunk_bytes),
-                   config.arrival_gate ? "on" : "off", inst->shm.summary.c_str());
+                   config.arrival_gate ? "on" : "off", inst->shm.summary.c_str(),
+                   hierarchy_note(inst->comm, config));
     *self = inst.release();
   });
 }
