@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
 
 extern char** environ;
@@ -90,12 +91,38 @@ int run_mpi(const Options& options, const Placement& placement, const JobEnv& jo
   throw UsageError(error);
 }
 
+// A local rank's program must exist here: say so once, before any rank starts, rather than as N
+// failed ranks. (A remote host may have programs this one lacks, so remote ranks are not checked.)
+void check_program_runs_here(const std::string& program) {
+  const auto runnable = [](const std::string& path) { return access(path.c_str(), X_OK) == 0; };
+  if (program.find('/') != std::string::npos) {
+    if (!runnable(program)) throw UsageError("cannot run '" + program + "': no such executable file");
+    return;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  size_t begin = 0;
+  while (begin <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', begin), dirs.size());
+    const std::string dir = end > begin ? dirs.substr(begin, end - begin) : ".";
+    if (runnable(dir + "/" + program)) return;
+    begin = end + 1;
+  }
+  throw UsageError("cannot run '" + program + "': not found in PATH");
+}
+
 int run_gloo(const Options& options, const Placement& placement, const JobEnv& job,
              const std::vector<bool>& hosts_local) {
   const std::string cwd = std::filesystem::current_path().string();
   const std::string agent = options.launch_agent.empty()
                                 ? default_launch_agent(options.connect_timeout)
                                 : options.launch_agent;
+  for (const bool local : hosts_local) {
+    if (local) {
+      check_program_runs_here(options.program.front());
+      break;
+    }
+  }
   std::vector<RankTask> tasks;
   for (const RankPlace& place : placement.ranks) {
     RankTask task;
