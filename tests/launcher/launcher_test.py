@@ -202,6 +202,13 @@ def mode_fail_signal(a):
                 r"^strata-run: rank 1 \(host localhost, pid \d+\) killed by signal SIGKILL$")
 
 
+def mode_fail_stubborn(a):
+    # The other ranks ignore SIGTERM: SIGKILL follows after the 3 s grace, within the 10 s.
+    job = failing_job(a, [a.run, "--backend", "gloo", "-np", "3", "--", a.probe, "ignore-term", "exit@0=5",
+                          "sleep=60"], 5, r"^strata-run: rank 0 \(host localhost, pid \d+\) exited with code 5$")
+    check(job.elapsed >= 3, f"strata-run ended after {job.elapsed:.1f} s, before the 3 s grace")
+
+
 def mode_sigint(a):
     job = Job([a.run, "--backend", "gloo", "-np", "3", "--", a.probe, "sleep=60"], a.work)
     job.wait_for(lambda: len(job.pids()) == 3, 30, "3 ranks to start")

@@ -5,6 +5,7 @@
 //   sleep=S    every other rank sleeps S seconds, then exits 0
 //   hold=PATH  every other rank waits (at most 30 s) until PATH exists, then exits 0
 //   bulk=N     print N long stdout lines (the rank in each) to check that lines never interleave
+//   ignore-term  ignore SIGTERM (strata-run must follow up with SIGKILL)
 // It also writes one stderr line and ends with a stdout line without '\n'.
 #include <signal.h>
 #include <sys/stat.h>
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
       sleep_s(0.3);
       raise(SIGKILL);
     }
+    if (arg == "ignore-term") signal(SIGTERM, SIG_IGN);
     if (arg.rfind("sleep=", 0) == 0) sleep_seconds = std::atof(arg.c_str() + 6);
     if (arg.rfind("hold=", 0) == 0) hold = arg.substr(5);
     if (arg.rfind("bulk=", 0) == 0) {
