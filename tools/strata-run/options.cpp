@@ -11,6 +11,10 @@ namespace strata::run {
 bool parse_options(int argc, char** argv, Options& options, int& exit_code) {
   CLI::App app{"Start a Strata job: N ranks on one or more hosts.\n"
                "usage: strata-run [options] -- PROGRAM [ARGS...]"};
+  // Parse errors read like every other strata-run error: one "error: " line.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("error: ") + e.what() + " (see strata-run --help)\n";
+  });
   CLI::Option* np = app.add_option("--np", options.np, "number of ranks (default: every slot); -np works too");
   app.add_option("-H,--hosts", options.host_list, "hosts as HOST[:SLOTS],... (no :SLOTS = 1)");
   app.add_option("--hostfile", options.hostfile,
@@ -44,7 +48,8 @@ bool parse_options(int argc, char** argv, Options& options, int& exit_code) {
   try {
     app.parse(static_cast<int>(args.size()), const_cast<char**>(args.data()));
   } catch (const CLI::ParseError& e) {
-    exit_code = app.exit(e);
+    // --help is 0; every parse error is 1, like strata-run's other errors (not CLI11's codes).
+    exit_code = app.exit(e) == 0 ? 0 : 1;
     return false;
   }
   if (i == argc || options.program.empty()) {
