@@ -28,11 +28,11 @@ def check(condition, message):
 class Job:
     """strata-run running in the background; its stdout and stderr are collected line by line."""
 
-    def __init__(self, argv, cwd):
+    def __init__(self, argv, cwd, env=None):
         print("running: " + " ".join(argv), flush=True)
         self.started = time.monotonic()
         self.proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+                                     text=True, env=env)
         self.out, self.err = [], []
         self.threads = [threading.Thread(target=self._collect, args=(self.proc.stdout, self.out)),
                         threading.Thread(target=self._collect, args=(self.proc.stderr, self.err))]
@@ -227,9 +227,20 @@ def remote_argv(a, hosts, *probe_args):
     return [a.run, "--backend", "gloo", "-H", hosts, "--launch-agent", a.agent, "--", a.probe, *probe_args]
 
 
+def agent_log_env(a):
+    log = os.path.join(a.work, "agent.log")
+    return log, dict(os.environ, FAKE_AGENT_LOG=log)
+
+
+def agent_hosts(log):
+    with open(log) as f:
+        return sorted(f.read().split())
+
+
 def mode_remote(a):
     release = os.path.join(a.work, "release")
-    job = Job(remote_argv(a, "fakehost1:2,fakehost2:2", "hold=" + release), a.work)
+    log, env = agent_log_env(a)
+    job = Job(remote_argv(a, "fakehost1:2,fakehost2:2", "hold=" + release), a.work, env)
     job.wait_for(lambda: len(job.pids()) == 4, 30, "4 ranks to print their pid")
     ranks = rank_vars(job.out)
     secret = check_common_env(ranks, 4)
@@ -244,6 +255,8 @@ def mode_remote(a):
         for name, value in expect.items():
             check(v.get(name) == value, f"rank {r}: {name}={v.get(name)!r}, expected {value!r}")
     check(not any("strata-run:started" in line for line in job.out), "the start marker was not consumed")
+    check(agent_hosts(log) == ["fakehost1", "fakehost1", "fakehost2", "fakehost2"],
+          f"agent started for {agent_hosts(log)}, expected each fake host twice")
 
 
 def mode_remote_kill(a):
@@ -291,6 +304,23 @@ def mode_mpi(a):
         check(v["MASTER_ADDR"] == "127.0.0.1" and v["PROBE_EXTRA"] == "1", f"rank {r}'s env: {v}")
     command = [line for line in job.err if line.startswith("strata-run: ")]
     check(command and "-x STRATA_JOB_SECRET" in command[0].replace("'", ""), f"--verbose printed {command}")
+
+
+def mode_mpi_agent(a):
+    # mpirun starts its daemons through the fixture agent (--launch-agent -> plm_rsh_agent).
+    release = os.path.join(a.work, "release")
+    log, env = agent_log_env(a)
+    job = Job([a.run, "--backend", "mpi", "-H", "fakehost1:1,fakehost2:1", "--launch-agent", a.agent, "--",
+               a.probe, "hold=" + release], a.work, env)
+    job.wait_for(lambda: sum("pid=" in line for line in job.out) == 2, 60, "2 MPI ranks to start")
+    secrets = {line.split("=", 1)[1] for line in job.out if "<stdout>:STRATA_JOB_SECRET=" in line}
+    check(len(secrets) == 1 and HEX64.match(next(iter(secrets))), f"secrets: {secrets}")
+    # mpirun, the agents, the orted daemons and the ranks are all running now.
+    assert_secret_not_on_any_command_line(next(iter(secrets)))
+    open(release, "w").close()
+    check(job.finish(60) == 0, "strata-run (mpirun) did not exit 0")
+    check(any(line.endswith("<stdout>:MASTER_ADDR=fakehost1") for line in job.out), "MASTER_ADDR is not fakehost1")
+    check(agent_hosts(log) == ["fakehost1", "fakehost2"], f"agent started for {agent_hosts(log)}")
 
 
 MODES = {name[5:]: fn for name, fn in globals().items() if name.startswith("mode_")}
