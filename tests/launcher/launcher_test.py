@@ -266,6 +266,15 @@ def mode_remote_kill(a):
                 r"^strata-run: rank 3 \(host fakehost2, pid \d+\) exited with code 3$")
 
 
+def mode_remote_kill_children(a):
+    # Each rank is a shell that started the probe in the background: closing the agent's stdin
+    # must end the probe too, not just the shell (the remote command kills the program's group).
+    script = f"{a.probe} exit@3=3 sleep=60 & wait $!"
+    failing_job(a, [a.run, "--backend", "gloo", "-H", "fakehost1:2,fakehost2:2", "--launch-agent", a.agent,
+                    "--", "sh", "-c", script], 3,
+                r"^strata-run: rank 3 \(host fakehost2, pid \d+\) exited with code 3$")
+
+
 def mode_unreachable(a):
     job = failing_job(a, remote_argv(a, "localhost:2,unreachableB:2", "sleep=60"), 255,
                       r"^strata-run: host unreachableB \(ranks 2-3\) could not be reached within 30 s: "
