@@ -223,6 +223,18 @@ def mode_sigint(a):
     assert_gone(pids, 5)
 
 
+def mode_launcher_killed(a):
+    # strata-run dies without a chance to stop anything: its local ranks die with it (parent-death
+    # signal) and the remote ones see their agent's stdin close.
+    job = Job([a.run, "--backend", "gloo", "-H", "localhost:2,fakehost2:2", "--launch-agent", a.agent, "--",
+               a.probe, "sleep=60"], a.work)
+    job.wait_for(lambda: len(job.pids()) == 4, 30, "4 ranks to start")
+    pids = job.pids()
+    job.proc.kill()
+    job.finish(10)
+    assert_gone(pids, 8)
+
+
 def remote_argv(a, hosts, *probe_args):
     return [a.run, "--backend", "gloo", "-H", hosts, "--launch-agent", a.agent, "--", a.probe, *probe_args]
 
