@@ -155,7 +155,8 @@ def mode_env(a):
         expect = {"RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": "4", "LOCAL_SIZE": "4",
                   "CROSS_RANK": "0", "CROSS_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
                   "STRATA_MANIFEST": os.path.realpath(manifest), "STRATA_NETWORK_INTERFACE": "lo",
-                  "PROBE_EXTRA": "hello world", "OMPI_COMM_WORLD_RANK": "<unset>"}
+                  "PROBE_EXTRA": "hello world", "OMPI_COMM_WORLD_RANK": "<unset>",
+                  "STRATA_COMM_LIBRARY": "strata_allreduce_gloo"}
         for name, value in expect.items():
             check(v.get(name) == value, f"rank {r}: {name}={v.get(name)!r}, expected {value!r}")
         check(f"[{r}] stderr line from rank {r}" in job.err, f"rank {r}'s stderr line is not prefixed on stderr")
@@ -263,7 +264,7 @@ def mode_remote(a):
     for r, v in rank_vars(job.out).items():
         expect = {"RANK": str(r), "LOCAL_RANK": str(r % 2), "WORLD_SIZE": "4", "LOCAL_SIZE": "2",
                   "CROSS_RANK": str(r // 2), "CROSS_SIZE": "2", "MASTER_ADDR": "fakehost1",
-                  "MASTER_PORT": "29500"}
+                  "MASTER_PORT": "29500", "STRATA_COMM_LIBRARY": "strata_allreduce_gloo"}
         for name, value in expect.items():
             check(v.get(name) == value, f"rank {r}: {name}={v.get(name)!r}, expected {value!r}")
     check(not any("strata-run:started" in line for line in job.out), "the start marker was not consumed")
@@ -323,6 +324,8 @@ def mode_mpi(a):
     for r, v in vals.items():
         check(v["OMPI_COMM_WORLD_RANK"] == str(r), f"OMPI_COMM_WORLD_RANK={v['OMPI_COMM_WORLD_RANK']}")
         check(v["MASTER_ADDR"] == "127.0.0.1" and v["PROBE_EXTRA"] == "1", f"rank {r}'s env: {v}")
+        # MPI ranks keep the manifest's comm library.
+        check(v["STRATA_COMM_LIBRARY"] == "<unset>", f"rank {r}'s STRATA_COMM_LIBRARY: {v}")
     command = [line for line in job.err if line.startswith("strata-run: ")]
     check(command and "-x STRATA_JOB_SECRET" in command[0].replace("'", ""), f"--verbose printed {command}")
 

@@ -35,6 +35,7 @@ EnvVars job_env(const JobEnv& job) {
                   {"STRATA_JOB_SECRET", job.secret}};
   if (job.network_interface) vars.emplace_back("STRATA_NETWORK_INTERFACE", *job.network_interface);
   if (job.manifest) vars.emplace_back("STRATA_MANIFEST", *job.manifest);
+  if (job.comm_library) vars.emplace_back("STRATA_COMM_LIBRARY", *job.comm_library);
   vars.insert(vars.end(), job.exports.begin(), job.exports.end());
   return vars;
 }

@@ -66,6 +66,15 @@ JobEnv job_env_of(const Options& options, const Placement& placement,
     job.manifest = std::filesystem::absolute(options.manifest).lexically_normal().string();
   }
   job.exports = resolve_exports(options.exports, lookup_env);
+  // Ranks started without MPI cannot use the MPI plugin the embedded default manifest names: the
+  // runtime takes the comm library from STRATA_COMM_LIBRARY over the manifest. The caller's own
+  // choice (in the environment, or -x) is kept; remote ranks get it too.
+  const bool exported = std::any_of(job.exports.begin(), job.exports.end(),
+                                    [](const auto& var) { return var.first == "STRATA_COMM_LIBRARY"; });
+  if (options.backend == "gloo" && !exported) {
+    const char* chosen = lookup_env("STRATA_COMM_LIBRARY");
+    job.comm_library = chosen != nullptr && *chosen != '\0' ? chosen : "strata_allreduce_gloo";
+  }
   return job;
 }
 
