@@ -55,13 +55,9 @@ GlooComm::GlooComm(const Env& env, const Config& config, const sdk::Host& host, 
       return std::make_unique<gloo::rendezvous::FileStore>(config.store_path);
     });
   } else {
-    // The store listens where the device does when STRATA_NETWORK_INTERFACE picks an address,
-    // else on MASTER_ADDR itself; never on 0.0.0.0.
-    if (env.rank == 0) {
-      const bool chosen = std::getenv("STRATA_NETWORK_INTERFACE") != nullptr;
-      server_ = StoreServer::shared(chosen ? env.bind_ip : env.master_ip, env.master_port,
-                                    env.secret, host);
-    }
+    // The store listens on MASTER_ADDR itself, where every client connects (with
+    // STRATA_NETWORK_INTERFACE the launcher picks MASTER_ADDR on that network); never 0.0.0.0.
+    if (env.rank == 0) server_ = StoreServer::shared(env.master_ip, env.master_port, env.secret, host);
     store = std::make_unique<TcpStore>(env_, config.timeout);
   }
   translate("gloo: creating the TCP device on " + env.bind_ip, [&] {

@@ -15,19 +15,21 @@ using namespace store_protocol;
 
 std::string frame(const std::string& data) { return u32(static_cast<uint32_t>(data.size())) + data; }
 
-// "ranks 2, 3" from keys whose last path component is a rank; other keys by name.
-std::string describe_missing(const std::vector<std::string>& keys) {
-  std::string ranks, others;
-  size_t rank_count = 0;
-  for (const std::string& key : keys) {
-    const std::string last = key.substr(key.rfind('/') == std::string::npos ? 0 : key.rfind('/') + 1);
-    const bool is_rank = !last.empty() && last.find_first_not_of("0123456789") == std::string::npos;
-    std::string& list = is_rank ? ranks : others;
-    list += (list.empty() ? "" : ", ") + (is_rank ? last : "'" + key + "'");
-    rank_count += is_rank;
+// The rank a rendezvous key stands for: connectFullMesh's "<prefix>/<r>" and "<prefix>/rank_<r>";
+// -1 for other keys.
+int key_rank(const std::string& key) {
+  const size_t slash = key.rfind('/');
+  std::string last = key.substr(slash == std::string::npos ? 0 : slash + 1);
+  if (last.rfind("rank_", 0) == 0) last = last.substr(5);
+  if (last.empty() || last.size() > 9 || last.find_first_not_of("0123456789") != std::string::npos) {
+    return -1;
   }
-  if (others.empty()) return (rank_count == 1 ? "rank " : "ranks ") + ranks;
-  return "keys " + others + (ranks.empty() ? "" : " and ranks " + ranks);
+  return std::stoi(last);
+}
+
+std::string prefix_of(const std::string& key) {
+  const size_t slash = key.rfind('/');
+  return slash == std::string::npos ? "" : key.substr(0, slash + 1);
 }
 
 std::string seconds(std::chrono::milliseconds t) {
@@ -75,7 +77,8 @@ std::string TcpStore::where() const {
 }
 
 void TcpStore::lost(const std::exception& e) const {
-  sdk::fail(STRATA_ERR_COMM, "gloo rendezvous: lost the store at " + where() + ": " + e.what());
+  sdk::fail(STRATA_ERR_COMM, "gloo rendezvous: lost the store at " + where() + " (" + e.what() +
+                                 "); rank 0, which serves it, failed or gave up waiting");
 }
 
 void TcpStore::set(const std::string& key, const std::vector<char>& data) {
@@ -102,24 +105,55 @@ std::vector<char> TcpStore::get(const std::string& key) {
   return {reply.begin() + 1, reply.end()};
 }
 
+std::vector<std::string> TcpStore::check(const std::vector<std::string>& keys) {
+  std::string request = std::string(1, kCheck) + u32(static_cast<uint32_t>(keys.size()));
+  for (const std::string& key : keys) request += frame(key);
+  std::string reply;
+  try {
+    socket_.write_all(request, Clock::now() + timeout_);
+    reply = socket_.read_frame(Clock::now() + timeout_);
+  } catch (const SocketError& e) {
+    lost(e);
+  }
+  std::vector<std::string> missing;
+  for (uint32_t i = 0, n = read_u32(reply); i < n; ++i) missing.push_back(keys.at(read_u32(reply, 4 + 4 * i)));
+  return missing;
+}
+
+// Gloo waits for one peer's key at a time, so the key it timed out on names only the first absent
+// rank: ask the store about every rank's key under the same prefix and name them all.
+std::string TcpStore::describe_missing(const std::vector<std::string>& keys) {
+  std::vector<std::string> absent = keys;
+  if (key_rank(keys.front()) >= 0) {
+    // Every rank sets "rank_<r>" first and "<r>" (its addresses) only once all "rank_" keys are
+    // there: a rank that connected but waits for others has the first and not the second.
+    for (const char* form : {"rank_", ""}) {
+      std::vector<std::string> all;
+      for (int r = 0; r < env_.size; ++r) all.push_back(prefix_of(keys.front()) + form + std::to_string(r));
+      absent = check(all);
+      if (!absent.empty()) break;
+    }
+    if (absent.empty()) absent = keys;
+  }
+  std::string ranks, others;
+  size_t count = 0;
+  for (const std::string& key : absent) {
+    const int rank = key_rank(key);
+    std::string& list = rank >= 0 ? ranks : others;
+    list += (list.empty() ? "" : ", ") + (rank >= 0 ? std::to_string(rank) : "'" + key + "'");
+    count += rank >= 0;
+  }
+  if (others.empty()) return (count == 1 ? "rank " : "ranks ") + ranks;
+  return "keys " + others + (ranks.empty() ? "" : " and ranks " + ranks);
+}
+
 void TcpStore::wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
 
 void TcpStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
   const auto deadline = Clock::now() + timeout;
   std::vector<std::string> missing = keys;
   for (;;) {
-    std::string request = std::string(1, kCheck) + u32(static_cast<uint32_t>(missing.size()));
-    for (const std::string& key : missing) request += frame(key);
-    std::string reply;
-    try {
-      socket_.write_all(request, Clock::now() + timeout_);
-      reply = socket_.read_frame(Clock::now() + timeout_);
-    } catch (const SocketError& e) {
-      lost(e);
-    }
-    std::vector<std::string> still;
-    for (uint32_t i = 0, n = read_u32(reply); i < n; ++i) still.push_back(missing.at(read_u32(reply, 4 + 4 * i)));
-    missing.swap(still);
+    missing = check(missing);
     if (missing.empty()) return;
     if (Clock::now() >= deadline) {
       sdk::fail(STRATA_ERR_COMM, "gloo rendezvous: " + describe_missing(missing) +

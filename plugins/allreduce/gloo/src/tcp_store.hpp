@@ -26,6 +26,9 @@ class TcpStore : public gloo::rendezvous::Store {
   void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
 
  private:
+  // The keys among `keys` that are not set yet.
+  std::vector<std::string> check(const std::vector<std::string>& keys);
+  std::string describe_missing(const std::vector<std::string>& keys);
   [[noreturn]] void lost(const std::exception& e) const;
   std::string where() const;
 
