@@ -66,7 +66,11 @@ struct Child {
   int fd;
 };
 
-Child spawn(const Env& env, const std::string& config) {
+// What a forked rank does after create() worked: one allreduce of 1.0 (checked against the world
+// size), or leave without a word (Gloo's connections close), or stay silent for 4 s first.
+enum class After { Allreduce, Exit, StallThenExit };
+
+Child spawn(const Env& env, const std::string& config, After after = After::Allreduce) {
   int pipe_fds[2];
   EXPECT_EQ(pipe(pipe_fds), 0);
   const pid_t pid = fork();
@@ -91,12 +95,25 @@ Child spawn(const Env& env, const std::string& config) {
   strata_error err = sdk::make_error();
   void* self = nullptr;
   strata_status status = library.create<strata_comm_ops>(config.c_str(), host.api(), &self, &err);
+  if (status == STRATA_OK && after != After::Allreduce) {
+    if (after == After::StallThenExit) std::this_thread::sleep_for(std::chrono::seconds(4));
+    _exit(0);
+  }
   if (status == STRATA_OK) {
     float value = 1.0f;
     strata_buffer buffer = sdk::host_buffer(&value, 1, STRATA_F32);
     strata_coll_args args = sdk::Comm::args(&buffer, &buffer);
+    const auto start = std::chrono::steady_clock::now();
     status = library.ops<strata_comm_ops>().allreduce(self, &args, nullptr, &err);
     if (status == STRATA_OK && value != std::stof(env.at("WORLD_SIZE"))) status = STRATA_ERR_INTERNAL;
+    if (status != STRATA_OK) {
+      // A second call after a failure fails at once, naming the first.
+      const strata_status again = library.ops<strata_comm_ops>().allreduce(self, &args, nullptr, &err);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      warnings.push_back("second call: " + std::to_string(again) + " " + err.message);
+      warnings.push_back("seconds: " + std::to_string(seconds));
+    }
     library.ops<strata_comm_ops>().destroy(self);
   }
   std::string report = std::to_string(status) + "\n" + err.message + "\n";
@@ -290,6 +307,27 @@ TEST(GlooSetup, RankWithAnotherJobsSecretCannotJoin) {
   EXPECT_TRUE(contains(o1.message, "did not complete the secret exchange")) << o1.message;
   EXPECT_EQ(o0.status, STRATA_ERR_COMM) << o0.message;
   EXPECT_TRUE(contains(o0.message, "rank 1 did not arrive within 3 s")) << o0.message;
+}
+
+// A peer that exits, or stays connected but silent, fails the survivor's collective with
+// STRATA_ERR_COMM (at once, or after timeout_ms), never a hang; later calls fail at once.
+TEST(GlooSetup, PeerThatExitsOrStallsFailsTheCollective) {
+  for (After after : {After::Exit, After::StallThenExit}) {
+    SCOPED_TRACE(after == After::Exit ? "exit" : "stall");
+    const uint16_t port = free_port();
+    const std::string config = R"({"timeout_ms": 1500})";
+    Child c0 = spawn(job_env(0, 2, port), config);
+    Child c1 = spawn(job_env(1, 2, port), config, after);
+    const Outcome o0 = collect(c0);
+    collect(c1);
+    std::printf("rank 0: %s\n", o0.message.c_str());
+    EXPECT_EQ(o0.status, STRATA_ERR_COMM) << o0.message;
+    EXPECT_TRUE(contains(o0.message, "gloo allreduce: a peer failed or timed out")) << o0.message;
+    ASSERT_EQ(o0.warnings.size(), 2u);
+    EXPECT_TRUE(contains(o0.warnings[0], "second call: 4 allreduce: an earlier collective failed"))
+        << o0.warnings[0];
+    EXPECT_LT(std::stod(o0.warnings[1].substr(9)), 3.5) << o0.warnings[1];
+  }
 }
 
 TEST(GlooSetup, FileStoreWorks) {
