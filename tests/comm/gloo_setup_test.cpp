@@ -108,10 +108,12 @@ Child spawn(const Env& env, const std::string& config, After after = After::Allr
     if (status == STRATA_OK && value != std::stof(env.at("WORLD_SIZE"))) status = STRATA_ERR_INTERNAL;
     if (status != STRATA_OK) {
       // A second call after a failure fails at once, naming the first.
-      const strata_status again = library.ops<strata_comm_ops>().allreduce(self, &args, nullptr, &err);
+      strata_error second = sdk::make_error();
+      const strata_status again =
+          library.ops<strata_comm_ops>().allreduce(self, &args, nullptr, &second);
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      warnings.push_back("second call: " + std::to_string(again) + " " + err.message);
+      warnings.push_back("second call: " + std::to_string(again) + " " + second.message);
       warnings.push_back("seconds: " + std::to_string(seconds));
     }
     library.ops<strata_comm_ops>().destroy(self);
