@@ -14,7 +14,6 @@
 #include <gloo/transport/tcp/device.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
