@@ -30,11 +30,14 @@ std::function<void()> Collectives::guarded(const char* call, const CallHeader& h
       });
     } catch (const sdk::Error& e) {
       // Disagreement leaves the connections intact; a transport error does not.
-      if (e.code() == STRATA_ERR_COMM) {
+      if (e.code() != STRATA_ERR_COMM) throw;
+      const std::string who = comm_.ranks_at(e.what());
+      const std::string message = e.what() + (who.empty() ? "" : " (" + who + ")");
+      {
         std::lock_guard lock(failure->mutex);
-        failure->message = e.what();
+        failure->message = message;
       }
-      throw;
+      sdk::fail(STRATA_ERR_COMM, message);
     }
   };
 }
