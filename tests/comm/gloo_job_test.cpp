@@ -1,7 +1,7 @@
 // allreduce-gloo's own multi-rank tests, run in the conformance executable's job: ranks that
 // disagree on a collective all get STRATA_ERR_MISMATCH naming both calls (and the instance goes on
-// working), create() logs its one line, caps report the host grouping, and hierarchical results
-// equal flat ones bitwise on every rank.
+// working), create() logs its one line, caps report the host grouping, and the hierarchical and
+// bcube variants equal the flat ring bitwise on every rank.
 #include "comm_env.hpp"
 
 #include <cstdlib>
@@ -102,22 +102,25 @@ TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
   ops().destroy(self);
 }
 
-// Flat and hierarchical allreduce of the same f32 inputs: the same bits (the inputs are small
-// integers, so every summation order is exact) and the same on every rank.
-TEST(Gloo, HierarchicalEqualsFlat) {
-  for (int32_t dtype : kAllDtypes) {
-    for (int32_t op : kAllOps) {
-      SCOPED_TRACE(std::string(sdk::dtype_name(dtype)) + " " + op_label(op));
-      Bytes flat = rank_input(dtype, rank(), 3001), tiered = flat;
-      strata_buffer f = view(flat, dtype), t = view(tiered, dtype);
-      run(Mode::Blocking, instance(), [&](strata_request* req, strata_error* err) {
-        return abi::allreduce(instance(), &f, &f, op, req, err);
-      });
-      run(Mode::Blocking, chunked_instance(), [&](strata_request* req, strata_error* err) {
-        return abi::allreduce(chunked_instance(), &t, &t, op, req, err);
-      });
-      EXPECT_EQ(first_difference(tiered, flat, dtype), "");
-      expect_same_on_all_ranks(tiered);
+// The ring allreduce (default instance) against the other variants: hierarchical (chunked_instance),
+// bcube (shm_instance) and hierarchical with bcube across hosts (mpi_instance). The inputs are small
+// integers, so every summation order is exact: the same bits, and the same on every rank.
+TEST(Gloo, VariantsEqualTheFlatRing) {
+  for (void* variant : {chunked_instance(), shm_instance(), mpi_instance()}) {
+    for (int32_t dtype : kAllDtypes) {
+      for (int32_t op : kAllOps) {
+        SCOPED_TRACE(std::string(sdk::dtype_name(dtype)) + " " + op_label(op));
+        Bytes flat = rank_input(dtype, rank(), 3001), other = flat;
+        strata_buffer f = view(flat, dtype), o = view(other, dtype);
+        run(Mode::Blocking, instance(), [&](strata_request* req, strata_error* err) {
+          return abi::allreduce(instance(), &f, &f, op, req, err);
+        });
+        run(Mode::Nonblocking, variant, [&](strata_request* req, strata_error* err) {
+          return abi::allreduce(variant, &o, &o, op, req, err);
+        });
+        EXPECT_EQ(first_difference(other, flat, dtype), "");
+        expect_same_on_all_ranks(other);
+      }
     }
   }
 }
