@@ -98,7 +98,10 @@ Child spawn(const Env& env, const std::string& config, After after = After::Allr
   void* self = nullptr;
   strata_status status = library.create<strata_comm_ops>(config.c_str(), host.api(), &self, &err);
   if (status == STRATA_OK && after != After::Allreduce) {
-    if (after == After::StallThenExit) std::this_thread::sleep_for(std::chrono::seconds(4));
+    // Exit: leave once rank 0 has surely finished create() (whose last exchange could otherwise
+    // still be in flight) and is waiting in its allreduce.
+    std::this_thread::sleep_for(after == After::StallThenExit ? std::chrono::milliseconds(4000)
+                                                              : std::chrono::milliseconds(300));
     _exit(0);
   }
   if (status == STRATA_OK) {
@@ -270,11 +273,12 @@ TEST(GlooSetup, RankThatNeverArrivesIsNamed) {
   const uint16_t port = free_port();
   const auto start = std::chrono::steady_clock::now();
   // Ranks 0 and 2 of 4 come; 1 and 3 never do.
-  Child c0 = spawn(job_env(0, 4, port), R"({"timeout_ms": 2000})");
-  Child c2 = spawn(job_env(2, 4, port), R"({"timeout_ms": 2000})");
+  // 4 s: time enough for rank 2 to start even on a loaded machine under sanitizers.
+  Child c0 = spawn(job_env(0, 4, port), R"({"timeout_ms": 4000})");
+  Child c2 = spawn(job_env(2, 4, port), R"({"timeout_ms": 4000})");
   const Outcome o0 = collect(c0), o2 = collect(c2);
   const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string named = "ranks 1, 3 did not arrive within 2 s (MASTER_ADDR 127.0.0.1:" +
+  const std::string named = "ranks 1, 3 did not arrive within 4 s (MASTER_ADDR 127.0.0.1:" +
                             std::to_string(port) + ")";
   EXPECT_EQ(o0.status, STRATA_ERR_COMM) << o0.message;
   EXPECT_TRUE(contains(o0.message, named)) << o0.message;
