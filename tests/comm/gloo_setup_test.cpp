@@ -288,6 +288,26 @@ TEST(GlooSetup, RankThatNeverArrivesIsNamed) {
   EXPECT_LT(seconds, 15.0);
 }
 
+// A MASTER_ADDR nobody answers at (dropped SYNs, or no route): the rank gives up after timeout_ms
+// with a sentence naming the address, not after the kernel's two-minute connect timeout.
+TEST(GlooSetup, UnreachableStoreFailsWithinTheTimeout) {
+  Env env = job_env(1, 2, 29999);
+  env["MASTER_ADDR"] = "10.255.255.1";
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome o = run_one(env, R"({"timeout_ms": 2000})");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(o.status, STRATA_ERR_COMM) << o.message;
+  // Some sandboxes accept every outgoing connection (a transparent proxy): then nothing proves the
+  // secret and the handshake's 5 s limit ends it instead.
+  EXPECT_TRUE(contains(o.message, "cannot reach rank 0's store at MASTER_ADDR 10.255.255.1:29999 "
+                                  "within 2 s") ||
+              contains(o.message, "the store at MASTER_ADDR 10.255.255.1:29999 did not complete "
+                                  "the secret exchange"))
+      << o.message;
+  EXPECT_LT(seconds, 8.0);
+}
+
 // Connects to the store as a stranger: silent (sends nothing) or answering the challenge with a
 // MAC made from the wrong secret (here: random bytes of the right length).
 void rogue_client(uint16_t port, bool silent, std::string* address) {
