@@ -6,8 +6,11 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace strata::test::comm {
 namespace {
@@ -123,6 +126,41 @@ TEST(Gloo, VariantsEqualTheFlatRing) {
       }
     }
   }
+}
+
+// With a timeline, each collective is one "gloo_<collective>" span with the caller's payload in
+// bytes, recorded on the progress thread.
+std::mutex g_span_mutex;
+std::vector<std::pair<std::string, uint64_t>> g_spans;
+
+TEST(Gloo, TimelineSpansNameTheCollective) {
+  strata_host_api* api = host().api();
+  const auto saved_enabled = api->trace_enabled;
+  const auto saved_span = api->trace_span;
+  api->trace_enabled = [](void*) -> int32_t { return 1; };
+  api->trace_span = [](void*, const strata_trace_span* span) {
+    std::lock_guard lock(g_span_mutex);
+    g_spans.emplace_back(span->name, span->bytes);
+  };
+  strata_error err = sdk::make_error();
+  void* self = nullptr;
+  ASSERT_EQ(abi::create("{}", &self, &err), STRATA_OK) << err.message;
+  Bytes data = rank_input(STRATA_F32, rank(), 5);
+  strata_buffer buffer = view(data, STRATA_F32);
+  run(Mode::Nonblocking, self, [&](strata_request* req, strata_error* e) {
+    return abi::allreduce(self, &buffer, &buffer, STRATA_SUM, req, e);
+  });
+  run(Mode::Blocking, self, [&](strata_request* req, strata_error* e) {
+    return abi::barrier(self, req, e);
+  });
+  ops().destroy(self);
+  // The host's answer is fixed for the instance's lifetime: restore only once it is gone.
+  api->trace_enabled = saved_enabled;
+  api->trace_span = saved_span;
+  std::lock_guard lock(g_span_mutex);
+  ASSERT_EQ(g_spans.size(), 2u);
+  EXPECT_EQ(g_spans[0], (std::pair<std::string, uint64_t>{"gloo_allreduce", 20}));
+  EXPECT_EQ(g_spans[1], (std::pair<std::string, uint64_t>{"gloo_barrier", 0}));
 }
 
 }  // namespace
