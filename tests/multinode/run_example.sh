@@ -79,6 +79,7 @@ case $launch in
   mpirun-2x2)
     need_topology
     command=("${mpirun[@]}" -H "$STRATA_MN_HOST_A:2,$STRATA_MN_HOST_B:2" -np 4 --bind-to none
+             --mca mpi_yield_when_idle 1
              --mca plm_rsh_agent "$STRATA_MN_AGENT"
              --mca btl_tcp_if_include "$STRATA_MN_SUBNET" --mca oob_tcp_if_include "$STRATA_MN_SUBNET"
              -x OPENBLAS_NUM_THREADS "$example" "${args[@]}")
