@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""Process tests of strata-run with real processes (rank_probe), one mode per ctest test.
+
+usage: launcher_test.py MODE --run STRATA_RUN --probe RANK_PROBE --agent FAKE_AGENT --work DIR
+"""
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def fail(message):
+    print("FAIL: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+
+
+class Job:
+    """strata-run running in the background; its stdout and stderr are collected line by line."""
+
+    def __init__(self, argv, cwd, env=None):
+        print("running: " + " ".join(argv), flush=True)
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env)
+        self.out, self.err = [], []
+        self.threads = [threading.Thread(target=self._collect, args=(self.proc.stdout, self.out)),
+                        threading.Thread(target=self._collect, args=(self.proc.stderr, self.err))]
+        for t in self.threads:
+            t.start()
+
+    @staticmethod
+    def _collect(stream, lines):
+        for line in stream:
+            lines.append(line.rstrip("\n"))
+
+    def wait_for(self, predicate, timeout, what):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return
+            if self.proc.poll() is not None:
+                time.sleep(0.2)
+                if predicate():
+                    return
+                self.dump()
+                fail(f"strata-run ended (code {self.proc.returncode}) before {what}")
+            time.sleep(0.05)
+        self.dump()
+        fail(f"timed out waiting for {what}")
+
+    def finish(self, timeout):
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            self.dump()
+            fail(f"strata-run did not end within {timeout} s")
+        for t in self.threads:
+            t.join()
+        self.elapsed = time.monotonic() - self.started
+        self.dump()
+        return self.proc.returncode
+
+    def dump(self):
+        print("---- stdout\n" + "\n".join(self.out[:200]))
+        print("---- stderr\n" + "\n".join(self.err[:200]), flush=True)
+
+    def pids(self):
+        return [int(m.group(1)) for line in self.out for m in [re.match(r"^\[\d+\] pid=(\d+)$", line)] if m]
+
+
+def rank_vars(lines):
+    """{rank: {NAME: value}} from the probes' "[R] NAME=value" lines."""
+    ranks = {}
+    for line in lines:
+        m = re.match(r"^\[(\d+)\] ([A-Z_]+)=(.*)$", line)
+        if m:
+            ranks.setdefault(int(m.group(1)), {})[m.group(2)] = m.group(3)
+    return ranks
+
+
+def cmdlines():
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    out[int(entry)] = f.read()
+            except OSError:
+                pass
+    return out
+
+
+def assert_secret_not_on_any_command_line(secret):
+    for pid, cmdline in cmdlines().items():
+        check(secret.encode() not in cmdline, f"the secret is on the command line of pid {pid}: {cmdline!r}")
+
+
+def assert_gone(pids, within):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if os.path.exists(f"/proc/{p}") and not is_zombie(p)]
+        if not alive:
+            return
+        time.sleep(0.1)
+    fail(f"ranks still running {within} s after strata-run ended: {alive}")
+
+
+def is_zombie(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def check_common_env(ranks, world, secret_same=True):
+    check(sorted(ranks) == list(range(world)), f"ranks {sorted(ranks)} reported, expected 0..{world - 1}")
+    secrets = {v["STRATA_JOB_SECRET"] for v in ranks.values()}
+    check(len(secrets) == 1, f"the ranks got different secrets: {secrets}")
+    secret = secrets.pop()
+    check(HEX64.match(secret), f"the secret is not 64 hex digits: {secret!r}")
+    ports = {v["MASTER_PORT"] for v in ranks.values()}
+    check(len(ports) == 1 and 0 < int(ports.copy().pop()) < 65536, f"MASTER_PORT differs or is bad: {ports}")
+    return secret
+
+
+def mode_env(a):
+    release = os.path.join(a.work, "release")
+    manifest = os.path.join(a.work, "manifest.json")
+    with open(manifest, "w") as f:
+        f.write("{}\n")
+    job = Job([a.run, "--backend", "gloo", "-np", "4", "-x", "PROBE_EXTRA=hello world", "--manifest",
+               "manifest.json", "--network-interface", "lo", "--", a.probe, "hold=" + release], a.work)
+    job.wait_for(lambda: len(job.pids()) == 4, 30, "4 ranks to print their pid")
+    ranks = rank_vars(job.out)
+    secret = check_common_env(ranks, 4)
+    # Checked while every rank, and strata-run, is still running.
+    assert_secret_not_on_any_command_line(secret)
+    open(release, "w").close()
+    check(job.finish(30) == 0, "strata-run did not exit 0")
+    for r, v in rank_vars(job.out).items():
+        expect = {"RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": "4", "LOCAL_SIZE": "4",
+                  "CROSS_RANK": "0", "CROSS_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
+                  "STRATA_MANIFEST": os.path.realpath(manifest), "STRATA_NETWORK_INTERFACE": "lo",
+                  "PROBE_EXTRA": "hello world", "OMPI_COMM_WORLD_RANK": "<unset>"}
+        for name, value in expect.items():
+            check(v.get(name) == value, f"rank {r}: {name}={v.get(name)!r}, expected {value!r}")
+        check(f"[{r}] stderr line from rank {r}" in job.err, f"rank {r}'s stderr line is not prefixed on stderr")
+        check(f"[{r}] last line of rank {r}" in job.out, f"rank {r}'s last line without newline was lost")
+
+
+def mode_prefix(a):
+    job = Job([a.run, "--backend", "gloo", "-np", "4", "--", a.probe, "bulk=300"], a.work)
+    check(job.finish(60) == 0, "strata-run did not exit 0")
+    counts = {}
+    for line in job.out:
+        m = re.match(r"^\[(\d+)\] (.*)$", line)
+        check(m is not None, f"a stdout line without a rank prefix: {line[:80]!r}")
+        rank, text = int(m.group(1)), m.group(2)
+        if text.startswith("bulk "):
+            fields = text.split(" ")
+            check(fields[1] == str(rank), f"rank {rank}'s prefix on rank {fields[1]}'s line")
+            check(fields[3] == chr(ord("a") + rank) * 3000, f"rank {rank}: a bulk line was cut or mixed")
+            counts[rank] = counts.get(rank, 0) + 1
+    check(counts == {r: 300 for r in range(4)}, f"bulk lines per rank: {counts}")
+    for line in job.err:
+        check(re.match(r"^\[\d+\] stderr line from rank \d+$", line), f"unexpected stderr line {line!r}")
+
+
+def failing_job(a, argv, code, message, within=10.0, min_pids=2):
+    job = Job(argv, a.work)
+    if min_pids:
+        job.wait_for(lambda: len(job.pids()) >= min_pids, 30, "the ranks to start")
+    rc = job.finish(30)
+    pids = job.pids()
+    check(rc == code, f"strata-run exited {rc}, expected {code}")
+    check(any(re.search(message, line) for line in job.err), f"no stderr line matches {message!r}")
+    check(job.elapsed < within, f"strata-run took {job.elapsed:.1f} s, more than {within} s")
+    assert_gone(pids, 5)
+    return job
+
+
+def mode_fail_exit(a):
+    failing_job(a, [a.run, "--backend", "gloo", "-np", "4", "--", a.probe, "exit@2=3", "sleep=60"], 3,
+                r"^strata-run: rank 2 \(host localhost, pid \d+\) exited with code 3$")
+
+
+def mode_fail_signal(a):
+    failing_job(a, [a.run, "--backend", "gloo", "-np", "4", "--", a.probe, "kill@1", "sleep=60"], 137,
+                r"^strata-run: rank 1 \(host localhost, pid \d+\) killed by signal SIGKILL$")
+
+
+def mode_fail_stubborn(a):
+    # The other ranks ignore SIGTERM: SIGKILL follows after the 3 s grace, within the 10 s.
+    job = failing_job(a, [a.run, "--backend", "gloo", "-np", "3", "--", a.probe, "ignore-term", "exit@0=5",
+                          "sleep=60"], 5, r"^strata-run: rank 0 \(host localhost, pid \d+\) exited with code 5$")
+    check(job.elapsed >= 3, f"strata-run ended after {job.elapsed:.1f} s, before the 3 s grace")
+
+
+def mode_sigint(a):
+    job = Job([a.run, "--backend", "gloo", "-np", "3", "--", a.probe, "sleep=60"], a.work)
+    job.wait_for(lambda: len(job.pids()) == 3, 30, "3 ranks to start")
+    pids = job.pids()
+    job.proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    rc = job.finish(30)
+    check(rc == 130, f"strata-run exited {rc} after SIGINT, expected 130")
+    check(time.monotonic() - sent < 10, "strata-run took more than 10 s after SIGINT")
+    check("strata-run: got SIGINT, stopping every rank" in job.err, "no message about SIGINT")
+    assert_gone(pids, 5)
+
+
+def remote_argv(a, hosts, *probe_args):
+    return [a.run, "--backend", "gloo", "-H", hosts, "--launch-agent", a.agent, "--", a.probe, *probe_args]
+
+
+def agent_log_env(a):
+    log = os.path.join(a.work, "agent.log")
+    return log, dict(os.environ, FAKE_AGENT_LOG=log)
+
+
+def agent_hosts(log):
+    with open(log) as f:
+        return sorted(f.read().split())
+
+
+def mode_remote(a):
+    release = os.path.join(a.work, "release")
+    log, env = agent_log_env(a)
+    job = Job(remote_argv(a, "fakehost1:2,fakehost2:2", "hold=" + release), a.work, env)
+    job.wait_for(lambda: len(job.pids()) == 4, 30, "4 ranks to print their pid")
+    ranks = rank_vars(job.out)
+    secret = check_common_env(ranks, 4)
+    # The agent, the remote shells and the ranks are all running now.
+    assert_secret_not_on_any_command_line(secret)
+    open(release, "w").close()
+    check(job.finish(30) == 0, "strata-run did not exit 0")
+    for r, v in rank_vars(job.out).items():
+        expect = {"RANK": str(r), "LOCAL_RANK": str(r % 2), "WORLD_SIZE": "4", "LOCAL_SIZE": "2",
+                  "CROSS_RANK": str(r // 2), "CROSS_SIZE": "2", "MASTER_ADDR": "fakehost1",
+                  "MASTER_PORT": "29500"}
+        for name, value in expect.items():
+            check(v.get(name) == value, f"rank {r}: {name}={v.get(name)!r}, expected {value!r}")
+    check(not any("strata-run:started" in line for line in job.out), "the start marker was not consumed")
+    check(agent_hosts(log) == ["fakehost1", "fakehost1", "fakehost2", "fakehost2"],
+          f"agent started for {agent_hosts(log)}, expected each fake host twice")
+
+
+def mode_remote_kill(a):
+    # The fixture agent runs each rank in its own session, as on another host: only the closed
+    # stdin can end rank 0, 1 and 2.
+    failing_job(a, remote_argv(a, "fakehost1:2,fakehost2:2", "exit@3=3", "sleep=60"), 3,
+                r"^strata-run: rank 3 \(host fakehost2, pid \d+\) exited with code 3$")
+
+
+def mode_unreachable(a):
+    job = failing_job(a, remote_argv(a, "localhost:2,unreachableB:2", "sleep=60"), 255,
+                      r"^strata-run: host unreachableB \(ranks 2-3\) could not be reached within 30 s: "
+                      r"ssh: connect to host unreachableB port 22: Connection refused$", min_pids=0)
+    check(not any("rank 0 " in line or "rank 1 " in line for line in job.err), "a killed local rank was reported")
+
+
+def mode_connect_timeout(a):
+    job = Job([a.run, "--backend", "gloo", "-H", "localhost:1,silentB:1", "--connect-timeout", "2",
+               "--launch-agent", a.agent, "--", a.probe, "sleep=60"], a.work)
+    rc = job.finish(30)
+    check(rc == 255, f"strata-run exited {rc}, expected 255")
+    check(2 <= job.elapsed < 10, f"strata-run took {job.elapsed:.1f} s")
+    check("strata-run: host silentB (rank 1) could not be reached within 2 s: no answer from the launch agent"
+          in job.err, "no unreachable-host message")
+
+
+def mode_mpi(a):
+    release = os.path.join(a.work, "release")
+    job = Job([a.run, "--backend", "mpi", "--verbose", "-np", "2", "-x", "PROBE_EXTRA=1", "--", a.probe,
+               "hold=" + release], a.work)
+    job.wait_for(lambda: sum("pid=" in line for line in job.out) == 2, 60, "2 MPI ranks to start")
+    vals = {}
+    for line in job.out:
+        m = re.match(r"^\[1,(\d+)\]<stdout>:([A-Z_]+)=(.*)$", line)
+        if m:
+            vals.setdefault(int(m.group(1)), {})[m.group(2)] = m.group(3)
+    check(sorted(vals) == [0, 1], f"mpirun ranks: {sorted(vals)}")
+    secrets = {v["STRATA_JOB_SECRET"] for v in vals.values()}
+    check(len(secrets) == 1 and HEX64.match(next(iter(secrets))), f"secrets: {secrets}")
+    assert_secret_not_on_any_command_line(next(iter(secrets)))
+    open(release, "w").close()
+    check(job.finish(60) == 0, "strata-run (mpirun) did not exit 0")
+    for r, v in vals.items():
+        check(v["OMPI_COMM_WORLD_RANK"] == str(r), f"OMPI_COMM_WORLD_RANK={v['OMPI_COMM_WORLD_RANK']}")
+        check(v["MASTER_ADDR"] == "127.0.0.1" and v["PROBE_EXTRA"] == "1", f"rank {r}'s env: {v}")
+    command = [line for line in job.err if line.startswith("strata-run: ")]
+    check(command and "-x STRATA_JOB_SECRET" in command[0].replace("'", ""), f"--verbose printed {command}")
+
+
+def mode_mpi_agent(a):
+    # mpirun starts its daemons through the fixture agent (--launch-agent -> plm_rsh_agent).
+    release = os.path.join(a.work, "release")
+    log, env = agent_log_env(a)
+    job = Job([a.run, "--backend", "mpi", "-H", "fakehost1:1,fakehost2:1", "--launch-agent", a.agent, "--",
+               a.probe, "hold=" + release], a.work, env)
+    job.wait_for(lambda: sum("pid=" in line for line in job.out) == 2, 60, "2 MPI ranks to start")
+    secrets = {line.split("=", 1)[1] for line in job.out if "<stdout>:STRATA_JOB_SECRET=" in line}
+    check(len(secrets) == 1 and HEX64.match(next(iter(secrets))), f"secrets: {secrets}")
+    # mpirun, the agents, the orted daemons and the ranks are all running now.
+    assert_secret_not_on_any_command_line(next(iter(secrets)))
+    open(release, "w").close()
+    check(job.finish(60) == 0, "strata-run (mpirun) did not exit 0")
+    check(any(line.endswith("<stdout>:MASTER_ADDR=fakehost1") for line in job.out), "MASTER_ADDR is not fakehost1")
+    check(agent_hosts(log) == ["fakehost1", "fakehost2"], f"agent started for {agent_hosts(log)}")
+
+
+MODES = {name[5:]: fn for name, fn in globals().items() if name.startswith("mode_")}
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("mode", choices=sorted(MODES))
+    p.add_argument("--run", required=True)
+    p.add_argument("--probe", required=True)
+    p.add_argument("--agent", required=True)
+    p.add_argument("--work", required=True)
+    a = p.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    for name in os.listdir(a.work):
+        os.remove(os.path.join(a.work, name))
+    MODES[a.mode](a)
+    print("PASS")

@@ -1,0 +1,218 @@
+// Unit tests of strata-run's pure parts: host lists and hostfiles, placement, each rank's
+// environment, the remote command, the mpirun argv, line splitting and the secret.
+#include "environment.hpp"
+#include "error.hpp"
+#include "hosts.hpp"
+#include "mpi_backend.hpp"
+#include "network.hpp"
+#include "output.hpp"
+#include "placement.hpp"
+#include "remote.hpp"
+#include "secret.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace strata::run {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+std::vector<std::pair<std::string, int>> names_slots(const std::vector<Host>& hosts) {
+  std::vector<std::pair<std::string, int>> out;
+  for (const Host& h : hosts) out.emplace_back(h.name, h.slots);
+  return out;
+}
+
+using NS = std::pair<std::string, int>;
+
+TEST(HostList, SlotsDefaultToOne) {
+  EXPECT_THAT(names_slots(parse_host_list("host1:2,host2,10.0.0.3:4")),
+              ElementsAre(NS{"host1", 2}, NS{"host2", 1}, NS{"10.0.0.3", 4}));
+}
+
+TEST(HostList, Errors) {
+  EXPECT_EQ(error_of([] { parse_host_list("a:2,b:x"); }),
+            "-H entry 2: expected 'HOST' or 'HOST:SLOTS', got 'b:x'");
+  EXPECT_EQ(error_of([] { parse_host_list("a:2,b:0"); }), "-H entry 2: host 'b' has 0 slots (give at least 1)");
+  EXPECT_EQ(error_of([] { parse_host_list("a:2,b,a:1"); }),
+            "-H entry 3: host 'a' is listed twice (first at -H entry 1)");
+  EXPECT_EQ(error_of([] { parse_host_list("a,,b"); }), "-H entry 2: expected 'HOST' or 'HOST:SLOTS', got ''");
+  EXPECT_EQ(error_of([] { parse_host_list("a,"); }), "-H 'a,': expected 'HOST[:SLOTS],...'");
+}
+
+TEST(Hostfile, DeepSpeedFormat) {
+  const auto hosts = parse_hostfile_text("worker-1 slots=4\nworker-2 slots=4\n", "hosts.txt");
+  EXPECT_THAT(names_slots(hosts), ElementsAre(NS{"worker-1", 4}, NS{"worker-2", 4}));
+  EXPECT_EQ(hosts[1].origin, "hosts.txt:2");
+}
+
+TEST(Hostfile, OpenMpiFormatCommentsAndBlankLines) {
+  const std::string text =
+      "# the cluster\n"
+      "\n"
+      "node1 slots=2 max_slots=4   # trailing comment\n"
+      "   node2\n"
+      "\t\n"
+      "node3 max_slots=8 slots=3\n";
+  EXPECT_THAT(names_slots(parse_hostfile_text(text, "h")),
+              ElementsAre(NS{"node1", 2}, NS{"node2", 1}, NS{"node3", 3}));
+}
+
+TEST(Hostfile, ErrorsNameFileAndLine) {
+  EXPECT_EQ(error_of([] { parse_hostfile_text("node0 slots=1\n\nnode1 slots=x\n", "hosts.txt"); }),
+            "hosts.txt:3: expected 'HOST slots=N', got 'node1 slots=x'");
+  EXPECT_EQ(error_of([] { parse_hostfile_text("node1 slots=2 gpus=1\n", "hosts.txt"); }),
+            "hosts.txt:1: expected 'HOST slots=N', got 'node1 slots=2 gpus=1'");
+  EXPECT_EQ(error_of([] { parse_hostfile_text("node1 slots=2 slots=3\n", "h"); }),
+            "h:1: expected 'HOST slots=N', got 'node1 slots=2 slots=3'");
+  EXPECT_EQ(error_of([] { parse_hostfile_text("node1:2\n", "h"); }), "h:1: expected 'HOST slots=N', got 'node1:2'");
+  EXPECT_EQ(error_of([] { parse_hostfile_text("a slots=1\n# x\nb slots=1\na slots=2\n", "hosts.txt"); }),
+            "hosts.txt:4: host 'a' is listed twice (first at hosts.txt:1)");
+  EXPECT_EQ(error_of([] { parse_hostfile_text("a slots=0\n", "hosts.txt"); }),
+            "hosts.txt:1: host 'a' has 0 slots (give at least 1)");
+  EXPECT_EQ(error_of([] { parse_hostfile_text("# nothing\n\n", "hosts.txt"); }), "hosts.txt: no hosts in the hostfile");
+  EXPECT_EQ(error_of([] { read_hostfile("/nonexistent/hosts.txt"); }),
+            "--hostfile /nonexistent/hosts.txt: cannot open the file");
+}
+
+TEST(Placement, HostByHostUpToNp) {
+  const auto hosts = parse_host_list("a:2,b:2,c:2");
+  const Placement p = place_ranks(hosts, 3);
+  ASSERT_EQ(p.hosts.size(), 2u);  // c gets no rank and is not used
+  EXPECT_THAT(p.local_size, ElementsAre(2, 1));
+  ASSERT_EQ(p.ranks.size(), 3u);
+  EXPECT_EQ(p.ranks[2].host, 1);
+  EXPECT_EQ(p.ranks[2].local_rank, 0);
+  EXPECT_EQ(describe_ranks(p, 0), "ranks 0-1");
+  EXPECT_EQ(describe_ranks(p, 1), "rank 2");
+  EXPECT_EQ(place_ranks(hosts, 0).ranks.size(), 6u);  // default: every slot
+}
+
+TEST(Placement, TooManyRanks) {
+  EXPECT_EQ(error_of([] { place_ranks(parse_host_list("host1:2,host2:2"), 5); }),
+            "-np 5 but the hosts have 4 slots (host1:2, host2:2)");
+}
+
+TEST(Environment, PerRank) {
+  const Placement p = place_ranks(parse_host_list("a:2,b:2"), 4);
+  JobEnv job;
+  job.master_addr = master_addr(p, {false, false});
+  job.master_port = 29500;
+  job.secret = std::string(64, 'f');
+  job.manifest = "/abs/m.json";
+  job.network_interface = "10.0.0.0/24";
+  job.exports = {{"FOO", "bar"}};
+  std::map<std::string, std::string> env;
+  for (const auto& [k, v] : rank_env(p, 3, job)) env[k] = v;
+  const std::map<std::string, std::string> expected = {
+      {"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_SIZE", "2"},
+      {"CROSS_RANK", "1"}, {"CROSS_SIZE", "2"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "29500"},
+      {"STRATA_JOB_SECRET", std::string(64, 'f')}, {"STRATA_MANIFEST", "/abs/m.json"},
+      {"STRATA_NETWORK_INTERFACE", "10.0.0.0/24"}, {"FOO", "bar"}};
+  EXPECT_EQ(env, expected);
+}
+
+TEST(Environment, MasterAddr) {
+  const Placement p = place_ranks(parse_host_list("localhost:2,b:2"), 4);
+  EXPECT_EQ(master_addr(p, {true, true}), "127.0.0.1");
+  EXPECT_EQ(master_addr(p, {true, false}), "localhost");
+}
+
+const char* fake_lookup(const char* name) { return std::string(name) == "HOME_DIR" ? "/home/x" : nullptr; }
+
+TEST(Environment, Exports) {
+  EXPECT_THAT(resolve_exports({"A=1", "HOME_DIR", "B=x=y", "C="}, fake_lookup),
+              ElementsAre(std::pair<std::string, std::string>{"A", "1"},
+                          std::pair<std::string, std::string>{"HOME_DIR", "/home/x"},
+                          std::pair<std::string, std::string>{"B", "x=y"},
+                          std::pair<std::string, std::string>{"C", ""}));
+  EXPECT_EQ(error_of([] { resolve_exports({"UNSET_ONE"}, fake_lookup); }), "-x UNSET_ONE: UNSET_ONE is not set");
+  EXPECT_EQ(error_of([] { resolve_exports({"1X=2"}, fake_lookup); }), "-x 1X=2: '1X' is not a variable name");
+  EXPECT_EQ(error_of([] { resolve_exports({"RANK=2"}, fake_lookup); }), "-x RANK=2: strata-run sets RANK itself");
+}
+
+TEST(Environment, MergeOverridesTheCallersValue) {
+  const char* base[] = {"PATH=/bin", "RANK=9", "X", nullptr};
+  EXPECT_THAT(merge_environment(base, {{"RANK", "0"}}), ElementsAre("PATH=/bin", "X", "RANK=0"));
+}
+
+TEST(Secret, SixtyFourHexDigitsAndFresh) {
+  const std::string a = make_job_secret();
+  EXPECT_THAT(a, ::testing::MatchesRegex("[0-9a-f]{64}"));
+  EXPECT_NE(a, make_job_secret());
+}
+
+TEST(Remote, QuotingAndCommand) {
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  const std::string cmd = remote_command("/work dir", {{"RANK", "2"}, {"X", "a'b"}}, {"prog", "--x=1 2"});
+  EXPECT_EQ(cmd.rfind("sh -c '", 0), 0u);
+  // The secret comes from stdin by name only; the values are quoted (shown quoted twice: once
+  // for the inner script, once for sh -c).
+  EXPECT_THAT(cmd, HasSubstr("IFS= read -r STRATA_JOB_SECRET"));
+  EXPECT_THAT(cmd, HasSubstr("strata-run:started"));
+  EXPECT_THAT(remote_command("/d", {}, {"p"}), ::testing::Not(HasSubstr("STRATA_JOB_SECRET=")));
+  EXPECT_THAT(agent_argv("ssh -o BatchMode=yes", "nodeB", "CMD"), ElementsAre("ssh", "-o", "BatchMode=yes", "nodeB", "CMD"));
+  EXPECT_EQ(default_launch_agent(30), "ssh -o BatchMode=yes -o ConnectTimeout=30");
+}
+
+TEST(Mpi, Argv) {
+  MpiJob job;
+  job.as_root = true;
+  job.np = 4;
+  job.hosts = parse_host_list("a:2,b:2");
+  job.network_interface = "eth1";
+  job.launch_agent = "/x/agent.sh";
+  job.exported_names = {"MASTER_ADDR", "MASTER_PORT", "STRATA_JOB_SECRET", "FOO"};
+  job.program = {"./train", "--epochs", "2"};
+  EXPECT_THAT(mpirun_argv(job),
+              ElementsAre("mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "4",
+                          "-H", "a:2,b:2", "--mca", "btl_vader_single_copy_mechanism", "none", "--mca",
+                          "btl_tcp_if_include", "eth1", "--mca", "oob_tcp_if_include", "eth1", "--mca",
+                          "plm_rsh_agent", "/x/agent.sh", "-x", "MASTER_ADDR", "-x", "MASTER_PORT", "-x",
+                          "STRATA_JOB_SECRET", "-x", "FOO", "--tag-output", "./train", "--epochs", "2"));
+  job.as_root = false;
+  job.network_interface.reset();
+  job.launch_agent.reset();
+  job.exported_names.clear();
+  EXPECT_THAT(mpirun_argv(job),
+              ElementsAre("mpirun", "--oversubscribe", "--bind-to", "none", "-np", "4", "-H", "a:2,b:2", "--mca",
+                          "btl_vader_single_copy_mechanism", "none", "--tag-output", "./train", "--epochs", "2"));
+}
+
+TEST(Output, WholeLinesAndTheLastPartialOne) {
+  LineSplitter s;
+  std::vector<std::string> lines;
+  const auto add = [&](std::string_view l) { lines.emplace_back(l); };
+  s.feed("ab", add);
+  s.feed("c\nd\n\ne", add);
+  EXPECT_THAT(lines, ElementsAre("abc", "d", ""));
+  s.finish(add);
+  EXPECT_THAT(lines, ElementsAre("abc", "d", "", "e"));
+}
+
+TEST(Network, LocalHostsAndInterfaces) {
+  EXPECT_TRUE(is_local_host("localhost"));
+  EXPECT_TRUE(is_local_host("127.0.1.1"));
+  EXPECT_FALSE(is_local_host("fakehost1"));
+  EXPECT_TRUE(valid_network_interface("eth0"));
+  EXPECT_TRUE(valid_network_interface("10.218.0.0/24"));
+  EXPECT_FALSE(valid_network_interface("10.218.0.0/33"));
+  EXPECT_FALSE(valid_network_interface("a b"));
+  EXPECT_GT(find_free_port(), 0);
+}
+
+}  // namespace
+}  // namespace strata::run

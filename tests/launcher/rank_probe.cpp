@@ -1,0 +1,75 @@
+// A rank for the launcher's process tests: prints the launcher's variables and its pid, then does
+// what its arguments say for its rank (RANK, or OMPI_COMM_WORLD_RANK under mpirun):
+//   exit@R=C   rank R exits with code C after 0.3 s
+//   kill@R     rank R kills itself with SIGKILL after 0.3 s
+//   sleep=S    every other rank sleeps S seconds, then exits 0
+//   hold=PATH  every other rank waits (at most 30 s) until PATH exists, then exits 0
+//   bulk=N     print N long stdout lines (the rank in each) to check that lines never interleave
+//   ignore-term  ignore SIGTERM (strata-run must follow up with SIGKILL)
+// It also writes one stderr line and ends with a stdout line without '\n'.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+namespace {
+
+std::string env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "<unset>";
+}
+
+void sleep_s(double seconds) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* rank_text = std::getenv("RANK");
+  if (rank_text == nullptr) rank_text = std::getenv("OMPI_COMM_WORLD_RANK");
+  const int rank = rank_text != nullptr ? std::atoi(rank_text) : -1;
+  for (const char* name : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_SIZE", "CROSS_RANK",
+                           "CROSS_SIZE", "MASTER_ADDR", "MASTER_PORT", "STRATA_JOB_SECRET",
+                           "STRATA_MANIFEST", "STRATA_NETWORK_INTERFACE", "OMPI_COMM_WORLD_RANK",
+                           "PROBE_EXTRA"}) {
+    std::printf("%s=%s\n", name, env(name).c_str());
+  }
+  std::printf("pid=%d\n", static_cast<int>(getpid()));
+  std::fflush(stdout);
+  std::fprintf(stderr, "stderr line from rank %d\n", rank);
+
+  double sleep_seconds = 0;
+  std::string hold;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    int r = 0;
+    int code = 0;
+    if (std::sscanf(arg.c_str(), "exit@%d=%d", &r, &code) == 2 && r == rank) {
+      sleep_s(0.3);
+      return code;
+    }
+    if (std::sscanf(arg.c_str(), "kill@%d", &r) == 1 && r == rank) {
+      sleep_s(0.3);
+      raise(SIGKILL);
+    }
+    if (arg == "ignore-term") signal(SIGTERM, SIG_IGN);
+    if (arg.rfind("sleep=", 0) == 0) sleep_seconds = std::atof(arg.c_str() + 6);
+    if (arg.rfind("hold=", 0) == 0) hold = arg.substr(5);
+    if (arg.rfind("bulk=", 0) == 0) {
+      const int lines = std::atoi(arg.c_str() + 5);
+      const std::string body(3000, static_cast<char>('a' + rank % 26));
+      for (int line = 0; line < lines; ++line) std::printf("bulk %d %d %s\n", rank, line, body.c_str());
+    }
+  }
+  sleep_s(sleep_seconds);
+  struct stat st{};
+  for (int i = 0; !hold.empty() && i < 300 && stat(hold.c_str(), &st) != 0; ++i) sleep_s(0.1);
+  std::printf("last line of rank %d", rank);
+  return 0;
+}

@@ -1,0 +1,45 @@
+// The environment each rank gets (the names torchrun and horovodrun use), and the -x variables.
+// Pure functions: the unit tests check every value.
+#pragma once
+
+#include "placement.hpp"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace strata::run {
+
+using EnvVars = std::vector<std::pair<std::string, std::string>>;
+
+// What every rank of a job shares.
+struct JobEnv {
+  std::string master_addr;
+  int master_port = 0;
+  std::string secret;                            // STRATA_JOB_SECRET
+  std::optional<std::string> network_interface;  // STRATA_NETWORK_INTERFACE
+  std::optional<std::string> manifest;           // STRATA_MANIFEST, an absolute path
+  EnvVars exports;                               // the -x variables, resolved
+};
+
+// MASTER_ADDR: 127.0.0.1 when every host used is local (hosts_local[i] for placement.hosts[i]),
+// otherwise the first host as given (it must resolve on every host).
+std::string master_addr(const Placement& placement, const std::vector<bool>& hosts_local);
+
+// The variables every rank gets: MASTER_*, STRATA_JOB_SECRET, STRATA_NETWORK_INTERFACE,
+// STRATA_MANIFEST and the -x variables (these last, so a -x can override nothing of ours: a -x
+// naming one of ours is rejected by resolve_exports).
+EnvVars job_env(const JobEnv& job);
+// job_env plus RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_SIZE, CROSS_RANK, CROSS_SIZE for one rank.
+EnvVars rank_env(const Placement& placement, int rank, const JobEnv& job);
+
+// -x VAR (the value from `lookup`, usually getenv) or -x VAR=VALUE. Throws UsageError for a bad
+// name, an unset VAR, or a name strata-run sets itself.
+EnvVars resolve_exports(const std::vector<std::string>& specs,
+                        const char* (*lookup)(const char*));
+
+// `base` ("NAME=VALUE" strings, like environ) with `vars` set over it: the envp of a local rank.
+std::vector<std::string> merge_environment(const char* const* base, const EnvVars& vars);
+
+}  // namespace strata::run

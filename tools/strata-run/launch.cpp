@@ -1,0 +1,168 @@
+#include "launch.hpp"
+
+#include "environment.hpp"
+#include "error.hpp"
+#include "hosts.hpp"
+#include "mpi_backend.hpp"
+#include "network.hpp"
+#include "placement.hpp"
+#include "remote.hpp"
+#include "secret.hpp"
+#include "supervisor.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <algorithm>
+#include <filesystem>
+
+extern char** environ;
+
+namespace strata::run {
+namespace {
+
+const char* lookup_env(const char* name) { return std::getenv(name); }
+
+std::vector<Host> hosts_of(const Options& options, int np) {
+  if (!options.host_list.empty()) return parse_host_list(options.host_list);
+  if (!options.hostfile.empty()) return read_hostfile(options.hostfile);
+  return {Host{"localhost", np > 0 ? np : 1, "default"}};
+}
+
+std::string quoted_command(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& arg : argv) {
+    if (!out.empty()) out += ' ';
+    out += shell_quote(arg);
+  }
+  return out;
+}
+
+// The job's variables, common to both backends.
+JobEnv job_env_of(const Options& options, const Placement& placement,
+                  const std::vector<bool>& hosts_local) {
+  JobEnv job;
+  job.secret = make_job_secret();
+  job.master_addr = master_addr(placement, hosts_local);
+  if (options.master_port != 0) {
+    job.master_port = options.master_port;
+  } else {
+    // Rank 0 runs on the first host; only when that is this machine can a free port be found.
+    job.master_port = hosts_local.front() ? find_free_port() : 29500;
+  }
+  if (!options.network_interface.empty()) {
+    if (!valid_network_interface(options.network_interface)) {
+      throw UsageError("--network-interface '" + options.network_interface +
+                       "': expected an interface name (eth0) or an IPv4 CIDR (10.0.0.0/24)");
+    }
+    job.network_interface = options.network_interface;
+  }
+  if (!options.manifest.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(options.manifest, ec)) {
+      throw UsageError("--manifest " + options.manifest + ": no such file");
+    }
+    job.manifest = std::filesystem::absolute(options.manifest).lexically_normal().string();
+  }
+  job.exports = resolve_exports(options.exports, lookup_env);
+  return job;
+}
+
+int run_mpi(const Options& options, const Placement& placement, const JobEnv& job) {
+  MpiJob mpi;
+  mpi.mpirun = options.mpirun;
+  mpi.as_root = geteuid() == 0;
+  mpi.np = static_cast<int>(placement.ranks.size());
+  mpi.hosts = placement.hosts;
+  mpi.network_interface = job.network_interface;
+  if (!options.launch_agent.empty()) mpi.launch_agent = options.launch_agent;
+  // The values go into strata-run's own environment, which mpirun inherits and forwards by name.
+  for (const auto& [name, value] : job_env(job)) {
+    setenv(name.c_str(), value.c_str(), 1);
+    mpi.exported_names.push_back(name);
+  }
+  mpi.program = options.program;
+  const std::vector<std::string> argv = mpirun_argv(mpi);
+  if (options.verbose) std::fprintf(stderr, "strata-run: %s\n", quoted_command(argv).c_str());
+  std::fflush(stderr);
+  std::string error;
+  exec_mpirun(argv, error);
+  throw UsageError(error);
+}
+
+// A local rank's program must exist here: say so once, before any rank starts, rather than as N
+// failed ranks. (A remote host may have programs this one lacks, so remote ranks are not checked.)
+void check_program_runs_here(const std::string& program) {
+  const auto runnable = [](const std::string& path) { return access(path.c_str(), X_OK) == 0; };
+  if (program.find('/') != std::string::npos) {
+    if (!runnable(program)) throw UsageError("cannot run '" + program + "': no such executable file");
+    return;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  size_t begin = 0;
+  while (begin <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', begin), dirs.size());
+    const std::string dir = end > begin ? dirs.substr(begin, end - begin) : ".";
+    if (runnable(dir + "/" + program)) return;
+    begin = end + 1;
+  }
+  throw UsageError("cannot run '" + program + "': not found in PATH");
+}
+
+int run_gloo(const Options& options, const Placement& placement, const JobEnv& job,
+             const std::vector<bool>& hosts_local) {
+  const std::string cwd = std::filesystem::current_path().string();
+  const std::string agent = options.launch_agent.empty()
+                                ? default_launch_agent(options.connect_timeout)
+                                : options.launch_agent;
+  for (const bool local : hosts_local) {
+    if (local) {
+      check_program_runs_here(options.program.front());
+      break;
+    }
+  }
+  std::vector<RankTask> tasks;
+  for (const RankPlace& place : placement.ranks) {
+    RankTask task;
+    task.rank = place.rank;
+    task.host = placement.hosts[static_cast<size_t>(place.host)].name;
+    task.host_ranks = describe_ranks(placement, place.host);
+    const EnvVars env = rank_env(placement, place.rank, job);
+    if (hosts_local[static_cast<size_t>(place.host)]) {
+      task.argv = options.program;
+      task.envp = merge_environment(environ, env);
+    } else {
+      EnvVars without_secret;
+      for (const auto& var : env) {
+        if (var.first != "STRATA_JOB_SECRET") without_secret.push_back(var);
+      }
+      task.remote = true;
+      task.argv = agent_argv(agent, task.host, remote_command(cwd, without_secret, options.program));
+      task.envp = merge_environment(environ, {});
+      task.stdin_line = job.secret + "\n";
+    }
+    if (options.verbose) {
+      std::fprintf(stderr, "strata-run: rank %d: %s\n", place.rank, quoted_command(task.argv).c_str());
+    }
+    tasks.push_back(std::move(task));
+  }
+  SupervisorOptions supervisor;
+  supervisor.connect_timeout_s = options.connect_timeout;
+  return supervise(tasks, supervisor);
+}
+
+}  // namespace
+
+int launch(const Options& options) {
+  const std::vector<Host> hosts = hosts_of(options, options.np);
+  const Placement placement = place_ranks(hosts, options.np);
+  std::vector<bool> hosts_local;
+  for (const Host& host : placement.hosts) hosts_local.push_back(is_local_host(host.name));
+  const JobEnv job = job_env_of(options, placement, hosts_local);
+  if (options.backend == "mpi") return run_mpi(options, placement, job);
+  return run_gloo(options, placement, job, hosts_local);
+}
+
+}  // namespace strata::run

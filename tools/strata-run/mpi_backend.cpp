@@ -1,0 +1,44 @@
+#include "mpi_backend.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace strata::run {
+
+std::vector<std::string> mpirun_argv(const MpiJob& job) {
+  std::vector<std::string> argv = {job.mpirun};
+  if (job.as_root) argv.push_back("--allow-run-as-root");
+  // strata-run has already checked -np against the slots, so oversubscription here only means
+  // "more ranks than cores", which Open MPI would otherwise refuse on a small machine.
+  argv.insert(argv.end(), {"--oversubscribe", "--bind-to", "none"});
+  argv.insert(argv.end(), {"-np", std::to_string(job.np)});
+  std::string hosts;
+  for (const Host& host : job.hosts) {
+    if (!hosts.empty()) hosts += ",";
+    hosts += host.name + ":" + std::to_string(host.slots);
+  }
+  argv.insert(argv.end(), {"-H", hosts});
+  // As the tests' STRATA_MPIRUN: CMA single copy fails in containers without ptrace rights.
+  argv.insert(argv.end(), {"--mca", "btl_vader_single_copy_mechanism", "none"});
+  if (job.network_interface) {
+    argv.insert(argv.end(), {"--mca", "btl_tcp_if_include", *job.network_interface,
+                             "--mca", "oob_tcp_if_include", *job.network_interface});
+  }
+  if (job.launch_agent) argv.insert(argv.end(), {"--mca", "plm_rsh_agent", *job.launch_agent});
+  for (const std::string& name : job.exported_names) argv.insert(argv.end(), {"-x", name});
+  argv.push_back("--tag-output");
+  argv.insert(argv.end(), job.program.begin(), job.program.end());
+  return argv;
+}
+
+void exec_mpirun(const std::vector<std::string>& argv, std::string& error) {
+  std::vector<char*> pointers;
+  for (const std::string& arg : argv) pointers.push_back(const_cast<char*>(arg.c_str()));
+  pointers.push_back(nullptr);
+  execvp(pointers[0], pointers.data());
+  error = "cannot run '" + argv.front() + "': " + std::strerror(errno);
+}
+
+}  // namespace strata::run

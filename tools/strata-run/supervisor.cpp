@@ -1,0 +1,294 @@
+#include "supervisor.hpp"
+
+#include "local_launch.hpp"
+#include "output.hpp"
+#include "remote.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+namespace strata::run {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Signals reach the poll loop through this pipe (the self-pipe trick): the handler only writes
+// the signal number, everything else happens in the loop.
+int g_signal_pipe[2] = {-1, -1};
+
+void on_signal(int sig) {
+  const int saved = errno;
+  const unsigned char byte = static_cast<unsigned char>(sig);
+  [[maybe_unused]] const ssize_t ignored = write(g_signal_pipe[1], &byte, 1);
+  errno = saved;
+}
+
+void install_signal_handlers() {
+  if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
+  struct sigaction action{};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  for (const int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+struct Rank {
+  const RankTask* task = nullptr;
+  ChildProcess child;
+  bool alive = false;
+  bool started = false;  // local: always; remote: the marker line has arrived
+  Clock::time_point spawned;
+  std::string prefix;
+  std::string last_stderr_line;
+  LineSplitter out_lines;
+  LineSplitter err_lines;
+};
+
+class Supervisor {
+ public:
+  Supervisor(const std::vector<RankTask>& tasks, const SupervisorOptions& options)
+      : options_(options), ranks_(tasks.size()) {
+    for (size_t i = 0; i < tasks.size(); ++i) ranks_[i].task = &tasks[i];
+  }
+
+  int run() {
+    install_signal_handlers();
+    for (Rank& rank : ranks_) {
+      if (stopping_) break;  // a signal or a failure during start-up
+      try {
+        start(rank);
+      } catch (const std::exception& e) {  // fork or pipe failed: end the ranks already started
+        stop(1, std::string("strata-run: ") + e.what());
+      }
+      drain_signals();
+    }
+    loop();
+    return exit_code_;
+  }
+
+ private:
+  void start(Rank& rank) {
+    rank.prefix = "[" + std::to_string(rank.task->rank) + "] ";
+    rank.child = spawn_process(rank.task->argv, rank.task->envp, rank.task->remote);
+    rank.alive = true;
+    rank.started = !rank.task->remote;
+    rank.spawned = Clock::now();
+    if (rank.child.in_fd >= 0) {
+      // 65 bytes into an empty pipe: never blocks. An agent already gone gives EPIPE (SIGPIPE is
+      // ignored), and its exit is reported by the loop.
+      [[maybe_unused]] const ssize_t ignored =
+          write(rank.child.in_fd, rank.task->stdin_line.data(), rank.task->stdin_line.size());
+    }
+  }
+
+  void loop() {
+    for (;;) {
+      const auto now = Clock::now();
+      const bool any_alive = any_of_alive();
+      if (!any_alive) {
+        if (!any_fd_open()) return;
+        // A rank's own children can keep its pipes open after it has ended: read what they
+        // write for one more second, then stop waiting for them.
+        if (!drain_deadline_) drain_deadline_ = now + std::chrono::seconds(1);
+        if (now >= *drain_deadline_) return;
+      }
+      if (stopping_ && !killed_ && now >= kill_deadline_) kill_all(SIGKILL);
+      // Processes in uninterruptible sleep may outlive even SIGKILL for a while: never wait for
+      // them beyond this, so a launch ends within 10 s of its first failure.
+      if (stopping_ && now >= kill_deadline_ + std::chrono::seconds(5)) return;
+      check_connect_timeouts(now);
+      poll_once();
+      drain_signals();
+      reap();
+    }
+  }
+
+  bool any_of_alive() const {
+    for (const Rank& rank : ranks_) {
+      if (rank.alive) return true;
+    }
+    return false;
+  }
+  bool any_fd_open() const {
+    for (const Rank& rank : ranks_) {
+      if (rank.child.out_fd >= 0 || rank.child.err_fd >= 0) return true;
+    }
+    return false;
+  }
+
+  void poll_once() {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<Rank*, bool>> owners;  // (rank, is stdout)
+    fds.push_back({g_signal_pipe[0], POLLIN, 0});
+    owners.emplace_back(nullptr, false);
+    for (Rank& rank : ranks_) {
+      if (rank.child.out_fd >= 0) {
+        fds.push_back({rank.child.out_fd, POLLIN, 0});
+        owners.emplace_back(&rank, true);
+      }
+      if (rank.child.err_fd >= 0) {
+        fds.push_back({rank.child.err_fd, POLLIN, 0});
+        owners.emplace_back(&rank, false);
+      }
+    }
+    // 100 ms bounds how late a deadline (grace, connect timeout) is noticed.
+    if (poll(fds.data(), fds.size(), 100) <= 0) return;
+    for (size_t i = 1; i < fds.size(); ++i) {
+      if (fds[i].revents != 0) read_pipe(*owners[i].first, owners[i].second);
+    }
+  }
+
+  // Reads what is there now; at EOF flushes a last partial line and closes the pipe.
+  void read_pipe(Rank& rank, bool is_stdout) {
+    int& fd = is_stdout ? rank.child.out_fd : rank.child.err_fd;
+    LineSplitter& lines = is_stdout ? rank.out_lines : rank.err_lines;
+    const auto on_line = [&](std::string_view line) { this->on_line(rank, is_stdout, line); };
+    char buffer[65536];
+    for (;;) {
+      const ssize_t n = read(fd, buffer, sizeof buffer);
+      if (n > 0) {
+        lines.feed(std::string_view(buffer, static_cast<size_t>(n)), on_line);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) return;
+      lines.finish(on_line);
+      close(fd);
+      fd = -1;
+      return;
+    }
+  }
+
+  void on_line(Rank& rank, bool is_stdout, std::string_view line) {
+    if (is_stdout && !rank.started && line == kStartedMarker) {
+      rank.started = true;
+      return;
+    }
+    if (!is_stdout) rank.last_stderr_line = line;
+    write_prefixed_line(is_stdout ? STDOUT_FILENO : STDERR_FILENO, rank.prefix, line);
+  }
+
+  void drain_signals() {
+    unsigned char sig = 0;
+    while (read(g_signal_pipe[0], &sig, 1) == 1) {
+      if (sig == SIGCHLD) continue;  // reap() runs after every poll anyway
+      stop(128 + sig, "strata-run: got " + signal_name(sig) + ", stopping every rank");
+    }
+  }
+
+  void reap() {
+    for (Rank& rank : ranks_) {
+      if (!rank.alive) continue;
+      int status = 0;
+      const pid_t pid = waitpid(rank.child.pid, &status, WNOHANG);
+      if (pid != rank.child.pid) continue;
+      rank.alive = false;
+      if (rank.child.in_fd >= 0) {
+        close(rank.child.in_fd);
+        rank.child.in_fd = -1;
+      }
+      // Read what it wrote before it ended, so the marker is seen before the exit is judged.
+      if (rank.child.out_fd >= 0) read_pipe(rank, true);
+      if (rank.child.err_fd >= 0) read_pipe(rank, false);
+      on_exit(rank, status);
+    }
+  }
+
+  void on_exit(const Rank& rank, int status) {
+    const RankTask& task = *rank.task;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+    // An ssh that cannot connect exits 255 before the remote command has printed the marker.
+    if (task.remote && !rank.started && WIFEXITED(status) && WEXITSTATUS(status) == 255) {
+      unreachable(rank, "the launch agent exited with code 255");
+      return;
+    }
+    std::string what;
+    int code = 0;
+    if (WIFSIGNALED(status)) {
+      what = "killed by signal " + signal_name(WTERMSIG(status));
+      code = 128 + WTERMSIG(status);
+    } else {
+      code = WEXITSTATUS(status);
+      what = "exited with code " + std::to_string(code);
+    }
+    stop(code, "strata-run: rank " + std::to_string(task.rank) + " (host " + task.host + ", pid " +
+                   std::to_string(rank.child.pid) + ") " + what);
+  }
+
+  void check_connect_timeouts(Clock::time_point now) {
+    for (const Rank& rank : ranks_) {
+      if (rank.alive && !rank.started &&
+          now - rank.spawned >= std::chrono::seconds(options_.connect_timeout_s)) {
+        unreachable(rank, "no answer from the launch agent");
+      }
+    }
+  }
+
+  void unreachable(const Rank& rank, const std::string& fallback) {
+    const RankTask& task = *rank.task;
+    const std::string why = rank.last_stderr_line.empty() ? fallback : rank.last_stderr_line;
+    stop(255, "strata-run: host " + task.host + " (" + task.host_ranks +
+                  ") could not be reached within " + std::to_string(options_.connect_timeout_s) +
+                  " s: " + why);
+  }
+
+  // The first failure decides the exit code; every rank still running gets SIGTERM (a remote one
+  // also loses its stdin, which makes the remote command kill its program), SIGKILL after grace.
+  void stop(int code, const std::string& message) {
+    if (stopping_) return;
+    stopping_ = true;
+    exit_code_ = code;
+    std::fprintf(stderr, "%s\n", message.c_str());
+    std::fflush(stderr);
+    for (Rank& rank : ranks_) {
+      if (rank.child.in_fd >= 0) {
+        close(rank.child.in_fd);
+        rank.child.in_fd = -1;
+      }
+    }
+    kill_all(SIGTERM);
+    kill_deadline_ = Clock::now() + std::chrono::milliseconds(options_.grace_ms);
+  }
+
+  // Every rank's group, also of ranks already reaped: a rank that failed may leave children
+  // behind. Linux does not reuse a number while a process group of that id has members; a group
+  // already empty gives ESRCH.
+  void kill_all(int sig) {
+    if (sig == SIGKILL) killed_ = true;
+    for (const Rank& rank : ranks_) {
+      if (rank.child.pid > 0) kill(-rank.child.pid, sig);
+    }
+  }
+
+  SupervisorOptions options_;
+  std::vector<Rank> ranks_;
+  bool stopping_ = false;
+  bool killed_ = false;
+  int exit_code_ = 0;
+  Clock::time_point kill_deadline_;
+  std::optional<Clock::time_point> drain_deadline_;
+};
+
+}  // namespace
+
+int supervise(const std::vector<RankTask>& tasks, const SupervisorOptions& options) {
+  // A closed stdout or an agent gone before reading its stdin must not kill strata-run.
+  signal(SIGPIPE, SIG_IGN);
+  Supervisor supervisor(tasks, options);
+  return supervisor.run();
+}
+
+}  // namespace strata::run

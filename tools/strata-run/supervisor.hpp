@@ -1,0 +1,31 @@
+// The gloo backend's process supervision: start every rank, prefix its output, and end the whole
+// job at the first failure. strata-run opens no listening socket: it talks to its ranks (and to
+// the launch agents of remote ranks) only through pipes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace strata::run {
+
+struct RankTask {
+  int rank = 0;
+  std::string host;        // as given, for messages
+  std::string host_ranks;  // "ranks 2-3", for the unreachable-host message
+  bool remote = false;     // started through the launch agent
+  std::vector<std::string> argv;
+  std::vector<std::string> envp;
+  std::string stdin_line;  // remote: the secret and '\n', the first line of the agent's stdin
+};
+
+struct SupervisorOptions {
+  int connect_timeout_s = 30;  // a remote rank's marker must appear within this
+  int grace_ms = 3000;         // SIGTERM, then SIGKILL after this
+};
+
+// Runs the ranks to the end. Returns 0 when every rank exited 0; else the first failure's exit
+// code (128 + signal for a signal, 255 for an unreachable host, 128 + signal when strata-run
+// itself got SIGINT/SIGTERM/SIGHUP).
+int supervise(const std::vector<RankTask>& tasks, const SupervisorOptions& options);
+
+}  // namespace strata::run
