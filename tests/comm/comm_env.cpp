@@ -1,5 +1,7 @@
 #include "comm_env.hpp"
 
+#include "comm_backend.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -47,16 +49,13 @@ void* create_instance(const char* config) {
 class CommEnvironment : public ::testing::Environment {
  public:
   void SetUp() override {
-    g.library = std::make_unique<PluginLibrary>(STRATA_ALLREDUCE_MPI_PLUGIN);
+    g.library = std::make_unique<PluginLibrary>(backend().plugin_path);
     g.host = std::make_unique<FakeHost>();
     g.host->api()->log = &record_log;
-    g.instance = create_instance("{}");
-    const std::string chunked = "{\"chunk_bytes\": " + std::to_string(kSmallChunkBytes) + "}";
-    g.chunked = create_instance(chunked.c_str());
-    const std::string shm = "{\"shm_min_bytes\": 0, \"shm_chunk_bytes\": " +
-                            std::to_string(kSmallChunkBytes) + "}";
-    g.shm = create_instance(shm.c_str());
-    g.mpi = create_instance(R"({"shm": false})");
+    g.instance = create_instance(backend().default_config);
+    g.chunked = create_instance(backend().chunked_config);
+    g.shm = create_instance(backend().shm_config);
+    g.mpi = create_instance(backend().mpi_config);
     strata_comm_caps caps{};
     caps.struct_size = sizeof caps;
     strata_error err = sdk::make_error();
@@ -64,7 +63,7 @@ class CommEnvironment : public ::testing::Environment {
     g.rank = caps.rank;
     g.world = caps.size;
   }
-  // The default instance goes last: destroying it finalises MPI.
+  // The default instance goes last: with MPI, destroying it finalises MPI.
   void TearDown() override {
     ops().destroy(g.mpi);
     ops().destroy(g.shm);
@@ -99,6 +98,7 @@ void* instance() { return g.instance; }
 void* chunked_instance() { return g.chunked; }
 void* shm_instance() { return g.shm; }
 void* mpi_instance() { return g.mpi; }
+bool has_shm_path() { return backend().has_shm; }
 bool uses_shm(void* instance) {
   return std::find(g.on_shm.begin(), g.on_shm.end(), instance) != g.on_shm.end();
 }
@@ -166,7 +166,7 @@ void expect_same_on_all_ranks(const Bytes& bytes) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  const char* rank = std::getenv(strata::test::comm::backend().rank_variable);
   if (rank != nullptr && std::string(rank) != "0") {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());

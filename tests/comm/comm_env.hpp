@@ -1,9 +1,9 @@
-// Shared set-up for the multi-rank comm plugin tests: the plugin library (path from the
-// STRATA_ALLREDUCE_MPI_PLUGIN compile definition), a FakeHost that records the plugin's log, and
-// four live instances: the default config (shared memory when every rank is on this host), a tiny
-// chunk_bytes so that MPI allreduces are split into many pieces, a shared-memory one with tiny
-// rounds, and an MPI-only one. Instances live for the whole program because MPI can be
-// initialised only once per process.
+// Shared set-up for the multi-rank comm plugin tests: the plugin library (comm_backend.hpp), a
+// FakeHost that records the plugin's log, and four live instances. For allreduce-mpi: the default
+// config (shared memory when every rank is on this host), a tiny chunk_bytes so that MPI
+// allreduces are split into many pieces, a shared-memory one with tiny rounds, and an MPI-only
+// one. For allreduce-gloo the same four names are other variants (comm_backend_gloo.cpp).
+// Instances live for the whole program because MPI can be initialised only once per process.
 #pragma once
 
 #include "reference.hpp"
@@ -29,6 +29,8 @@ void* chunked_instance();  // {"chunk_bytes": kSmallChunkBytes}
 // memory (world >= 2), in rounds of one page per rank, so small counts already take many rounds.
 void* shm_instance();
 void* mpi_instance();  // {"shm": false}: the MPI path only
+// Whether the plugin under test has a shared-memory path at all.
+bool has_shm_path();
 // Whether create() logged "shm on (" for this instance (one of the four above).
 bool uses_shm(void* instance);
 int rank();

@@ -1,0 +1,75 @@
+// The collectives of strata_comm_ops on host buffers, over GlooComm's contexts.
+//
+// Each call validates its arguments on the caller's thread and prepares the request: request.work
+// is what runs later, in order, on the thread that runs the instance's collectives (the caller's
+// for blocking calls, the progress thread otherwise), and request.finish what remains afterwards.
+// Every work item first checks that the ranks agree on the call (agreement.hpp), then runs Gloo
+// with config.timeout; Gloo's exceptions become STRATA_ERR_COMM (errors.hpp). After a transport
+// failure Gloo's pairs are unusable, so every later collective of the instance fails at once with
+// the first failure's message instead of waiting for another timeout.
+#pragma once
+
+#include "agreement.hpp"
+#include "config.hpp"
+#include "dtypes.hpp"
+#include "gloo_comm.hpp"
+#include "request.hpp"
+#include "validate.hpp"
+
+#include <strata/plugin.hpp>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace strata::allreduce_gloo {
+
+class Collectives {
+ public:
+  Collectives(const GlooComm& comm, const sdk::Host& host, const Config& config)
+      : comm_(comm), host_(host), config_(config), failure_(std::make_shared<Failure>()) {}
+
+  void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
+                 Request& request) const;
+  void reduce_scatter(const strata_buffer* send, const strata_buffer* recv, int32_t op,
+                      Request& request) const;
+  void allgather(const strata_buffer* send, const strata_buffer* recv, Request& request) const;
+  void allgatherv(const strata_buffer* send, const strata_buffer* recv, const uint64_t* recv_counts,
+                  const uint64_t* displs, Request& request) const;
+  void broadcast(const strata_buffer* buffer, int32_t root, Request& request) const;
+  void barrier(Request& request) const;
+
+ private:
+  // The first transport failure, shared by the work items (which may outlive a call's frame).
+  struct Failure {
+    std::mutex mutex;
+    std::string message;
+  };
+  // `body` as a work item: agreement check, error translation, failure latch.
+  std::function<void()> guarded(const char* call, const CallHeader& header,
+                                std::function<void()> body) const;
+  // In place on `data`: the whole job's reduction, flat or hierarchical by config.
+  void allreduce_in_place(void* data, size_t count, int32_t dtype, int32_t op) const;
+  void flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count, size_t element_size,
+                      const ReduceFn& fn) const;
+
+  const GlooComm& comm_;
+  sdk::Host host_;
+  Config config_;
+  std::shared_ptr<Failure> failure_;
+};
+
+// Points Gloo options at `data` as `count` elements of `element_size` bytes (Gloo takes the
+// element size from the pointer's type).
+template <class Options>
+void set_output(Options& options, void* data, size_t count, size_t element_size) {
+  switch (element_size) {
+    case 1: return options.setOutput(static_cast<uint8_t*>(data), count);
+    case 2: return options.setOutput(static_cast<uint16_t*>(data), count);
+    case 4: return options.setOutput(static_cast<uint32_t*>(data), count);
+    default: return options.setOutput(static_cast<uint64_t*>(data), count);
+  }
+}
+
+}  // namespace strata::allreduce_gloo

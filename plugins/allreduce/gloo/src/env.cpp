@@ -1,0 +1,177 @@
+#include "env.hpp"
+
+#include <strata/plugin.hpp>
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <net/if.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+
+namespace strata::allreduce_gloo {
+namespace {
+
+[[noreturn]] void bad(const std::string& message) {
+  sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "gloo: " + message);
+}
+
+const char* get(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+// A non-negative decimal below `limit`, or fails naming the variable.
+long number(const char* name, const char* text, long limit, const char* what) {
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || value < 0 || value >= limit) {
+    bad(std::string(name) + "='" + text + "': expected " + what);
+  }
+  return value;
+}
+
+// The first of `names` that is set; fails naming all of them when none is.
+std::pair<const char*, const char*> first_set(std::initializer_list<const char*> names,
+                                             const char* what) {
+  std::string list;
+  for (const char* n : names) {
+    if (const char* v = get(n)) return {n, v};
+    list += (list.empty() ? "" : " or ") + std::string(n);
+  }
+  bad(list + " is not set; expected " + what + " (strata-run and mpirun set it)");
+}
+
+Secret parse_secret() {
+  const char* text = get("STRATA_JOB_SECRET");
+  const std::string expected =
+      "expected 64 hex digits (32 bytes), made per job by strata-run, which sets it";
+  if (text == nullptr) bad("STRATA_JOB_SECRET is not set; " + expected);
+  const std::string s(text);
+  Secret secret{};
+  if (s.size() != 64) bad("STRATA_JOB_SECRET has " + std::to_string(s.size()) + " characters; " + expected);
+  for (size_t i = 0; i < 32; ++i) {
+    unsigned value = 0;
+    for (size_t j = 0; j < 2; ++j) {
+      const char c = s[2 * i + j];
+      const int digit = c >= '0' && c <= '9' ? c - '0'
+                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                               : -1;
+      if (digit < 0) bad("STRATA_JOB_SECRET is not hexadecimal; " + expected);
+      value = value * 16 + static_cast<unsigned>(digit);
+    }
+    secret[i] = static_cast<unsigned char>(value);
+  }
+  return secret;
+}
+
+std::string resolve_ipv4(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (rc != 0 || found == nullptr) {
+    bad("MASTER_ADDR='" + host + "': expected an IPv4 address or a resolvable name (" +
+        gai_strerror(rc) + ")");
+  }
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr, text, sizeof text);
+  freeaddrinfo(found);
+  return text;
+}
+
+// The local address the kernel would use to reach `ip`: a connected UDP socket sends nothing.
+std::string route_to(const std::string& ip, uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in peer{};
+  peer.sin_family = AF_INET;
+  peer.sin_port = htons(port);
+  inet_pton(AF_INET, ip.c_str(), &peer.sin_addr);
+  sockaddr_in local{};
+  socklen_t length = sizeof local;
+  const bool ok = fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&peer), sizeof peer) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0;
+  if (fd >= 0) close(fd);
+  if (!ok) bad("no route from this host to MASTER_ADDR " + ip + "; set STRATA_NETWORK_INTERFACE");
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &local.sin_addr, text, sizeof text);
+  return text;
+}
+
+// STRATA_NETWORK_INTERFACE: an interface name or an IPv4 CIDR; this host's IPv4 address on it.
+std::string interface_address(const std::string& spec) {
+  uint32_t net = 0, mask = 0;
+  const size_t slash = spec.find('/');
+  const bool cidr = slash != std::string::npos;
+  if (cidr) {
+    in_addr a{};
+    const std::string bits_text = spec.substr(slash + 1);
+    char* end = nullptr;
+    const long bits = std::strtol(bits_text.c_str(), &end, 10);
+    if (inet_pton(AF_INET, spec.substr(0, slash).c_str(), &a) != 1 || bits_text.empty() ||
+        *end != '\0' || bits < 0 || bits > 32) {
+      bad("STRATA_NETWORK_INTERFACE='" + spec +
+          "': expected an interface name (eth0) or an IPv4 CIDR (10.218.0.0/24)");
+    }
+    mask = bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
+    net = ntohl(a.s_addr) & mask;
+  }
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) bad("STRATA_NETWORK_INTERFACE: cannot list this host's interfaces");
+  std::unique_ptr<ifaddrs, void (*)(ifaddrs*)> owner(list, freeifaddrs);
+  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    const in_addr address = reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr;
+    const bool match = cidr ? (ntohl(address.s_addr) & mask) == net : spec == i->ifa_name;
+    if (!match) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &address, text, sizeof text);
+    return text;
+  }
+  bad("STRATA_NETWORK_INTERFACE='" + spec + "': this host has no IPv4 address " +
+      (cidr ? "in that subnet" : "on that interface"));
+}
+
+std::string host_identity() {
+  if (const char* cross = get("CROSS_RANK")) return std::string("cross-rank:") + cross;
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  return std::string(name) + "/" + boot;
+}
+
+}  // namespace
+
+Env read_env() {
+  Env env;
+  const auto [size_name, size_text] = first_set({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE"},
+                                                "the number of ranks");
+  env.size = static_cast<int>(number(size_name, size_text, 1 << 20, "a positive number of ranks"));
+  if (env.size == 0) bad(std::string(size_name) + "=0: expected a positive number of ranks");
+  const auto [rank_name, rank_text] = first_set({"RANK", "OMPI_COMM_WORLD_RANK"}, "this rank");
+  env.rank = static_cast<int>(number(rank_name, rank_text, env.size,
+                                     ("a rank in [0, " + std::to_string(env.size) + ")").c_str()));
+  const char* addr = get("MASTER_ADDR");
+  if (addr == nullptr) bad("MASTER_ADDR is not set; expected the IPv4 address or name of rank 0's host");
+  env.master_addr = addr;
+  env.master_ip = resolve_ipv4(addr);
+  if (env.master_ip == "0.0.0.0") bad("MASTER_ADDR=0.0.0.0: expected rank 0's own address");
+  const char* port = get("MASTER_PORT");
+  if (port == nullptr) bad("MASTER_PORT is not set; expected the TCP port of rank 0's store (1-65535)");
+  env.master_port = static_cast<uint16_t>(number("MASTER_PORT", port, 65536, "a TCP port (1-65535)"));
+  if (env.master_port == 0) bad("MASTER_PORT=0: expected a TCP port (1-65535)");
+  env.secret = parse_secret();
+  const char* iface = get("STRATA_NETWORK_INTERFACE");
+  env.bind_ip = iface != nullptr ? interface_address(iface) : route_to(env.master_ip, env.master_port);
+  env.host_id = host_identity();
+  return env;
+}
+
+}  // namespace strata::allreduce_gloo

@@ -1,0 +1,158 @@
+#include "gloo_comm.hpp"
+
+#include "auth.hpp"
+#include "errors.hpp"
+#include "socket_io.hpp"
+#include "store_server.hpp"
+#include "tcp_store.hpp"
+
+#include <gloo/allgather.h>
+#include <gloo/alltoall.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace strata::allreduce_gloo {
+namespace {
+
+constexpr size_t kHostIdBytes = 192;  // hostname (<= 64) + '/' + boot id (36), with room to spare
+
+// Distinct per job (derived from the secret) and per instance, so that jobs sharing a FileStore
+// directory, and instances sharing one store, never read each other's keys.
+std::string key_prefix(const Secret& secret, int instance_number) {
+  const Mac tag = mac(secret, "prefix", "");
+  static const char* hex = "0123456789abcdef";
+  std::string out = "strata-";
+  for (size_t i = 0; i < 6; ++i) out += hex[tag[i] >> 4], out += hex[tag[i] & 15];
+  return out + "/" + std::to_string(instance_number);
+}
+
+std::shared_ptr<gloo::Context> connect(gloo::rendezvous::Store& store, const std::string& prefix,
+                                       int rank, int size,
+                                       std::shared_ptr<gloo::transport::Device>& device,
+                                       std::chrono::milliseconds timeout) {
+  gloo::rendezvous::PrefixStore scoped(prefix, store);
+  auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+  context->setTimeout(timeout);
+  context->connectFullMesh(scoped, device);
+  return context;
+}
+
+}  // namespace
+
+GlooComm::GlooComm(const Env& env, const Config& config, const sdk::Host& host, int instance_number)
+    : env_(env) {
+  const std::string prefix = key_prefix(env.secret, instance_number);
+  std::unique_ptr<gloo::rendezvous::Store> store;
+  if (config.file_store) {
+    store = translate("gloo rendezvous: store_path '" + config.store_path + "'", [&] {
+      return std::make_unique<gloo::rendezvous::FileStore>(config.store_path);
+    });
+  } else {
+    // The store listens on MASTER_ADDR itself, where every client connects (with
+    // STRATA_NETWORK_INTERFACE the launcher picks MASTER_ADDR on that network); never 0.0.0.0.
+    if (env.rank == 0) server_ = StoreServer::shared(env.master_ip, env.master_port, env.secret, host);
+    store = std::make_unique<TcpStore>(env_, config.timeout);
+  }
+  translate("gloo: creating the TCP device on " + env.bind_ip, [&] {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = env.bind_ip;
+    device_ = gloo::transport::tcp::CreateDevice(attr);
+  });
+  translate("gloo rendezvous", [&] {
+    world_ = connect(*store, prefix + "/world", env.rank, env.size, device_, config.timeout);
+  });
+  authenticate_pairs();
+  learn_hosts();
+  if (!config.hierarchical) return;
+  translate("gloo rendezvous (hierarchical)", [&] {
+    if (local_size_ > 1) {
+      local_ = connect(*store, prefix + "/local/" + std::to_string(node_), local_rank_,
+                       local_size_, device_, config.timeout);
+    }
+    if (hosts_ > 1 && local_rank_ == 0) {
+      cross_ = connect(*store, prefix + "/cross", node_, hosts_, device_, config.timeout);
+    }
+  });
+}
+
+GlooComm::~GlooComm() = default;
+
+void GlooComm::authenticate_pairs() {
+  if (env_.size == 1) return;
+  const auto n = static_cast<size_t>(env_.size);
+  std::vector<unsigned char> mine(n * 16), theirs(n * 16);
+  for (size_t peer = 0; peer < n; ++peer) {
+    const Nonce nonce = random_nonce();
+    std::memcpy(&mine[peer * 16], nonce.data(), 16);
+  }
+  // Round 1: a fresh challenge to every peer. Round 2: every peer's answer to ours.
+  std::vector<unsigned char> answers(n * 32), received(n * 32);
+  translate("gloo: authenticating the connections between ranks", [&] {
+    gloo::AlltoallOptions round1(world_);
+    round1.setInput(mine.data(), mine.size());
+    round1.setOutput(theirs.data(), theirs.size());
+    gloo::alltoall(round1);
+    for (size_t peer = 0; peer < n; ++peer) {
+      const std::string challenge(reinterpret_cast<char*>(&theirs[peer * 16]), 16);
+      const Mac answer = mac(env_.secret, "pair",
+                             challenge + u32(static_cast<uint32_t>(env_.rank)) +
+                                 u32(static_cast<uint32_t>(peer)));
+      std::memcpy(&answers[peer * 32], answer.data(), 32);
+    }
+    gloo::AlltoallOptions round2(world_);
+    round2.setInput(answers.data(), answers.size());
+    round2.setOutput(received.data(), received.size());
+    gloo::alltoall(round2);
+  });
+  for (size_t peer = 0; peer < n; ++peer) {
+    if (static_cast<int>(peer) == env_.rank) continue;
+    const std::string challenge(reinterpret_cast<char*>(&mine[peer * 16]), 16);
+    const Mac expected = mac(env_.secret, "pair",
+                             challenge + u32(static_cast<uint32_t>(peer)) +
+                                 u32(static_cast<uint32_t>(env_.rank)));
+    Mac got{};
+    std::memcpy(got.data(), &received[peer * 32], 32);
+    if (!same_mac(got, expected)) {
+      sdk::fail(STRATA_ERR_COMM, "gloo: the connection to rank " + std::to_string(peer) +
+                                     " did not prove the job secret (is something other than "
+                                     "that rank connected to this rank's Gloo port?)");
+    }
+  }
+}
+
+void GlooComm::learn_hosts() {
+  const auto n = static_cast<size_t>(env_.size);
+  std::vector<char> ids(n * kHostIdBytes);
+  std::vector<char> mine(kHostIdBytes, '\0');
+  std::memcpy(mine.data(), env_.host_id.data(), std::min(env_.host_id.size(), kHostIdBytes - 1));
+  if (n == 1) {
+    ids = mine;
+  } else {
+    translate("gloo: exchanging host names", [&] {
+      gloo::AllgatherOptions options(world_);
+      options.setInput(mine.data(), mine.size());
+      options.setOutput(ids.data(), ids.size());
+      gloo::allgather(options);
+    });
+  }
+  std::vector<std::string> hosts;  // distinct identities, in order of first rank
+  for (size_t r = 0; r < n; ++r) {
+    const std::string id(&ids[r * kHostIdBytes]);
+    const auto it = std::find(hosts.begin(), hosts.end(), id);
+    if (it == hosts.end()) hosts.push_back(id);
+    if (id != env_.host_id.substr(0, kHostIdBytes - 1)) continue;
+    if (static_cast<int>(r) < env_.rank) ++local_rank_;
+    if (static_cast<int>(r) != env_.rank) ++local_size_;
+    if (static_cast<int>(r) == env_.rank) node_ = static_cast<int>(std::find(hosts.begin(), hosts.end(), id) - hosts.begin());
+  }
+  hosts_ = static_cast<int>(hosts.size());
+}
+
+}  // namespace strata::allreduce_gloo

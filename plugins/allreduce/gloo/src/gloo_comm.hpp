@@ -1,0 +1,66 @@
+// The job's Gloo contexts over one TCP device: the world, and for hierarchical allreduces the
+// ranks on this host (local) and the first rank of every host (cross).
+//
+// Construction is the rendezvous: rank 0 serves the TCP store (or every rank uses Gloo's FileStore
+// on a shared directory), every rank connects its pairs (connectFullMesh), then the pairs are
+// authenticated (below) and the ranks exchange host identities to learn local rank and size.
+//
+// Why the pairs are authenticated: Gloo's TCP pairs are plain connections to ephemeral ports
+// whose addresses went through the store. The store proves the job secret, but anyone who can
+// reach a pair's port could connect first. So every rank sends each peer a fresh nonce, and each
+// answers with HMAC(secret, "pair", nonce | sender | receiver) over the pair itself; a wrong
+// answer fails create() naming the peer. This proves that every pair's far end holds the secret;
+// it does not encrypt or sign later traffic (this libgloo has no TLS transport).
+#pragma once
+
+#include "config.hpp"
+#include "env.hpp"
+
+#include <strata/plugin.hpp>
+
+#include <gloo/context.h>
+#include <gloo/transport/device.h>
+
+#include <memory>
+#include <string>
+
+namespace strata::allreduce_gloo {
+
+class StoreServer;
+
+class GlooComm {
+ public:
+  // `instance_number` counts creates in this process, the same on every rank; it keeps the keys
+  // of several instances sharing one store apart.
+  GlooComm(const Env& env, const Config& config, const sdk::Host& host, int instance_number);
+  ~GlooComm();
+  GlooComm(const GlooComm&) = delete;
+  GlooComm& operator=(const GlooComm&) = delete;
+
+  int rank() const { return env_.rank; }
+  int size() const { return env_.size; }
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  int hosts() const { return hosts_; }
+  const Env& env() const { return env_; }
+  const std::shared_ptr<gloo::Context>& world() const { return world_; }
+  // Hierarchical contexts: null when not hierarchical, or when this rank's group has one rank
+  // (cross: also on ranks that are not their host's first).
+  const std::shared_ptr<gloo::Context>& local() const { return local_; }
+  const std::shared_ptr<gloo::Context>& cross() const { return cross_; }
+
+ private:
+  void learn_hosts();
+  void authenticate_pairs();
+
+  Env env_;
+  std::shared_ptr<StoreServer> server_;  // rank 0 with the TCP store
+  std::shared_ptr<gloo::transport::Device> device_;
+  std::shared_ptr<gloo::Context> world_, local_, cross_;
+  int local_rank_ = 0;
+  int local_size_ = 1;
+  int node_ = 0;  // index of this rank's host, in order of each host's first rank
+  int hosts_ = 1;
+};
+
+}  // namespace strata::allreduce_gloo

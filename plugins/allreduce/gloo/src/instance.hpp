@@ -1,0 +1,34 @@
+// One plugin instance: what create() builds and destroy() tears down.
+#pragma once
+
+#include "collectives.hpp"
+#include "config.hpp"
+#include "env.hpp"
+#include "gloo_comm.hpp"
+#include "progress_thread.hpp"
+
+#include <strata/plugin.hpp>
+
+namespace strata::allreduce_gloo {
+
+struct Instance {
+  Instance(const strata_host_api* api, const Config& cfg, int instance_number)
+      : host(api), config(cfg), env(read_env()), comm(env, config, host, instance_number),
+        collectives(comm, host, config) {}
+  // Queued work refers to the contexts: finish it before they go.
+  ~Instance() { progress.drain(); }
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+
+  // Declaration order is construction order; the progress thread is joined before the contexts
+  // (and rank 0's store server) are torn down.
+  sdk::Host host;
+  Config config;
+  Env env;
+  GlooComm comm;
+  Collectives collectives;
+  ProgressThread progress;
+  int live_requests = 0;  // handed out and not yet waited
+};
+
+}  // namespace strata::allreduce_gloo

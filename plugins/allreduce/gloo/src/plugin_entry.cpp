@@ -1,0 +1,223 @@
+// The plugin's C boundary: descriptor, strata_comm_ops table and the functions in it. Every body
+// runs inside sdk::guard so that no exception crosses into the host.
+#include "errors.hpp"
+#include "instance.hpp"
+
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <string>
+
+namespace strata::allreduce_gloo {
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) {
+  sdk::fail(STRATA_ERR_INVALID_ARGUMENT, message);
+}
+
+Instance& instance(void* self) {
+  if (self == nullptr) invalid("self is NULL; expected an instance from create()");
+  return *static_cast<Instance*>(self);
+}
+
+Request& owned_request(Instance& inst, strata_request handle, const char* call) {
+  auto* request = reinterpret_cast<Request*>(handle);
+  if (request == nullptr) invalid(std::string(call) + ": req is NULL");
+  if (request->magic != Request::kMagic || request->owner != &inst) {
+    invalid(std::string(call) + ": req is not a pending request of this instance");
+  }
+  return *request;
+}
+
+// Starts a collective. With req == NULL it runs on this thread, after the queued non-blocking work
+// (collective order). Otherwise the Request moves to the heap, its work is queued on the progress
+// thread, and it is handed out until wait().
+template <class Start>
+strata_status run(void* self, strata_request* req, strata_error* err, Start&& start) {
+  if (req != nullptr) *req = nullptr;
+  return sdk::guard(err, [&] {
+    Instance& inst = instance(self);
+    if (req == nullptr) {
+      Request request;
+      start(inst.collectives, request);
+      inst.progress.drain();
+      request.work();
+      request.complete();
+      return;
+    }
+    auto request = std::make_unique<Request>();
+    request->owner = &inst;
+    start(inst.collectives, *request);
+    request->queued = inst.progress.submit(std::move(request->work));
+    *req = reinterpret_cast<strata_request>(request.release());
+    ++inst.live_requests;
+  });
+}
+
+// The collective's arguments, checked to hold the fields every collective reads.
+const strata_coll_args& coll_args(const strata_coll_args* args, const char* call) {
+  if (args == nullptr) invalid(std::string(call) + ": args is NULL");
+  if (!STRATA_STRUCT_HAS(args, strata_coll_args, displs)) {
+    sdk::fail(STRATA_ERR_ABI, std::string(call) + ": args->struct_size " +
+                                  std::to_string(args->struct_size) +
+                                  " is smaller than ABI 1.3's strata_coll_args");
+  }
+  return *args;
+}
+
+strata_status create(const strata_plugin_create_args* args, void** self, strata_error* err) {
+  return sdk::guard(err, [&] {
+    if (self == nullptr) invalid("create: self is NULL; expected where to store the instance");
+    *self = nullptr;
+    const sdk::CreateArgs create = sdk::read_create_args(args);
+    const Config config = parse_config(create.config_json);
+    // Counts creates in this process; every rank creates its instances in the same order, so the
+    // number keys this instance's rendezvous apart from the others sharing the store.
+    static int instances = 0;
+    const int number = instances++;
+    auto inst = translate("gloo: create", [&] {
+      return std::make_unique<Instance>(create.host, config, number);
+    });
+    const GlooComm& comm = inst->comm;
+    const std::string where = config.file_store ? "file " + config.store_path
+                                                : "tcp " + comm.env().bind_ip;
+    inst->host.log(STRATA_LOG_INFO, "gloo on (%d rank%s, %d host%s, %s, %s%s); rank %d, local %d of %d",
+                   comm.size(), comm.size() == 1 ? "" : "s", comm.hosts(),
+                   comm.hosts() == 1 ? "" : "s", where.c_str(), config.bcube ? "bcube" : "ring",
+                   config.hierarchical ? ", hierarchical" : "", comm.rank(), comm.local_rank(),
+                   comm.local_size());
+    *self = inst.release();
+  });
+}
+
+void destroy(void* self) {
+  auto* inst = static_cast<Instance*>(self);
+  if (inst == nullptr) return;
+  if (inst->live_requests > 0) {
+    inst->host.log(STRATA_LOG_WARN, "allreduce-gloo: destroyed with %d request(s) never waited",
+                   inst->live_requests);
+  }
+  delete inst;
+}
+
+// strata_comm_caps as ABI 1.0 defined it (it ends with nonblocking): the smallest caps a caller of
+// any minor hands in.
+constexpr size_t kCapsSize_1_0 = offsetof(strata_comm_caps, nonblocking) + sizeof(int32_t);
+
+// Fills the fields that lie inside the caller's struct_size (a smaller, older caps is fine; one
+// smaller than ABI 1.0's is an ABI error).
+strata_status query(void* self, strata_comm_caps* caps, strata_error* err) {
+  return sdk::guard(err, [&] {
+    const Instance& inst = instance(self);
+    if (caps == nullptr) invalid("query: caps is NULL");
+    if (caps->struct_size < kCapsSize_1_0) {
+      sdk::fail(STRATA_ERR_ABI, "query: caps->struct_size (" + std::to_string(caps->struct_size) +
+                                    ") is smaller than ABI 1.0's strata_comm_caps (" +
+                                    std::to_string(kCapsSize_1_0) + ")");
+    }
+    strata_comm_caps full{};
+    full.struct_size = sizeof(full);
+    full.rank = inst.comm.rank();
+    full.size = inst.comm.size();
+    full.local_rank = inst.comm.local_rank();
+    full.local_size = inst.comm.local_size();
+    full.dtype_mask = (1u << STRATA_DTYPE_COUNT) - 1u;
+    full.collective_mask =
+        STRATA_COLL_BIT(STRATA_COLL_ALLREDUCE) | STRATA_COLL_BIT(STRATA_COLL_ALLGATHER) |
+        STRATA_COLL_BIT(STRATA_COLL_ALLGATHERV) | STRATA_COLL_BIT(STRATA_COLL_REDUCE_SCATTER) |
+        STRATA_COLL_BIT(STRATA_COLL_BROADCAST) | STRATA_COLL_BIT(STRATA_COLL_BARRIER);
+    full.device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_HOST);
+    full.nonblocking = 1;
+    const size_t size = caps->struct_size < sizeof(full) ? caps->struct_size : sizeof(full);
+    std::memcpy(reinterpret_cast<char*>(caps) + sizeof(size_t),
+                reinterpret_cast<const char*>(&full) + sizeof(size_t), size - sizeof(size_t));
+  });
+}
+
+strata_status allreduce(void* self, const strata_coll_args* args, strata_request* req,
+                        strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) {
+    const strata_coll_args& a = coll_args(args, "allreduce");
+    c.allreduce(a.send, a.recv, a.op, r);
+  });
+}
+
+strata_status allgather(void* self, const strata_coll_args* args, strata_request* req,
+                        strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) {
+    const strata_coll_args& a = coll_args(args, "allgather");
+    c.allgather(a.send, a.recv, r);
+  });
+}
+
+strata_status allgatherv(void* self, const strata_coll_args* args, strata_request* req,
+                         strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) {
+    const strata_coll_args& a = coll_args(args, "allgatherv");
+    c.allgatherv(a.send, a.recv, a.recv_counts, a.displs, r);
+  });
+}
+
+strata_status reduce_scatter(void* self, const strata_coll_args* args, strata_request* req,
+                             strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) {
+    const strata_coll_args& a = coll_args(args, "reduce_scatter");
+    c.reduce_scatter(a.send, a.recv, a.op, r);
+  });
+}
+
+strata_status broadcast(void* self, const strata_coll_args* args, strata_request* req,
+                        strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) {
+    const strata_coll_args& a = coll_args(args, "broadcast");
+    c.broadcast(a.recv, a.root, r);
+  });
+}
+
+strata_status barrier(void* self, const strata_coll_args* args, strata_request* req,
+                      strata_error* err) {
+  return run(self, req, err, [&](const Collectives& c, Request& r) {
+    coll_args(args, "barrier");
+    c.barrier(r);
+  });
+}
+
+strata_status wait(void* self, strata_request req, strata_error* err) {
+  return sdk::guard(err, [&] {
+    Instance& inst = instance(self);
+    std::unique_ptr<Request> request(&owned_request(inst, req, "wait"));
+    --inst.live_requests;
+    request->complete();
+  });
+}
+
+strata_status test(void* self, strata_request req, int32_t* done, strata_error* err) {
+  return sdk::guard(err, [&] {
+    Instance& inst = instance(self);
+    Request& request = owned_request(inst, req, "test");
+    if (done == nullptr) invalid("test: done is NULL");
+    *done = request.done() ? 1 : 0;
+  });
+}
+
+constexpr strata_comm_ops kOps = {
+    .header = sdk::ops_header<strata_comm_ops>(),
+    .create = create,
+    .destroy = destroy,
+    .query = query,
+    .allreduce = allreduce,
+    .allgather = allgather,
+    .allgatherv = allgatherv,
+    .reduce_scatter = reduce_scatter,
+    .broadcast = broadcast,
+    .barrier = barrier,
+    .wait = wait,
+    .test = test,
+};
+
+}  // namespace
+}  // namespace strata::allreduce_gloo
+
+STRATA_PLUGIN(strata::allreduce_gloo::kOps, "allreduce-gloo", "0.1.0",
+              "collectives over Gloo's TCP transport for host buffers, with an authenticated "
+              "rendezvous store; no MPI")

@@ -1,0 +1,18 @@
+// The conformance tests' backend: allreduce-mpi under mpirun.
+#include "comm_backend.hpp"
+#include "comm_env.hpp"
+
+#include <string>
+
+namespace strata::test::comm {
+
+const Backend& backend() {
+  static const std::string chunked = "{\"chunk_bytes\": " + std::to_string(kSmallChunkBytes) + "}";
+  static const std::string shm = "{\"shm_min_bytes\": 0, \"shm_chunk_bytes\": " +
+                                 std::to_string(kSmallChunkBytes) + "}";
+  static const Backend b{STRATA_ALLREDUCE_MPI_PLUGIN, "{}", chunked.c_str(), shm.c_str(),
+                         R"({"shm": false})", "OMPI_COMM_WORLD_RANK", true};
+  return b;
+}
+
+}  // namespace strata::test::comm

@@ -1,0 +1,107 @@
+// allreduce-gloo's own multi-rank tests, run in the conformance executable's job: ranks that
+// disagree on a collective all get STRATA_ERR_MISMATCH naming both calls (and the instance goes on
+// working), create() logs its one line, caps report the host grouping, and hierarchical results
+// equal flat ones bitwise on every rank.
+#include "comm_env.hpp"
+
+#include <cstdlib>
+#include <string>
+
+namespace strata::test::comm {
+namespace {
+
+TEST(Gloo, MismatchedCountsGiveMismatchOnEveryRank) {
+  if (world() < 2) GTEST_SKIP() << "needs two ranks";
+  for (void* self : {instance(), chunked_instance()}) {
+    for (Mode mode : kModes) {
+      SCOPED_TRACE(mode_name(mode));
+      Bytes data = rank_input(STRATA_F32, rank(), 10 + (rank() == 1 ? 1 : 0));
+      strata_buffer buffer = view(data, STRATA_F32);
+      strata_error err = sdk::make_error();
+      strata_status status;
+      if (mode == Mode::Blocking) {
+        status = abi::allreduce(self, &buffer, &buffer, STRATA_SUM, nullptr, &err);
+      } else {
+        strata_request req = nullptr;
+        ASSERT_EQ(abi::allreduce(self, &buffer, &buffer, STRATA_SUM, &req, &err), STRATA_OK);
+        status = ops().wait(self, req, &err);
+      }
+      EXPECT_EQ(status, STRATA_ERR_MISMATCH) << err.message;
+      EXPECT_NE(std::string(err.message).find("rank 0 called allreduce SUM of 10 f32, rank 1 "
+                                              "called allreduce SUM of 11 f32"),
+                std::string::npos)
+          << err.message;
+    }
+    // A disagreement leaves the connections usable.
+    Bytes data = rank_input(STRATA_I32, rank(), 7);
+    strata_buffer buffer = view(data, STRATA_I32);
+    run(Mode::Blocking, self, [&](strata_request* req, strata_error* err) {
+      return abi::allreduce(self, &buffer, &buffer, STRATA_SUM, req, err);
+    });
+    EXPECT_EQ(first_difference(data, expected_reduction(STRATA_I32, STRATA_SUM, world(), 7),
+                               STRATA_I32),
+              "");
+  }
+}
+
+TEST(Gloo, MismatchedBroadcastRootsAreNamed) {
+  if (world() < 2) GTEST_SKIP() << "needs two ranks";
+  Bytes data(8);
+  strata_buffer buffer = view(data, STRATA_U8);
+  strata_error err = sdk::make_error();
+  EXPECT_EQ(abi::broadcast(instance(), &buffer, rank() == 0 ? 0 : 1, nullptr, &err),
+            STRATA_ERR_MISMATCH);
+  EXPECT_NE(std::string(err.message).find("rank 0 called broadcast of 8 u8 from root 0, rank 1 "
+                                          "called broadcast of 8 u8 from root 1"),
+            std::string::npos)
+      << err.message;
+}
+
+TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
+  const size_t mark = log_mark();
+  strata_error err = sdk::make_error();
+  void* self = nullptr;
+  ASSERT_EQ(abi::create(R"({"hierarchical": true, "timeout_ms": 20000})", &self, &err), STRATA_OK)
+      << err.message;
+  const std::vector<std::string> lines = log_since(mark);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("gloo on (" + std::to_string(world()) + " rank"), std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("tcp 127.0.0.1, ring, hierarchical)"), std::string::npos) << lines[0];
+  strata_comm_caps caps{};
+  caps.struct_size = sizeof caps;
+  ASSERT_EQ(ops().query(self, &caps, &err), STRATA_OK) << err.message;
+  EXPECT_EQ(caps.rank, rank());
+  EXPECT_EQ(caps.size, world());
+  // With CROSS_RANK set the ranks sharing it are one host; without, all run on this machine.
+  const char* cross = std::getenv("CROSS_RANK");
+  if (cross == nullptr || world() == 1) {
+    EXPECT_EQ(caps.local_size, world());
+    EXPECT_EQ(caps.local_rank, rank());
+  }
+  EXPECT_EQ(caps.nonblocking, 1);
+  ops().destroy(self);
+}
+
+// Flat and hierarchical allreduce of the same f32 inputs: the same bits (the inputs are small
+// integers, so every summation order is exact) and the same on every rank.
+TEST(Gloo, HierarchicalEqualsFlat) {
+  for (int32_t dtype : kAllDtypes) {
+    for (int32_t op : kAllOps) {
+      SCOPED_TRACE(std::string(sdk::dtype_name(dtype)) + " " + op_label(op));
+      Bytes flat = rank_input(dtype, rank(), 3001), tiered = flat;
+      strata_buffer f = view(flat, dtype), t = view(tiered, dtype);
+      run(Mode::Blocking, instance(), [&](strata_request* req, strata_error* err) {
+        return abi::allreduce(instance(), &f, &f, op, req, err);
+      });
+      run(Mode::Blocking, chunked_instance(), [&](strata_request* req, strata_error* err) {
+        return abi::allreduce(chunked_instance(), &t, &t, op, req, err);
+      });
+      EXPECT_EQ(first_difference(tiered, flat, dtype), "");
+      expect_same_on_all_ranks(tiered);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace strata::test::comm

@@ -1,0 +1,349 @@
+// allreduce-gloo's start-up and its failures, with fork()ed processes as the ranks (each sets its
+// own environment, loads the plugin and calls create(); the parent collects status, message and
+// the warnings it logged). No launcher is needed; everything runs over 127.0.0.1.
+//   - environment catalogue: each missing or malformed variable fails create() naming it;
+//   - a port already in use fails rank 0 naming the port;
+//   - a rank that never arrives is named within the timeout;
+//   - rogue clients of the store (one silent, one with the wrong secret) are refused and logged
+//     with their address while the job completes;
+//   - a rank with another job's secret cannot join (the store refuses it, it refuses the store).
+#include <plugin_harness.hpp>
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace strata::test {
+namespace {
+
+const std::string kSecret(64, '7');
+const std::string kOtherSecret(64, '8');
+
+struct Outcome {
+  int status = -1;
+  std::string message;
+  std::vector<std::string> warnings;
+};
+
+std::vector<std::string>* g_warnings = nullptr;  // the child's log sink
+
+// A TCP port on 127.0.0.1 that is free now (bound, read back, released).
+uint16_t free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t length = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+using Env = std::map<std::string, std::string>;
+
+Env job_env(int rank, int size, uint16_t port) {
+  return {{"RANK", std::to_string(rank)}, {"WORLD_SIZE", std::to_string(size)},
+          {"MASTER_ADDR", "127.0.0.1"},   {"MASTER_PORT", std::to_string(port)},
+          {"STRATA_JOB_SECRET", kSecret}};
+}
+
+// Forks a rank: sets exactly `env` (the launcher's variables cleared first), creates an instance
+// with `config`, runs one allreduce when create worked, and reports through a pipe.
+struct Child {
+  pid_t pid;
+  int fd;
+};
+
+// What a forked rank does after create() worked: one allreduce of 1.0 (checked against the world
+// size), or leave without a word (Gloo's connections close), or stay silent for 4 s first.
+enum class After { Allreduce, Exit, StallThenExit };
+
+Child spawn(const Env& env, const std::string& config, After after = After::Allreduce) {
+  int pipe_fds[2];
+  EXPECT_EQ(pipe(pipe_fds), 0);
+  const pid_t pid = fork();
+  if (pid != 0) {
+    close(pipe_fds[1]);
+    return {pid, pipe_fds[0]};
+  }
+  close(pipe_fds[0]);
+  for (const char* name : {"RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                           "MASTER_ADDR", "MASTER_PORT", "STRATA_JOB_SECRET",
+                           "STRATA_NETWORK_INTERFACE", "CROSS_RANK"}) {
+    unsetenv(name);
+  }
+  for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
+  std::vector<std::string> warnings;
+  g_warnings = &warnings;
+  PluginLibrary library(STRATA_ALLREDUCE_GLOO_PLUGIN);
+  FakeHost host;
+  host.api()->log = [](void*, int32_t level, const char* message) {
+    if (level >= STRATA_LOG_WARN) g_warnings->emplace_back(message);
+  };
+  strata_error err = sdk::make_error();
+  void* self = nullptr;
+  strata_status status = library.create<strata_comm_ops>(config.c_str(), host.api(), &self, &err);
+  if (status == STRATA_OK && after != After::Allreduce) {
+    if (after == After::StallThenExit) std::this_thread::sleep_for(std::chrono::seconds(4));
+    _exit(0);
+  }
+  if (status == STRATA_OK) {
+    float value = 1.0f;
+    strata_buffer buffer = sdk::host_buffer(&value, 1, STRATA_F32);
+    strata_coll_args args = sdk::Comm::args(&buffer, &buffer);
+    const auto start = std::chrono::steady_clock::now();
+    status = library.ops<strata_comm_ops>().allreduce(self, &args, nullptr, &err);
+    if (status == STRATA_OK && value != std::stof(env.at("WORLD_SIZE"))) status = STRATA_ERR_INTERNAL;
+    if (status != STRATA_OK) {
+      // A second call after a failure fails at once, naming the first.
+      strata_error second = sdk::make_error();
+      const strata_status again =
+          library.ops<strata_comm_ops>().allreduce(self, &args, nullptr, &second);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      warnings.push_back("second call: " + std::to_string(again) + " " + second.message);
+      warnings.push_back("seconds: " + std::to_string(seconds));
+    }
+    library.ops<strata_comm_ops>().destroy(self);
+  }
+  std::string report = std::to_string(status) + "\n" + err.message + "\n";
+  for (const std::string& w : warnings) report += w + "\n";
+  if (write(pipe_fds[1], report.data(), report.size()) < 0) _exit(2);
+  _exit(0);
+}
+
+Outcome collect(const Child& child) {
+  std::string text;
+  char chunk[4096];
+  for (ssize_t n; (n = read(child.fd, chunk, sizeof chunk)) > 0;) text.append(chunk, static_cast<size_t>(n));
+  close(child.fd);
+  int wstatus = 0;
+  waitpid(child.pid, &wstatus, 0);
+  Outcome out;
+  size_t line_end = text.find('\n');
+  if (line_end == std::string::npos) return out;
+  out.status = std::stoi(text.substr(0, line_end));
+  size_t start = line_end + 1;
+  line_end = text.find('\n', start);
+  out.message = text.substr(start, line_end - start);
+  for (start = line_end + 1; (line_end = text.find('\n', start)) != std::string::npos; start = line_end + 1) {
+    out.warnings.push_back(text.substr(start, line_end - start));
+  }
+  return out;
+}
+
+Outcome run_one(const Env& env, const std::string& config = "{}") { return collect(spawn(env, config)); }
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(GlooSetup, EnvironmentCatalogue) {
+  const uint16_t port = free_port();
+  struct Case {
+    const char* variable;
+    const char* value;  // nullptr: unset
+    const char* mentions;
+  };
+  const Case cases[] = {
+      {"RANK", nullptr, "RANK or OMPI_COMM_WORLD_RANK is not set"},
+      {"RANK", "one", "RANK='one': expected a rank in [0, 1)"},
+      {"RANK", "3", "RANK='3': expected a rank in [0, 1)"},
+      {"WORLD_SIZE", nullptr, "WORLD_SIZE or OMPI_COMM_WORLD_SIZE is not set"},
+      {"WORLD_SIZE", "0", "WORLD_SIZE=0: expected a positive number of ranks"},
+      {"MASTER_ADDR", nullptr, "MASTER_ADDR is not set"},
+      {"MASTER_ADDR", "no.such.host.invalid", "MASTER_ADDR='no.such.host.invalid'"},
+      {"MASTER_PORT", nullptr, "MASTER_PORT is not set; expected the TCP port"},
+      {"MASTER_PORT", "70000", "MASTER_PORT='70000': expected a TCP port (1-65535)"},
+      {"STRATA_JOB_SECRET", nullptr, "STRATA_JOB_SECRET is not set; expected 64 hex digits"},
+      {"STRATA_JOB_SECRET", "abc", "STRATA_JOB_SECRET has 3 characters; expected 64 hex digits"},
+      {"STRATA_JOB_SECRET", "zz77777777777777777777777777777777777777777777777777777777777777",
+       "STRATA_JOB_SECRET is not hexadecimal"},
+      {"STRATA_NETWORK_INTERFACE", "nosuch0", "STRATA_NETWORK_INTERFACE='nosuch0'"},
+      {"STRATA_NETWORK_INTERFACE", "198.51.100.0/24", "no IPv4 address in that subnet"},
+      {"STRATA_NETWORK_INTERFACE", "10.0.0.0/40", "expected an interface name (eth0) or an IPv4 CIDR"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.variable) + "=" + (c.value ? c.value : "(unset)"));
+    Env env = job_env(0, 1, port);
+    if (c.value == nullptr) {
+      env.erase(c.variable);
+    } else {
+      env[c.variable] = c.value;
+    }
+    const Outcome out = run_one(env);
+    EXPECT_EQ(out.status, STRATA_ERR_INVALID_ARGUMENT) << out.message;
+    EXPECT_TRUE(contains(out.message, c.mentions)) << out.message;
+  }
+  // The secret message says who sets it.
+  Env env = job_env(0, 1, port);
+  env.erase("STRATA_JOB_SECRET");
+  EXPECT_TRUE(contains(run_one(env).message, "strata-run")) << run_one(env).message;
+}
+
+TEST(GlooSetup, ConfigErrorsNameTheKey) {
+  const Env env = job_env(0, 1, free_port());
+  Outcome out = run_one(env, R"({"timout_ms": 5})");
+  EXPECT_EQ(out.status, STRATA_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(out.message, "unknown key 'timout_ms' (did you mean 'timeout_ms'?)")) << out.message;
+  out = run_one(env, R"({"algorithm": "tree"})");
+  EXPECT_TRUE(contains(out.message, R"(algorithm: expected "ring" or "bcube", got "tree")")) << out.message;
+  out = run_one(env, R"({"store": "file"})");
+  EXPECT_TRUE(contains(out.message, "store: \"file\" needs store_path")) << out.message;
+}
+
+TEST(GlooSetup, OneRankWorks) {
+  const Outcome out = run_one(job_env(0, 1, free_port()));
+  EXPECT_EQ(out.status, STRATA_OK) << out.message;
+}
+
+TEST(GlooSetup, PortInUseIsNamed) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t length = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+  const uint16_t port = ntohs(a.sin_port);
+  const Outcome out = run_one(job_env(0, 1, port));
+  close(fd);
+  EXPECT_EQ(out.status, STRATA_ERR_COMM) << out.message;
+  EXPECT_TRUE(contains(out.message, "MASTER_PORT " + std::to_string(port) +
+                                        " on 127.0.0.1 is in use (another job? pick another with "
+                                        "strata-run --master-port)"))
+      << out.message;
+}
+
+TEST(GlooSetup, RankThatNeverArrivesIsNamed) {
+  const uint16_t port = free_port();
+  const auto start = std::chrono::steady_clock::now();
+  // Ranks 0 and 2 of 4 come; 1 and 3 never do.
+  Child c0 = spawn(job_env(0, 4, port), R"({"timeout_ms": 2000})");
+  Child c2 = spawn(job_env(2, 4, port), R"({"timeout_ms": 2000})");
+  const Outcome o0 = collect(c0), o2 = collect(c2);
+  const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string named = "ranks 1, 3 did not arrive within 2 s (MASTER_ADDR 127.0.0.1:" +
+                            std::to_string(port) + ")";
+  EXPECT_EQ(o0.status, STRATA_ERR_COMM) << o0.message;
+  EXPECT_TRUE(contains(o0.message, named)) << o0.message;
+  // Rank 2 times out at about the same moment as rank 0, whose store goes with it: either message.
+  EXPECT_EQ(o2.status, STRATA_ERR_COMM) << o2.message;
+  EXPECT_TRUE(contains(o2.message, named) || contains(o2.message, "lost the store")) << o2.message;
+  EXPECT_LT(seconds, 15.0);
+}
+
+// Connects to the store as a stranger: silent (sends nothing) or answering the challenge with a
+// MAC made from the wrong secret (here: random bytes of the right length).
+void rogue_client(uint16_t port, bool silent, std::string* address) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int i = 0; i < 200 && connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  sockaddr_in local{};
+  socklen_t length = sizeof local;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length);
+  *address = "127.0.0.1:" + std::to_string(ntohs(local.sin_port));
+  char nonce[16];
+  if (!silent) {
+    if (recv(fd, nonce, sizeof nonce, MSG_WAITALL) != 16) ADD_FAILURE() << "no nonce from the store";
+    const std::string answer(16 + 4 + 32, 'x');
+    send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
+    char reply;
+    EXPECT_LE(recv(fd, &reply, 1, 0), 0) << "the store answered a client without the secret";
+  } else {
+    // Say nothing; the store gives up after its handshake timeout and hangs up.
+    char reply[64];
+    recv(fd, reply, sizeof reply, MSG_WAITALL);
+  }
+  close(fd);
+}
+
+TEST(GlooSetup, RogueClientsAreRefusedAndLoggedWhileTheJobCompletes) {
+  const uint16_t port = free_port();
+  // Rank 0 waits for rank 1, which starts after the strangers have knocked.
+  Child c0 = spawn(job_env(0, 2, port), R"({"timeout_ms": 20000})");
+  std::string wrong, silent;
+  std::thread silent_client(rogue_client, port, true, &silent);
+  rogue_client(port, false, &wrong);
+  silent_client.join();  // the store hangs up on it after 5 s
+  Child c1 = spawn(job_env(1, 2, port), R"({"timeout_ms": 20000})");
+  const Outcome o1 = collect(c1), o0 = collect(c0);
+  EXPECT_EQ(o0.status, STRATA_OK) << o0.message;
+  EXPECT_EQ(o1.status, STRATA_OK) << o1.message;
+  bool logged_wrong = false, logged_silent = false;
+  for (const std::string& w : o0.warnings) {
+    logged_wrong |= contains(w, "gloo store: refused a connection from " + wrong +
+                                    ": it did not prove the job secret");
+    logged_silent |= contains(w, "gloo store: refused a connection from " + silent);
+  }
+  EXPECT_TRUE(logged_wrong) << "no warning names " << wrong;
+  EXPECT_TRUE(logged_silent) << "no warning names " << silent;
+}
+
+TEST(GlooSetup, RankWithAnotherJobsSecretCannotJoin) {
+  const uint16_t port = free_port();
+  Child c0 = spawn(job_env(0, 2, port), R"({"timeout_ms": 3000})");
+  Env intruder = job_env(1, 2, port);
+  intruder["STRATA_JOB_SECRET"] = kOtherSecret;
+  const Outcome o1 = collect(spawn(intruder, R"({"timeout_ms": 3000})"));
+  const Outcome o0 = collect(c0);
+  EXPECT_EQ(o1.status, STRATA_ERR_COMM) << o1.message;
+  EXPECT_TRUE(contains(o1.message, "did not complete the secret exchange")) << o1.message;
+  EXPECT_EQ(o0.status, STRATA_ERR_COMM) << o0.message;
+  EXPECT_TRUE(contains(o0.message, "rank 1 did not arrive within 3 s")) << o0.message;
+}
+
+// A peer that exits, or stays connected but silent, fails the survivor's collective with
+// STRATA_ERR_COMM (at once, or after timeout_ms), never a hang; later calls fail at once.
+TEST(GlooSetup, PeerThatExitsOrStallsFailsTheCollective) {
+  for (After after : {After::Exit, After::StallThenExit}) {
+    SCOPED_TRACE(after == After::Exit ? "exit" : "stall");
+    const uint16_t port = free_port();
+    const std::string config = R"({"timeout_ms": 1500})";
+    Child c0 = spawn(job_env(0, 2, port), config);
+    Child c1 = spawn(job_env(1, 2, port), config, after);
+    const Outcome o0 = collect(c0);
+    collect(c1);
+    std::printf("rank 0: %s\n", o0.message.c_str());
+    EXPECT_EQ(o0.status, STRATA_ERR_COMM) << o0.message;
+    EXPECT_TRUE(contains(o0.message, "gloo allreduce: a peer failed or timed out")) << o0.message;
+    ASSERT_EQ(o0.warnings.size(), 2u);
+    EXPECT_TRUE(contains(o0.warnings[0], "second call: 4 allreduce: an earlier collective failed"))
+        << o0.warnings[0];
+    EXPECT_LT(std::stod(o0.warnings[1].substr(9)), 3.5) << o0.warnings[1];
+  }
+}
+
+TEST(GlooSetup, FileStoreWorks) {
+  char dir[] = "/tmp/strata-gloo-store-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string config = std::string(R"({"store": "file", "store_path": ")") + dir + "\"}";
+  const uint16_t port = free_port();
+  Child c0 = spawn(job_env(0, 2, port), config);
+  Child c1 = spawn(job_env(1, 2, port), config);
+  const Outcome o0 = collect(c0), o1 = collect(c1);
+  EXPECT_EQ(o0.status, STRATA_OK) << o0.message;
+  EXPECT_EQ(o1.status, STRATA_OK) << o1.message;
+  std::system(("rm -rf " + std::string(dir)).c_str());
+}
+
+}  // namespace
+}  // namespace strata::test
