@@ -169,10 +169,12 @@ void* create_or_abort(const strata::test::PluginLibrary& library, strata::test::
   return self;
 }
 
-std::string figure(double x) {  // a key whose sizes the run did not cover prints as "nan"
+// A ratio: two decimals, or two significant digits below 0.1 (gloo/mpi can be 0.004); a key
+// whose sizes the run did not cover prints as "nan".
+std::string figure(double x) {
   if (std::isinf(x) || std::isnan(x)) return "nan";
   char text[32];
-  std::snprintf(text, sizeof text, "%.2f", x);
+  std::snprintf(text, sizeof text, x >= 0.1 ? "%.2f" : "%.2g", x);
   return text;
 }
 

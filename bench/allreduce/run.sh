@@ -67,7 +67,7 @@ for np in 2 4; do
   echo "$out" | grep -v '^headline'
   line=$(echo "$out" | grep '^headline ' || true)
   [[ -n $line ]] || { echo "run.sh: no headline from the $np-rank run" >&2; exit 1; }
-  key() { echo "$line" | sed -n "s/.* $1=\([0-9.a-z]*\).*/\1/p"; }
+  key() { echo "$line" | sed -n "s/.* $1=\([0-9.a-z+-]*\).*/\1/p"; }
   echo "ranks=$np shm_vs_mpi_16mib_up=$(key shm_vs_mpi_16mib_up) shm_vs_mpi_min=$(key shm_vs_mpi_min) plugin_vs_mpi_min=$(key plugin_vs_mpi_min) gloo_vs_mpi_min=$(key gloo_vs_mpi_min)"
   echo
   shm16=$(lower "$shm16" "$(key shm_vs_mpi_16mib_up)")

@@ -48,7 +48,7 @@ out=$(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca mpi_yield_
 echo "$out" | grep -v '^headline'
 line=$(echo "$out" | grep '^headline ' || true)
 [[ -n $line ]] || { echo "run_multinode.sh: no headline from the 2x2 run" >&2; exit 1; }
-key() { echo "$line" | sed -n "s/.* $1=\([0-9.a-z]*\).*/\1/p"; }
+key() { echo "$line" | sed -n "s/.* $1=\([0-9.a-z+-]*\).*/\1/p"; }
 launched=$(sort -u "$STRATA_MN_AGENT_LOG" | awk '{print $1}' | tr '\n' ' ')
 echo "# hosts started through the agent: $launched"
 echo "headline hier_vs_flat_2x2=$(key hier_vs_flat_4mib_up) gloo_vs_mpi_min=$(key gloo_vs_mpi_min)"
