@@ -26,11 +26,14 @@ if [[ ! -x $bench ]]; then
 fi
 read -r -a extra <<< "${STRATA_BENCH_MPIRUN_ARGS:-}"
 
-# A TCP port on 127.0.0.1 nobody listens on, nor on the port above it (connect is refused).
+# A TCP port on 127.0.0.1 nobody listens on, nor on the port above it (connect is refused),
+# below the kernel's ephemeral range: Gloo's connections leave their ephemeral ports in TIME_WAIT,
+# and a listening socket cannot take such a port (seen: "MASTER_PORT 34668 ... is in use").
 free_port() {
-  local port
+  local port low
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range || low=32768
   for _ in $(seq 50); do
-    port=$((20000 + RANDOM % 20000))
+    port=$((10000 + RANDOM % (low - 10002)))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
        ! (exec 3<>"/dev/tcp/127.0.0.1/$((port + 1))") 2>/dev/null; then
       echo "$port"

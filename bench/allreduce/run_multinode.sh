@@ -32,7 +32,10 @@ fi
 options=("$@")
 [[ " $* " == *" --max-bytes "* ]] || options+=(--max-bytes $((64 << 20)))
 export MASTER_ADDR=$STRATA_MN_HOST_A  # rank 0's host
-export MASTER_PORT=$((20000 + RANDOM % 20000))  # a fresh namespace: nothing listens there yet
+# A fresh namespace: nothing listens there yet. Below the ephemeral range, so that none of the
+# flat instance's Gloo connections can hold MASTER_PORT + 1 when the hierarchical one binds it.
+read -r low _ </proc/sys/net/ipv4/ip_local_port_range || low=32768
+export MASTER_PORT=$((10000 + RANDOM % (low - 10002)))
 export STRATA_JOB_SECRET
 STRATA_JOB_SECRET=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
 # mpi_yield_when_idle: each "host" has 2 slots, so Open MPI does not know that 4 ranks share this
