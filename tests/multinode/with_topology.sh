@@ -55,7 +55,7 @@ done
 tag=smn$$
 ns_a=${tag}a ns_b=${tag}b bridge=${tag}br
 name_a=${tag}-a name_b=${tag}-b
-work=$(mktemp -d "${TMPDIR:-/tmp}/strata-multinode.XXXXXX") || die "mktemp failed"
+work=$(mktemp -d "${TMPDIR:-/tmp}/strata-multinode.$$.XXXXXX") || die "mktemp failed"
 lock_fd=""
 
 teardown() {
@@ -74,8 +74,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-# Leftovers of runs that were killed outright (SIGKILL skips the trap): namespaces and links
-# named smn<pid>... whose pid no longer exists.
+# Leftovers of runs that were killed outright (SIGKILL skips the trap): namespaces, links and
+# scratch folders named after a pid that no longer exists.
 for ns in $(ip netns list 2>/dev/null | sed -n 's/^\(smn[0-9]*[ab]\)\( .*\)\{0,1\}$/\1/p'); do
   pid=${ns#smn}
   pid=${pid%[ab]}
@@ -85,6 +85,12 @@ for link in $(ip -o link show 2>/dev/null | sed -n 's/^[0-9]*: \(smn[0-9]*\(br\|
   pid=${link#smn}
   pid=${pid%??}
   [[ -d /proc/$pid ]] || ip link del "$link" 2>/dev/null
+done
+
+for dir in "${TMPDIR:-/tmp}"/strata-multinode.[0-9]*.*; do
+  pid=${dir##*/strata-multinode.}
+  pid=${pid%%.*}
+  [[ -d $dir && ! -d /proc/$pid ]] && rm -rf "$dir"
 done
 
 # A subnet index no other run holds (the lock lives as long as this shell) and no interface uses.
@@ -182,12 +188,13 @@ export STRATA_MN_HOST_A=$host_a STRATA_MN_HOST_B=$host_b
 export STRATA_MN_NAME_A=$name_a STRATA_MN_NAME_B=$name_b
 export STRATA_MN_ROOT_ADDR=$root_addr STRATA_MN_SUBNET=$net.0/24
 export STRATA_MN_AGENT=$agent STRATA_MN_AGENT_LOG=$agent_log STRATA_MN_DIR=$work
-# COMMAND runs as a child that a signal to this script passes on to (mpirun then stops its
-# ranks), and the network goes once it has ended.
-"$@" {lock_fd}>&- &
+# COMMAND runs in a process group of its own (setsid), to which a signal to this script is
+# passed on as SIGTERM (mpirun then stops its ranks; a shell's children go with it), and the
+# network goes once COMMAND has ended.
+setsid "$@" {lock_fd}>&- &
 child=$!
 stop() {
-  kill -TERM "$child" 2>/dev/null
+  kill -TERM -- "-$child" 2>/dev/null || kill -TERM "$child" 2>/dev/null
   wait "$child"
   exit "$1"
 }
