@@ -223,6 +223,18 @@ def mode_sigint(a):
     assert_gone(pids, 5)
 
 
+def mode_launcher_killed(a):
+    # strata-run dies without a chance to stop anything: its local ranks die with it (parent-death
+    # signal) and the remote ones see their agent's stdin close.
+    job = Job([a.run, "--backend", "gloo", "-H", "localhost:2,fakehost2:2", "--launch-agent", a.agent, "--",
+               a.probe, "sleep=60"], a.work)
+    job.wait_for(lambda: len(job.pids()) == 4, 30, "4 ranks to start")
+    pids = job.pids()
+    job.proc.kill()
+    job.finish(10)
+    assert_gone(pids, 8)
+
+
 def remote_argv(a, hosts, *probe_args):
     return [a.run, "--backend", "gloo", "-H", hosts, "--launch-agent", a.agent, "--", a.probe, *probe_args]
 
@@ -263,6 +275,15 @@ def mode_remote_kill(a):
     # The fixture agent runs each rank in its own session, as on another host: only the closed
     # stdin can end rank 0, 1 and 2.
     failing_job(a, remote_argv(a, "fakehost1:2,fakehost2:2", "exit@3=3", "sleep=60"), 3,
+                r"^strata-run: rank 3 \(host fakehost2, pid \d+\) exited with code 3$")
+
+
+def mode_remote_kill_children(a):
+    # Each rank is a shell that started the probe in the background: closing the agent's stdin
+    # must end the probe too, not just the shell (the remote command kills the program's group).
+    script = f"{a.probe} exit@3=3 sleep=60 & wait $!"
+    failing_job(a, [a.run, "--backend", "gloo", "-H", "fakehost1:2,fakehost2:2", "--launch-agent", a.agent,
+                    "--", "sh", "-c", script], 3,
                 r"^strata-run: rank 3 \(host fakehost2, pid \d+\) exited with code 3$")
 
 

@@ -44,6 +44,7 @@ TEST(HostList, SlotsDefaultToOne) {
 }
 
 TEST(HostList, Errors) {
+  EXPECT_THAT(names_slots(parse_host_list("a:2, b")), ElementsAre(NS{"a", 2}, NS{"b", 1}));
   EXPECT_EQ(error_of([] { parse_host_list("a:2,b:x"); }),
             "-H entry 2: expected 'HOST' or 'HOST:SLOTS', got 'b:x'");
   EXPECT_EQ(error_of([] { parse_host_list("a:2,b:0"); }), "-H entry 2: host 'b' has 0 slots (give at least 1)");

@@ -56,6 +56,7 @@ std::vector<Host> parse_host_list(const std::string& list) {
   int index = 0;
   while (std::getline(in, entry, ',')) {
     ++index;
+    entry = trim(entry);  // "-H 'a:2, b:2'"
     const std::string origin = "-H entry " + std::to_string(index);
     const std::string bad = origin + ": expected 'HOST' or 'HOST:SLOTS', got '" + entry + "'";
     Host host;

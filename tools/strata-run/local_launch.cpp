@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,10 +42,16 @@ ChildProcess spawn_process(const std::vector<std::string>& argv,
   std::vector<char*> child_envp = pointers(envp);
   const std::string exec_failed = "strata-run: cannot run '" + argv.front() + "': ";
 
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw UsageError(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     setpgid(0, 0);
+    // If strata-run itself dies without stopping the ranks (SIGKILL, a crash), its ranks and
+    // agents die with it instead of running on unsupervised. The getppid check closes the window
+    // where strata-run died before prctl.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
     // strata-run ignores SIGPIPE and catches INT/TERM/HUP/CHLD; an ignored signal would stay
     // ignored across exec, so give the program the defaults back.
     for (const int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD}) signal(sig, SIG_DFL);

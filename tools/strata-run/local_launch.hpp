@@ -1,6 +1,6 @@
 // Starting one process: fork/exec in its own process group, stdout and stderr on pipes, stdin
 // either /dev/null (a local rank) or a pipe (a launch agent, which gets the secret that way).
-// Its own process group lets strata-run signal a rank and everything it started, and keeps a
+// The child gets SIGKILL if strata-run dies (PR_SET_PDEATHSIG). Its own process group lets strata-run signal a rank and everything it started, and keeps a
 // terminal's Ctrl-C from reaching the ranks directly: strata-run forwards it instead.
 #pragma once
 

@@ -22,7 +22,8 @@ bool parse_options(int argc, char** argv, Options& options, int& exit_code) {
   app.add_option("--backend", options.backend, "mpi: start the ranks with mpirun; gloo: start them itself")
       ->check(CLI::IsMember({"mpi", "gloo"}));
   app.add_option("--manifest", options.manifest, "exported to every rank as STRATA_MANIFEST (absolute path)");
-  app.add_option("-x", options.exports, "VAR or VAR=VALUE: set in every rank's environment (repeatable)");
+  app.add_option("-x", options.exports, "VAR or VAR=VALUE: set in every rank's environment (repeatable)")
+      ->allow_extra_args(false);  // one variable per -x, as mpirun takes it
   app.add_option("--network-interface", options.network_interface,
                  "interface name or IPv4 CIDR the ranks talk over (STRATA_NETWORK_INTERFACE)");
   app.add_option("--launch-agent", options.launch_agent,
@@ -34,7 +35,7 @@ bool parse_options(int argc, char** argv, Options& options, int& exit_code) {
   app.add_option("--connect-timeout", options.connect_timeout,
                  "seconds a remote host has to start its ranks")
       ->check(CLI::Range(1, 3600));
-  app.add_flag("--verbose", options.verbose, "print the command strata-run runs (mpi backend)");
+  app.add_flag("--verbose", options.verbose, "print the mpirun command (gloo: each rank's command) before running it");
   app.add_option("--mpirun", options.mpirun, "the mpirun to run (mpi backend)");
 
   // Everything after the first "--" is the program, untouched by CLI11. Before it, the launcher

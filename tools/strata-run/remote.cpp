@@ -30,11 +30,18 @@ std::string remote_command(const std::string& cwd, const EnvVars& env,
   // A background job of a non-interactive sh gets /dev/null as stdin, so the watcher reads the
   // agent's stdin through fd 3; the program gets neither.
   script += "exec 3<&0; ";
-  for (const std::string& word : program) script += shell_quote(word) + " ";
-  script += "</dev/null 3<&- & pid=$!; ";
+  std::string run;
+  for (const std::string& word : program) run += shell_quote(word) + " ";
+  run += "</dev/null 3<&- & pid=$!; ";
+  // With setsid the program leads its own process group (a background child of a shell without
+  // job control is never a group leader, so setsid execs without forking and $! is the group), and
+  // the watcher ends everything it started, not just its first process. Without setsid: the
+  // process alone.
+  script += "if command -v setsid >/dev/null 2>&1; then setsid " + run + "group=-$pid; else " + run +
+            "group=$pid; fi; ";
   // The watcher holds only stdin (its output goes to /dev/null), so it never keeps an ssh session
   // open after the program has ended.
-  script += "(cat <&3 >/dev/null; kill -TERM $pid; sleep 3; kill -KILL $pid) >/dev/null 2>&1 & "
+  script += "(cat <&3 >/dev/null; kill -TERM $group; sleep 3; kill -KILL $group) >/dev/null 2>&1 & "
             "watcher=$!; exec 3<&-; ";
   script += "wait $pid; rc=$?; kill $watcher 2>/dev/null; exit $rc";
   // Wrapped in sh -c so that a remote login shell that is not POSIX (csh, fish) still runs it.
