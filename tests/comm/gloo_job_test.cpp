@@ -5,6 +5,8 @@
 #include "comm_env.hpp"
 
 #include <cstdlib>
+#include <cstring>
+#include <set>
 #include <string>
 
 namespace strata::test::comm {
@@ -73,12 +75,29 @@ TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
   ASSERT_EQ(ops().query(self, &caps, &err), STRATA_OK) << err.message;
   EXPECT_EQ(caps.rank, rank());
   EXPECT_EQ(caps.size, world());
-  // With CROSS_RANK set the ranks sharing it are one host; without, all run on this machine.
+  // The ranks sharing a CROSS_RANK are one host (strata-run sets it; the two-host test overrides
+  // it per rank); without it, every rank runs on this machine. Expected grouping from everyone's.
   const char* cross = std::getenv("CROSS_RANK");
-  if (cross == nullptr || world() == 1) {
-    EXPECT_EQ(caps.local_size, world());
-    EXPECT_EQ(caps.local_rank, rank());
+  Bytes mine(sizeof(int32_t)), all(sizeof(int32_t) * world());
+  const int32_t host_index = cross == nullptr ? 0 : std::atoi(cross);
+  std::memcpy(mine.data(), &host_index, sizeof host_index);
+  strata_buffer send = view(mine, STRATA_I32), recv = view(all, STRATA_I32);
+  run(Mode::Blocking, instance(), [&](strata_request* req, strata_error* e) {
+    return abi::allgather(instance(), &send, &recv, req, e);
+  });
+  std::vector<int32_t> hosts(world());
+  std::memcpy(hosts.data(), all.data(), all.size());
+  int local_rank = 0, local_size = 0;
+  for (int r = 0; r < world(); ++r) {
+    local_size += hosts[r] == host_index;
+    local_rank += hosts[r] == host_index && r < rank();
   }
+  const size_t distinct = std::set<int32_t>(hosts.begin(), hosts.end()).size();
+  EXPECT_EQ(caps.local_size, local_size);
+  EXPECT_EQ(caps.local_rank, local_rank);
+  EXPECT_NE(lines[0].find(std::to_string(distinct) + (distinct == 1 ? " host," : " hosts,")),
+            std::string::npos)
+      << lines[0];
   EXPECT_EQ(caps.nonblocking, 1);
   ops().destroy(self);
 }

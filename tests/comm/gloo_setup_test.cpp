@@ -6,7 +6,9 @@
 //   - a rank that never arrives is named within the timeout;
 //   - rogue clients of the store (one silent, one with the wrong secret) are refused and logged
 //     with their address while the job completes;
-//   - a rank with another job's secret cannot join (the store refuses it, it refuses the store).
+//   - a rank with another job's secret cannot join, and a rank refuses a store without the secret;
+//   - a peer that exits or stalls fails the survivor's collective within the timeout;
+//   - the FileStore alternative works.
 #include <plugin_harness.hpp>
 
 #include <gtest/gtest.h>
@@ -207,6 +209,42 @@ TEST(GlooSetup, ConfigErrorsNameTheKey) {
 TEST(GlooSetup, OneRankWorks) {
   const Outcome out = run_one(job_env(0, 1, free_port()));
   EXPECT_EQ(out.status, STRATA_OK) << out.message;
+  // STRATA_NETWORK_INTERFACE as an interface name and as a CIDR.
+  for (const char* spec : {"lo", "127.0.0.0/8"}) {
+    Env env = job_env(0, 1, free_port());
+    env["STRATA_NETWORK_INTERFACE"] = spec;
+    const Outcome o = run_one(env);
+    EXPECT_EQ(o.status, STRATA_OK) << spec << ": " << o.message;
+  }
+}
+
+// A rank never talks to a store that cannot prove the job secret: here a stranger listening on
+// MASTER_PORT that sends a nonce and answers the client's proof with 32 bytes of its own.
+TEST(GlooSetup, ImpostorStoreIsRefusedByTheRank) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t length = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+  // Rank 1 of 2: it does not serve the store, it connects to the one on MASTER_PORT.
+  Child c1 = spawn(job_env(1, 2, ntohs(a.sin_port)), R"({"timeout_ms": 3000})");
+  const int client = accept(fd, nullptr, nullptr);
+  ASSERT_GE(client, 0);
+  const std::string nonce(16, 'n');
+  send(client, nonce.data(), nonce.size(), MSG_NOSIGNAL);
+  char hello[52];
+  EXPECT_EQ(recv(client, hello, sizeof hello, MSG_WAITALL), 52);
+  const std::string forged(32, 'f');
+  send(client, forged.data(), forged.size(), MSG_NOSIGNAL);
+  const Outcome o1 = collect(c1);
+  close(client);
+  close(fd);
+  EXPECT_EQ(o1.status, STRATA_ERR_COMM) << o1.message;
+  EXPECT_TRUE(contains(o1.message, "did not prove the job secret; it is not this job's store"))
+      << o1.message;
 }
 
 TEST(GlooSetup, PortInUseIsNamed) {

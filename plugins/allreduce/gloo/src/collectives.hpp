@@ -1,8 +1,8 @@
 // The collectives of strata_comm_ops on host buffers, over GlooComm's contexts.
 //
 // Each call validates its arguments on the caller's thread and prepares the request: request.work
-// is what runs later, in order, on the thread that runs the instance's collectives (the caller's
-// for blocking calls, the progress thread otherwise), and request.finish what remains afterwards.
+// is what runs later, in order, on the instance's progress thread, and request.finish what remains
+// afterwards (on the thread that completes the request).
 // Every work item first checks that the ranks agree on the call (agreement.hpp), then runs Gloo
 // with config.timeout; Gloo's exceptions become STRATA_ERR_COMM (errors.hpp). After a transport
 // failure Gloo's pairs are unusable, so every later collective of the instance fails at once with

@@ -2,6 +2,7 @@
 // runs inside sdk::guard so that no exception crosses into the host.
 #include "errors.hpp"
 #include "instance.hpp"
+#include "sigpipe.hpp"
 
 #include <cstddef>
 #include <cstring>
@@ -29,9 +30,9 @@ Request& owned_request(Instance& inst, strata_request handle, const char* call) 
   return *request;
 }
 
-// Starts a collective. With req == NULL it runs on this thread, after the queued non-blocking work
-// (collective order). Otherwise the Request moves to the heap, its work is queued on the progress
-// thread, and it is handed out until wait().
+// Starts a collective. Its Gloo work always runs on the instance's progress thread, after what is
+// queued (collective order, one thread per context). With req == NULL this thread waits for it;
+// otherwise the Request moves to the heap and is handed out until wait().
 template <class Start>
 strata_status run(void* self, strata_request* req, strata_error* err, Start&& start) {
   if (req != nullptr) *req = nullptr;
@@ -40,8 +41,7 @@ strata_status run(void* self, strata_request* req, strata_error* err, Start&& st
     if (req == nullptr) {
       Request request;
       start(inst.collectives, request);
-      inst.progress.drain();
-      request.work();
+      request.queued = inst.progress.submit(std::move(request.work));
       request.complete();
       return;
     }
@@ -75,6 +75,8 @@ strata_status create(const strata_plugin_create_args* args, void** self, strata_
     // number keys this instance's rendezvous apart from the others sharing the store.
     static int instances = 0;
     const int number = instances++;
+    // Gloo's device thread and the store's threads inherit this mask: SIGPIPE blocked.
+    const SigpipeBlocked no_sigpipe;
     auto inst = translate("gloo: create", [&] {
       return std::make_unique<Instance>(create.host, config, number);
     });

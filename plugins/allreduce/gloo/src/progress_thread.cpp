@@ -1,5 +1,7 @@
 #include "progress_thread.hpp"
 
+#include "sigpipe.hpp"
+
 #include <pthread.h>
 
 #include <utility>
@@ -10,6 +12,7 @@ ProgressThread::ProgressThread()
     : thread_([this] {
         // Its name is what the timeline and debuggers show for its track.
         pthread_setname_np(pthread_self(), "gloo progress");
+        SigpipeBlocked::block_in_this_thread();
         loop();
       }) {}
 

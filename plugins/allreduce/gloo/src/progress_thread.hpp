@@ -1,7 +1,7 @@
-// One background thread per instance that runs its non-blocking collectives, one at a time and in
-// submission order, as allreduce-mpi's does. Gloo contexts are not thread-safe: with every
-// collective of an instance on this thread (blocking ones run on the caller's thread only after
-// drain()), its context is used by one thread at a time and every rank issues the same sequence.
+// One background thread per instance that runs all its collectives, one at a time and in
+// submission order (blocking calls wait for theirs). Gloo contexts are not thread-safe: with every
+// Gloo call of an instance after create() on this thread, its context is used by one thread and
+// every rank issues the same sequence. The thread blocks SIGPIPE (sigpipe.hpp).
 // Instances have separate contexts and connections, so each can have its own thread.
 #pragma once
 
