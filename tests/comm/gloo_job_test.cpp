@@ -1,13 +1,16 @@
 // allreduce-gloo's own multi-rank tests, run in the conformance executable's job: ranks that
 // disagree on a collective all get STRATA_ERR_MISMATCH naming both calls (and the instance goes on
-// working), create() logs its one line, caps report the host grouping, and hierarchical results
-// equal flat ones bitwise on every rank.
+// working), create() logs its one line, caps report the host grouping, and the hierarchical and
+// bcube variants equal the flat ring bitwise on every rank.
 #include "comm_env.hpp"
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace strata::test::comm {
 namespace {
@@ -102,24 +105,62 @@ TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
   ops().destroy(self);
 }
 
-// Flat and hierarchical allreduce of the same f32 inputs: the same bits (the inputs are small
-// integers, so every summation order is exact) and the same on every rank.
-TEST(Gloo, HierarchicalEqualsFlat) {
-  for (int32_t dtype : kAllDtypes) {
-    for (int32_t op : kAllOps) {
-      SCOPED_TRACE(std::string(sdk::dtype_name(dtype)) + " " + op_label(op));
-      Bytes flat = rank_input(dtype, rank(), 3001), tiered = flat;
-      strata_buffer f = view(flat, dtype), t = view(tiered, dtype);
-      run(Mode::Blocking, instance(), [&](strata_request* req, strata_error* err) {
-        return abi::allreduce(instance(), &f, &f, op, req, err);
-      });
-      run(Mode::Blocking, chunked_instance(), [&](strata_request* req, strata_error* err) {
-        return abi::allreduce(chunked_instance(), &t, &t, op, req, err);
-      });
-      EXPECT_EQ(first_difference(tiered, flat, dtype), "");
-      expect_same_on_all_ranks(tiered);
+// The ring allreduce (default instance) against the other variants: hierarchical (chunked_instance),
+// bcube (shm_instance) and hierarchical with bcube across hosts (mpi_instance). The inputs are small
+// integers, so every summation order is exact: the same bits, and the same on every rank.
+TEST(Gloo, VariantsEqualTheFlatRing) {
+  for (void* variant : {chunked_instance(), shm_instance(), mpi_instance()}) {
+    for (int32_t dtype : kAllDtypes) {
+      for (int32_t op : kAllOps) {
+        SCOPED_TRACE(std::string(sdk::dtype_name(dtype)) + " " + op_label(op));
+        Bytes flat = rank_input(dtype, rank(), 3001), other = flat;
+        strata_buffer f = view(flat, dtype), o = view(other, dtype);
+        run(Mode::Blocking, instance(), [&](strata_request* req, strata_error* err) {
+          return abi::allreduce(instance(), &f, &f, op, req, err);
+        });
+        run(Mode::Nonblocking, variant, [&](strata_request* req, strata_error* err) {
+          return abi::allreduce(variant, &o, &o, op, req, err);
+        });
+        EXPECT_EQ(first_difference(other, flat, dtype), "");
+        expect_same_on_all_ranks(other);
+      }
     }
   }
+}
+
+// With a timeline, each collective is one "gloo_<collective>" span with the caller's payload in
+// bytes, recorded on the progress thread.
+std::mutex g_span_mutex;
+std::vector<std::pair<std::string, uint64_t>> g_spans;
+
+TEST(Gloo, TimelineSpansNameTheCollective) {
+  strata_host_api* api = host().api();
+  const auto saved_enabled = api->trace_enabled;
+  const auto saved_span = api->trace_span;
+  api->trace_enabled = [](void*) -> int32_t { return 1; };
+  api->trace_span = [](void*, const strata_trace_span* span) {
+    std::lock_guard lock(g_span_mutex);
+    g_spans.emplace_back(span->name, span->bytes);
+  };
+  strata_error err = sdk::make_error();
+  void* self = nullptr;
+  ASSERT_EQ(abi::create("{}", &self, &err), STRATA_OK) << err.message;
+  Bytes data = rank_input(STRATA_F32, rank(), 5);
+  strata_buffer buffer = view(data, STRATA_F32);
+  run(Mode::Nonblocking, self, [&](strata_request* req, strata_error* e) {
+    return abi::allreduce(self, &buffer, &buffer, STRATA_SUM, req, e);
+  });
+  run(Mode::Blocking, self, [&](strata_request* req, strata_error* e) {
+    return abi::barrier(self, req, e);
+  });
+  ops().destroy(self);
+  // The host's answer is fixed for the instance's lifetime: restore only once it is gone.
+  api->trace_enabled = saved_enabled;
+  api->trace_span = saved_span;
+  std::lock_guard lock(g_span_mutex);
+  ASSERT_EQ(g_spans.size(), 2u);
+  EXPECT_EQ(g_spans[0], (std::pair<std::string, uint64_t>{"gloo_allreduce", 20}));
+  EXPECT_EQ(g_spans[1], (std::pair<std::string, uint64_t>{"gloo_barrier", 0}));
 }
 
 }  // namespace

@@ -98,7 +98,10 @@ Child spawn(const Env& env, const std::string& config, After after = After::Allr
   void* self = nullptr;
   strata_status status = library.create<strata_comm_ops>(config.c_str(), host.api(), &self, &err);
   if (status == STRATA_OK && after != After::Allreduce) {
-    if (after == After::StallThenExit) std::this_thread::sleep_for(std::chrono::seconds(4));
+    // Exit: leave once rank 0 has surely finished create() (whose last exchange could otherwise
+    // still be in flight) and is waiting in its allreduce.
+    std::this_thread::sleep_for(after == After::StallThenExit ? std::chrono::milliseconds(4000)
+                                                              : std::chrono::milliseconds(300));
     _exit(0);
   }
   if (status == STRATA_OK) {
@@ -270,11 +273,12 @@ TEST(GlooSetup, RankThatNeverArrivesIsNamed) {
   const uint16_t port = free_port();
   const auto start = std::chrono::steady_clock::now();
   // Ranks 0 and 2 of 4 come; 1 and 3 never do.
-  Child c0 = spawn(job_env(0, 4, port), R"({"timeout_ms": 2000})");
-  Child c2 = spawn(job_env(2, 4, port), R"({"timeout_ms": 2000})");
+  // 4 s: time enough for rank 2 to start even on a loaded machine under sanitizers.
+  Child c0 = spawn(job_env(0, 4, port), R"({"timeout_ms": 4000})");
+  Child c2 = spawn(job_env(2, 4, port), R"({"timeout_ms": 4000})");
   const Outcome o0 = collect(c0), o2 = collect(c2);
   const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string named = "ranks 1, 3 did not arrive within 2 s (MASTER_ADDR 127.0.0.1:" +
+  const std::string named = "ranks 1, 3 did not arrive within 4 s (MASTER_ADDR 127.0.0.1:" +
                             std::to_string(port) + ")";
   EXPECT_EQ(o0.status, STRATA_ERR_COMM) << o0.message;
   EXPECT_TRUE(contains(o0.message, named)) << o0.message;
@@ -282,6 +286,26 @@ TEST(GlooSetup, RankThatNeverArrivesIsNamed) {
   EXPECT_EQ(o2.status, STRATA_ERR_COMM) << o2.message;
   EXPECT_TRUE(contains(o2.message, named) || contains(o2.message, "lost the store")) << o2.message;
   EXPECT_LT(seconds, 15.0);
+}
+
+// A MASTER_ADDR nobody answers at (dropped SYNs, or no route): the rank gives up after timeout_ms
+// with a sentence naming the address, not after the kernel's two-minute connect timeout.
+TEST(GlooSetup, UnreachableStoreFailsWithinTheTimeout) {
+  Env env = job_env(1, 2, 29999);
+  env["MASTER_ADDR"] = "10.255.255.1";
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome o = run_one(env, R"({"timeout_ms": 2000})");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(o.status, STRATA_ERR_COMM) << o.message;
+  // Some sandboxes accept every outgoing connection (a transparent proxy): then nothing proves the
+  // secret and the handshake's 5 s limit ends it instead.
+  EXPECT_TRUE(contains(o.message, "cannot reach rank 0's store at MASTER_ADDR 10.255.255.1:29999 "
+                                  "within 2 s") ||
+              contains(o.message, "the store at MASTER_ADDR 10.255.255.1:29999 did not complete "
+                                  "the secret exchange"))
+      << o.message;
+  EXPECT_LT(seconds, 8.0);
 }
 
 // Connects to the store as a stranger: silent (sends nothing) or answering the challenge with a
@@ -363,6 +387,10 @@ TEST(GlooSetup, PeerThatExitsOrStallsFailsTheCollective) {
     std::printf("rank 0: %s\n", o0.message.c_str());
     EXPECT_EQ(o0.status, STRATA_ERR_COMM) << o0.message;
     EXPECT_TRUE(contains(o0.message, "gloo allreduce: a peer failed or timed out")) << o0.message;
+    // Gloo names the closed connection's address; the plugin says which rank is there.
+    if (after == After::Exit) {
+      EXPECT_TRUE(contains(o0.message, "is rank 1)")) << o0.message;
+    }
     ASSERT_EQ(o0.warnings.size(), 2u);
     EXPECT_TRUE(contains(o0.warnings[0], "second call: 4 allreduce: an earlier collective failed"))
         << o0.warnings[0];

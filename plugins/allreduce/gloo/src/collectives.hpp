@@ -28,7 +28,8 @@ namespace strata::allreduce_gloo {
 class Collectives {
  public:
   Collectives(const GlooComm& comm, const sdk::Host& host, const Config& config)
-      : comm_(comm), host_(host), config_(config), failure_(std::make_shared<Failure>()) {}
+      : comm_(comm), host_(host), config_(config), tracer_(host),
+        failure_(std::make_shared<Failure>()) {}
 
   void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
                  Request& request) const;
@@ -46,9 +47,11 @@ class Collectives {
     std::mutex mutex;
     std::string message;
   };
-  // `body` as a work item: agreement check, error translation, failure latch.
-  std::function<void()> guarded(const char* call, const CallHeader& header,
-                                std::function<void()> body) const;
+  // `body` as a work item: agreement check, error translation, failure latch; with a timeline, one
+  // span `span` (a string literal, "gloo_<call>") of `bytes` (the caller's payload) on the
+  // progress thread, agreement check included.
+  std::function<void()> guarded(const char* call, const char* span, uint64_t bytes,
+                                const CallHeader& header, std::function<void()> body) const;
   // In place on `data`: the whole job's reduction, flat or hierarchical by config.
   void allreduce_in_place(void* data, size_t count, int32_t dtype, int32_t op) const;
   void flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count, size_t element_size,
@@ -57,6 +60,7 @@ class Collectives {
   const GlooComm& comm_;
   sdk::Host host_;
   Config config_;
+  sdk::Tracer tracer_;
   std::shared_ptr<Failure> failure_;
 };
 

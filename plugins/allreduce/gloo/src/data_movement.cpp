@@ -29,7 +29,8 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
   check_in_place(call, send, recv, recv.at(send.count * comm_.rank()),
                  "send.data == recv.data + rank * send.count");
   const CallHeader header{STRATA_COLL_ALLGATHER, send.dtype, -1, -1, send.count, 0};
-  request.work = guarded(call, header, [this, send = send, recv = recv] {
+  request.work = guarded(call, "gloo_allgather", recv.bytes(), header,
+                         [this, send = send, recv = recv] {
     if (send.count == 0) return;
     std::memmove(recv.at(send.count * comm_.rank()), send.data, send.bytes());
     if (comm_.size() == 1) return;
@@ -95,7 +96,8 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
     for (size_t r = static_cast<size_t>(rank); r < n; ++r) after += recv_counts[r];
     return after;
   }();
-  request.work = guarded(call, header, [this, send = send, out, my_offset, total,
+  request.work = guarded(call, "gloo_allgatherv", recv.bytes(), header,
+                         [this, send = send, out, my_offset, total,
                                         counts = &request.counts, size = recv.element_size] {
     if (send.count > 0) std::memmove(out + my_offset * size, send.data, send.bytes());
     if (comm_.size() == 1 || total == 0) return;
@@ -119,7 +121,7 @@ void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Reque
                       std::to_string(comm_.size()) + ")");
   }
   const CallHeader header{STRATA_COLL_BROADCAST, buffer.dtype, -1, root, buffer.count, 0};
-  request.work = guarded(call, header, [this, buffer, root] {
+  request.work = guarded(call, "gloo_broadcast", buffer.bytes(), header, [this, buffer, root] {
     if (buffer.count == 0 || comm_.size() == 1) return;
     gloo::BroadcastOptions options(comm_.world());
     set_output(options, buffer.data, buffer.count, buffer.element_size);
@@ -132,7 +134,7 @@ void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Reque
 // The agreement check before it is an allgather, which every rank must reach: it is the barrier.
 void Collectives::barrier(Request& request) const {
   const CallHeader header{STRATA_COLL_BARRIER, -1, -1, -1, 0, 0};
-  request.work = guarded("barrier", header, [] {});
+  request.work = guarded("barrier", "gloo_barrier", 0, header, [] {});
 }
 
 }  // namespace strata::allreduce_gloo

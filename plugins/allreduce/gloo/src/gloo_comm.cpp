@@ -14,14 +14,14 @@
 #include <gloo/transport/tcp/device.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 namespace strata::allreduce_gloo {
 namespace {
 
-constexpr size_t kHostIdBytes = 192;  // hostname (<= 64) + '/' + boot id (36), with room to spare
+// Per rank: hostname (<= 64) + '/' + boot id (36) with room to spare, and an IPv4 address.
+constexpr size_t kHostIdBytes = 192;
 
 // Distinct per job (derived from the secret) and per instance, so that jobs sharing a FileStore
 // directory, and instances sharing one store, never read each other's keys.
@@ -127,32 +127,55 @@ void GlooComm::authenticate_pairs() {
   }
 }
 
+// Each rank contributes a record: its host identity, then (at kAddressOffset) its device address.
 void GlooComm::learn_hosts() {
+  constexpr size_t kAddressOffset = kHostIdBytes - 16;  // "255.255.255.255" and its NUL
   const auto n = static_cast<size_t>(env_.size);
-  std::vector<char> ids(n * kHostIdBytes);
+  const std::string my_id = env_.host_id.substr(0, kAddressOffset - 1);
   std::vector<char> mine(kHostIdBytes, '\0');
-  std::memcpy(mine.data(), env_.host_id.data(), std::min(env_.host_id.size(), kHostIdBytes - 1));
-  if (n == 1) {
-    ids = mine;
-  } else {
+  std::memcpy(mine.data(), my_id.data(), my_id.size());
+  std::memcpy(&mine[kAddressOffset], env_.bind_ip.data(), std::min<size_t>(env_.bind_ip.size(), 15));
+  std::vector<char> records = mine;
+  if (n > 1) {
+    records.resize(n * kHostIdBytes);
     translate("gloo: exchanging host names", [&] {
       gloo::AllgatherOptions options(world_);
       options.setInput(mine.data(), mine.size());
-      options.setOutput(ids.data(), ids.size());
+      options.setOutput(records.data(), records.size());
       gloo::allgather(options);
     });
   }
   std::vector<std::string> hosts;  // distinct identities, in order of first rank
   for (size_t r = 0; r < n; ++r) {
-    const std::string id(&ids[r * kHostIdBytes]);
+    const std::string id(&records[r * kHostIdBytes]);
+    rank_addresses_.emplace_back(&records[r * kHostIdBytes + kAddressOffset]);
     const auto it = std::find(hosts.begin(), hosts.end(), id);
     if (it == hosts.end()) hosts.push_back(id);
-    if (id != env_.host_id.substr(0, kHostIdBytes - 1)) continue;
+    if (id != my_id) continue;
     if (static_cast<int>(r) < env_.rank) ++local_rank_;
     if (static_cast<int>(r) != env_.rank) ++local_size_;
-    if (static_cast<int>(r) == env_.rank) node_ = static_cast<int>(std::find(hosts.begin(), hosts.end(), id) - hosts.begin());
+    if (static_cast<int>(r) == env_.rank) {
+      node_ = static_cast<int>(std::find(hosts.begin(), hosts.end(), id) - hosts.begin());
+    }
   }
   hosts_ = static_cast<int>(hosts.size());
+}
+
+std::string GlooComm::ranks_at(const std::string& message) const {
+  const size_t open = message.rfind("[");
+  const size_t close = message.find(']', open == std::string::npos ? 0 : open);
+  if (open == std::string::npos || close == std::string::npos) return "";
+  const std::string address = message.substr(open + 1, close - open - 1);
+  std::string ranks;
+  size_t count = 0;
+  for (size_t r = 0; r < rank_addresses_.size(); ++r) {
+    if (static_cast<int>(r) == env_.rank || rank_addresses_[r] != address) continue;
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    ++count;
+  }
+  if (count == 0) return "";
+  return count == 1 ? "the peer at " + address + " is rank " + ranks
+                    : "the peer at " + address + " is one of ranks " + ranks;
 }
 
 }  // namespace strata::allreduce_gloo

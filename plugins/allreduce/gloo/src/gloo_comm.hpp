@@ -23,6 +23,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace strata::allreduce_gloo {
 
@@ -48,6 +49,9 @@ class GlooComm {
   // (cross: also on ranks that are not their host's first).
   const std::shared_ptr<gloo::Context>& local() const { return local_; }
   const std::shared_ptr<gloo::Context>& cross() const { return cross_; }
+  // For a Gloo error naming a peer "[a.b.c.d]:port": "the peer at a.b.c.d is rank 2" (or "one of
+  // ranks 1, 3" when several ranks share that address); "" when it names none we know.
+  std::string ranks_at(const std::string& message) const;
 
  private:
   void learn_hosts();
@@ -57,6 +61,7 @@ class GlooComm {
   std::shared_ptr<StoreServer> server_;  // rank 0 with the TCP store
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> world_, local_, cross_;
+  std::vector<std::string> rank_addresses_;  // every rank's device address, by rank
   int local_rank_ = 0;
   int local_size_ = 1;
   int node_ = 0;  // index of this rank's host, in order of each host's first rank

@@ -12,9 +12,11 @@
 
 namespace strata::allreduce_gloo {
 
-std::function<void()> Collectives::guarded(const char* call, const CallHeader& header,
+std::function<void()> Collectives::guarded(const char* call, const char* span, uint64_t bytes,
+                                           const CallHeader& header,
                                            std::function<void()> body) const {
-  return [this, call, header, body = std::move(body), failure = failure_] {
+  return [this, call, span, bytes, header, body = std::move(body), failure = failure_] {
+    const int64_t begin = tracer_.now();
     {
       std::lock_guard lock(failure->mutex);
       if (!failure->message.empty()) {
@@ -30,12 +32,16 @@ std::function<void()> Collectives::guarded(const char* call, const CallHeader& h
       });
     } catch (const sdk::Error& e) {
       // Disagreement leaves the connections intact; a transport error does not.
-      if (e.code() == STRATA_ERR_COMM) {
+      if (e.code() != STRATA_ERR_COMM) throw;
+      const std::string who = comm_.ranks_at(e.what());
+      const std::string message = e.what() + (who.empty() ? "" : " (" + who + ")");
+      {
         std::lock_guard lock(failure->mutex);
-        failure->message = e.what();
+        failure->message = message;
       }
-      throw;
+      sdk::fail(STRATA_ERR_COMM, message);
     }
+    tracer_.span(span, begin, -1, bytes);
   };
 }
 
@@ -95,7 +101,8 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   } else if (!in_place && send.count > 0) {
     std::memcpy(recv.data, send.data, send.bytes());
   }
-  request.work = guarded(call, header, [this, result, count = send.count, accumulate, op] {
+  request.work = guarded(call, "gloo_allreduce", send.bytes(), header,
+                         [this, result, count = send.count, accumulate, op] {
     allreduce_in_place(result, count, accumulate, op);
   });
   if (op != STRATA_AVG && !is_half(send.dtype)) return;
@@ -126,7 +133,8 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   } else if (send.count > 0) {
     std::memcpy(all, send.data, send.bytes());
   }
-  request.work = guarded(call, header, [this, all, count = send.count, accumulate, op] {
+  request.work = guarded(call, "gloo_reduce_scatter", send.bytes(), header,
+                         [this, all, count = send.count, accumulate, op] {
     allreduce_in_place(all, count, accumulate, op);
   });
   const int world = comm_.size();

@@ -99,15 +99,27 @@ Socket listen_on(const std::string& ip, uint16_t port, int* error_number) {
   return s;
 }
 
+// Non-blocking connect, so that an address that drops SYNs costs at most the deadline, not the
+// kernel's two-minute connect timeout.
 Socket connect_to(const std::string& ip, uint16_t port, Clock::time_point deadline) {
   const sockaddr_in a = address(ip, port);
   std::string last = "timed out";
   do {
-    Socket s(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (connect(s.fd(), reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0) {
+    Socket s(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    int rc = connect(s.fd(), reinterpret_cast<const sockaddr*>(&a), sizeof a);
+    if (rc != 0 && errno == EINPROGRESS) {
+      pollfd p{s.fd(), POLLOUT, 0};
+      rc = poll(&p, 1, remaining_ms(deadline)) == 1 ? 0 : -1;
+      int error = rc == 0 ? 0 : ETIMEDOUT;
+      socklen_t length = sizeof error;
+      if (rc == 0) getsockopt(s.fd(), SOL_SOCKET, SO_ERROR, &error, &length);
+      errno = error;
+      rc = error == 0 ? 0 : -1;
+    }
+    if (rc == 0) {
       const int one = 1;
       setsockopt(s.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      return s;
+      return s;  // stays non-blocking: every read and write waits in poll() with a deadline
     }
     last = std::strerror(errno);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
