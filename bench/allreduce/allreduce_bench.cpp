@@ -1,12 +1,19 @@
-// Times the comm plugin's allreduce (f32 SUM, through its C ABI) against raw MPI_Allreduce on the
-// same buffers, 1 KiB to 256 MiB (x4 steps). Three variants per size:
+// Times the comm plugins' allreduce (f32 SUM, through their C ABI) against raw MPI_Allreduce on
+// the same buffers, 1 KiB to 256 MiB (x4 steps). Variants per size:
 //   mpi         raw MPI_Allreduce of the whole message;
-//   plugin-mpi  the plugin with --config plus {"shm": false} (its pure-MPI path);
-//   plugin-shm  the plugin with --config plus {"shm_min_bytes": 0} plus --shm-config (every size
-//               through the shared-memory path when the ranks share a host).
+//   plugin-mpi  strata_allreduce_mpi with --config plus {"shm": false} (its pure-MPI path);
+//   plugin-shm  strata_allreduce_mpi with --config plus {"shm_min_bytes": 0} plus --shm-config
+//               (every size through the shared-memory path when the ranks share a host);
+//   gloo        strata_allreduce_gloo with --gloo-config plus {"hierarchical": false};
+//   gloo-hier   strata_allreduce_gloo with --gloo-config plus {"hierarchical": true}.
+// The two gloo variants run up to --gloo-max-bytes (64 MiB) and only when the gloo plugin was
+// built and the job's rendezvous is set: MASTER_ADDR, MASTER_PORT and STRATA_JOB_SECRET (the
+// plugin takes its rank and size from Open MPI's OMPI_COMM_WORLD_*). The flat instance's store
+// listens on MASTER_PORT, the hierarchical one's on MASTER_PORT + 1.
 // Prints bus bandwidth busbw = 2(n-1)/n * bytes / time (the NCCL-tests convention: the bytes each
-// rank must move in a ring algorithm) and the ratios shm/mpi and plugin-mpi/mpi.
-// Each iteration runs the three back to back, each after a barrier, so drift hits all alike; a
+// rank must move in a ring algorithm) and the ratios shm/mpi, plugin-mpi/mpi, gloo/mpi and
+// gloo-hier/gloo.
+// Each iteration runs the variants back to back, each after a barrier, so drift hits all alike; a
 // time is the slowest rank's, a figure the median over iterations.
 // Before timing a size, each variant runs once into a poisoned receive buffer and its result is
 // checked element by element against the exact sum (the data are small integers, so every
@@ -19,18 +26,22 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace {
 
-constexpr int kVariants = 3;
-constexpr const char* kNames[kVariants] = {"mpi", "plugin-mpi", "plugin-shm"};
+// Variant indices; the gloo pair exists only when the gloo plugin is built and the job's
+// rendezvous is set.
+enum : int { kMpi = 0, kPluginMpi, kPluginShm, kGloo, kGlooHier, kMaxVariants };
+constexpr const char* kNames[kMaxVariants] = {"mpi", "plugin-mpi", "plugin-shm", "gloo",
+                                              "gloo-hier"};
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -51,6 +62,7 @@ float input_value(size_t i, int rank) { return static_cast<float>(static_cast<in
 struct Variant {
   const strata_comm_ops* ops = nullptr;  // nullptr: raw MPI_Allreduce
   void* self = nullptr;
+  size_t max_bytes = ~size_t{0};         // larger messages are not run ("-" in the table)
 };
 
 void run_once(const Variant& v, float* send, float* recv, size_t count) {
@@ -95,14 +107,14 @@ void verify(const Variant& v, const char* name, float* send, float* recv, size_t
   }
 }
 
-// Median over iterations of the slowest rank's time for each variant.
-std::array<double, kVariants> measure(const std::array<Variant, kVariants>& variants, float* send,
-                                      float* recv, size_t count) {
+// Median over iterations of the slowest rank's time for each variant in `active` (others: NaN).
+std::vector<double> measure(const std::vector<Variant>& variants, const std::vector<int>& active,
+                            float* send, float* recv, size_t count) {
   const int iterations = iterations_for(count * sizeof(float));
   const int warmup = std::max(1, iterations / 4);
-  std::array<std::vector<double>, kVariants> times;
+  std::vector<std::vector<double>> times(variants.size());
   for (int i = 0; i < warmup + iterations; ++i) {
-    for (int v = 0; v < kVariants; ++v) {
+    for (int v : active) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
       run_once(variants[v], send, recv, count);
@@ -110,8 +122,8 @@ std::array<double, kVariants> measure(const std::array<Variant, kVariants>& vari
       if (i >= warmup) times[v].push_back(seconds);
     }
   }
-  std::array<double, kVariants> result{};
-  for (int v = 0; v < kVariants; ++v) {
+  std::vector<double> result(variants.size(), std::numeric_limits<double>::quiet_NaN());
+  for (int v : active) {
     const int n = static_cast<int>(times[v].size());
     MPI_Allreduce(MPI_IN_PLACE, times[v].data(), n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     result[v] = median(times[v]);
@@ -126,8 +138,9 @@ std::string merged(const std::string& base, const nlohmann::json& overrides) {
   return config.dump();
 }
 
-// The host's log, except that rank 0 also prints the plugin's create() line (it says whether
-// the shm path is on, its chunk size and how its waits behave).
+// The host's log, except that rank 0 also prints the MPI plugin's create() line (it says whether
+// the shm path is on, its chunk size and how its waits behave) and the gloo plugin's info lines
+// (its transport and, hierarchical, the host groups it found).
 int g_rank = 0;
 void bench_log(void*, int32_t level, const char* msg) {
   if (level >= STRATA_LOG_WARN) {
@@ -136,33 +149,87 @@ void bench_log(void*, int32_t level, const char* msg) {
     std::printf("# plugin: %s\n", msg);
   }
 }
+void gloo_log(void*, int32_t level, const char* msg) {
+  if (level >= STRATA_LOG_WARN) {
+    std::fprintf(stderr, "[gloo plugin] %s\n", msg);
+  } else if (g_rank == 0 && level >= STRATA_LOG_INFO) {
+    std::printf("# gloo: %s\n", msg);
+  }
+}
+
+// Creates one instance of `library`'s comm ops with `config`, or aborts the job naming it.
+void* create_or_abort(const strata::test::PluginLibrary& library, strata::test::FakeHost& host,
+                      const std::string& config) {
+  void* self = nullptr;
+  strata_error err = strata::sdk::make_error();
+  if (library.create<strata_comm_ops>(config.c_str(), host.api(), &self, &err) != STRATA_OK) {
+    std::fprintf(stderr, "create (%s) failed: %s\n", config.c_str(), err.message);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return self;
+}
+
+// A ratio: two decimals, or two significant digits below 0.1 (gloo/mpi can be 0.004); a key
+// whose sizes the run did not cover prints as "nan".
+std::string figure(double x) {
+  if (std::isinf(x) || std::isnan(x)) return "nan";
+  char text[32];
+  std::snprintf(text, sizeof text, x >= 0.1 ? "%.2f" : "%.2g", x);
+  return text;
+}
+
+#ifndef STRATA_ALLREDUCE_GLOO_PLUGIN
+#define STRATA_ALLREDUCE_GLOO_PLUGIN ""
+#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Allreduce bandwidth: strata_allreduce_mpi plugin (MPI and shm paths) vs raw "
-               "MPI_Allreduce"};
+  CLI::App app{"Allreduce bandwidth: strata_allreduce_mpi plugin (MPI and shm paths) and "
+               "strata_allreduce_gloo (flat, hierarchical) vs raw MPI_Allreduce"};
   std::string plugin_path = STRATA_ALLREDUCE_MPI_PLUGIN;
-  std::string config = "{}", shm_config = "{}";
-  size_t min_bytes = 1024, max_bytes = size_t{256} << 20;
-  app.add_option("--plugin", plugin_path, "plugin library to load");
+  std::string gloo_path = STRATA_ALLREDUCE_GLOO_PLUGIN;
+  std::string config = "{}", shm_config = "{}", gloo_config = "{}";
+  size_t min_bytes = 1024, max_bytes = size_t{256} << 20, gloo_max_bytes = size_t{64} << 20;
+  bool no_gloo = false;
+  app.add_option("--plugin", plugin_path, "MPI plugin library to load");
   app.add_option("--config", config,
-                 "config object for both plugin instances, e.g. {\"chunk_bytes\": 4194304}");
+                 "config object for both MPI plugin instances, e.g. {\"chunk_bytes\": 4194304}");
   app.add_option("--shm-config", shm_config,
                  "merged into the shm instance's config only, e.g. {\"shm_chunk_bytes\": 131072}");
+  app.add_option("--gloo-plugin", gloo_path, "gloo plugin library to load (empty: none)");
+  app.add_option("--gloo-config", gloo_config,
+                 "config object for both gloo instances, e.g. {\"timeout_ms\": 60000}");
+  app.add_option("--gloo-max-bytes", gloo_max_bytes, "largest message the gloo variants run");
+  app.add_flag("--no-gloo", no_gloo, "leave out the gloo variants");
   app.add_option("--min-bytes", min_bytes, "smallest message size (sizes grow x4 from it)");
   app.add_option("--max-bytes", max_bytes, "largest message size");
   CLI11_PARSE(app, argc, argv);
 
-  std::string mpi_config, shm_full_config;
+  std::string mpi_config, shm_full_config, gloo_flat_config, gloo_hier_config;
   try {
     mpi_config = merged(config, {{"shm", false}});
     shm_full_config =
         merged(merged(config, {{"shm_min_bytes", 0}}), nlohmann::json::parse(shm_config));
+    gloo_flat_config = merged(gloo_config, {{"hierarchical", false}});
+    gloo_hier_config = merged(gloo_config, {{"hierarchical", true}});
   } catch (const nlohmann::json::exception& e) {
-    std::fprintf(stderr, "--config / --shm-config: %s\n", e.what());
+    std::fprintf(stderr, "--config / --shm-config / --gloo-config: %s\n", e.what());
     return 1;
   }
+  // The gloo pair needs the library and the rendezvous; the environment is the same on every
+  // rank, so every rank decides alike.
+  std::string gloo_skipped;
+  const char* master_port = std::getenv("MASTER_PORT");
+  if (no_gloo) {
+    gloo_skipped = "--no-gloo";
+  } else if (gloo_path.empty()) {
+    gloo_skipped = "the gloo plugin was not built";
+  } else if (std::getenv("MASTER_ADDR") == nullptr || master_port == nullptr ||
+             std::getenv("STRATA_JOB_SECRET") == nullptr) {
+    gloo_skipped = "MASTER_ADDR, MASTER_PORT and STRATA_JOB_SECRET are not all set";
+  }
+  const bool with_gloo = gloo_skipped.empty();
 
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
@@ -175,16 +242,25 @@ int main(int argc, char** argv) {
   strata::test::FakeHost host;
   host.api()->log = bench_log;
   const auto& ops = library.ops<strata_comm_ops>();
-  std::array<Variant, kVariants> variants{};
-  const std::string* configs[kVariants] = {nullptr, &mpi_config, &shm_full_config};
-  for (int v = 1; v < kVariants; ++v) {
-    strata_error err = strata::sdk::make_error();
-    variants[v].ops = &ops;
-    if (library.create<strata_comm_ops>(configs[v]->c_str(), host.api(), &variants[v].self,
-                                        &err) != STRATA_OK) {
-      std::fprintf(stderr, "create (%s) failed: %s\n", configs[v]->c_str(), err.message);
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+  std::vector<Variant> variants(with_gloo ? kMaxVariants : kGloo);
+  variants[kPluginMpi] = {&ops, create_or_abort(library, host, mpi_config)};
+  variants[kPluginShm] = {&ops, create_or_abort(library, host, shm_full_config)};
+
+  std::unique_ptr<strata::test::PluginLibrary> gloo_library;
+  strata::test::FakeHost gloo_host;
+  gloo_host.api()->log = gloo_log;
+  if (with_gloo) {
+    gloo_library = std::make_unique<strata::test::PluginLibrary>(gloo_path);
+    const auto& gloo_ops = gloo_library->ops<strata_comm_ops>();
+    variants[kGloo] = {&gloo_ops, create_or_abort(*gloo_library, gloo_host, gloo_flat_config),
+                       gloo_max_bytes};
+    // Each instance runs its own store on rank 0: the second one listens one port up.
+    const std::string flat_port = master_port;
+    const std::string hier_port = std::to_string(std::stoi(flat_port) + 1);
+    setenv("MASTER_PORT", hier_port.c_str(), 1);
+    variants[kGlooHier] = {&gloo_ops, create_or_abort(*gloo_library, gloo_host, gloo_hier_config),
+                           gloo_max_bytes};
+    setenv("MASTER_PORT", flat_port.c_str(), 1);
   }
 
   const size_t max_count = max_bytes / sizeof(float);
@@ -193,43 +269,66 @@ int main(int argc, char** argv) {
   const double bus_factor = size > 1 ? 2.0 * (size - 1) / size : 1.0;
   const double inf = std::numeric_limits<double>::infinity();
   double plugin_min_from_1mib = inf, shm_min_from_16mib = inf, shm_min = inf;
+  double gloo_min = inf, hier_min_from_4mib = inf;
   if (rank == 0) {
     std::printf("allreduce f32 SUM, %d ranks; plugin-mpi config %s; plugin-shm config %s\n", size,
                 mpi_config.c_str(), shm_full_config.c_str());
-    std::printf("%12s %12s %12s %12s %8s %8s   (busbw GB/s)\n", "bytes", "mpi", "plugin-mpi",
-                "plugin-shm", "shm/mpi", "pmpi/mpi");
+    if (with_gloo) {
+      std::printf("gloo config %s; gloo-hier config %s; up to %zu bytes\n",
+                  gloo_flat_config.c_str(), gloo_hier_config.c_str(), gloo_max_bytes);
+      std::printf("%12s %12s %12s %12s %12s %12s %8s %8s %8s %8s   (busbw GB/s)\n", "bytes",
+                  "mpi", "plugin-mpi", "plugin-shm", "gloo", "gloo-hier", "shm/mpi", "pmpi/mpi",
+                  "gloo/mpi", "hier/flat");
+    } else {
+      std::printf("# gloo: not run (%s)\n", gloo_skipped.c_str());
+      std::printf("%12s %12s %12s %12s %8s %8s   (busbw GB/s)\n", "bytes", "mpi", "plugin-mpi",
+                  "plugin-shm", "shm/mpi", "pmpi/mpi");
+    }
     std::fflush(stdout);
   }
   for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 4) {
     const size_t count = bytes / sizeof(float);
-    for (int v = 0; v < kVariants; ++v) verify(variants[v], kNames[v], send.data(), recv.data(), count, size);
-    const std::array<double, kVariants> t = measure(variants, send.data(), recv.data(), count);
-    std::array<double, kVariants> bw{};
-    for (int v = 0; v < kVariants; ++v) bw[v] = bus_factor * bytes / t[v] / 1e9;
-    const double shm_ratio = bw[2] / bw[0];
-    const double plugin_ratio = bw[1] / bw[0];
+    std::vector<int> active;
+    for (int v = 0; v < static_cast<int>(variants.size()); ++v) {
+      if (bytes <= variants[v].max_bytes) active.push_back(v);
+    }
+    for (int v : active) verify(variants[v], kNames[v], send.data(), recv.data(), count, size);
+    const std::vector<double> t = measure(variants, active, send.data(), recv.data(), count);
+    std::vector<double> bw(variants.size());
+    for (size_t v = 0; v < variants.size(); ++v) bw[v] = bus_factor * bytes / t[v] / 1e9;
+    const double shm_ratio = bw[kPluginShm] / bw[kMpi];
+    const double plugin_ratio = bw[kPluginMpi] / bw[kMpi];
     shm_min = std::min(shm_min, shm_ratio);
     if (bytes >= (size_t{16} << 20)) shm_min_from_16mib = std::min(shm_min_from_16mib, shm_ratio);
     if (bytes >= (size_t{1} << 20)) plugin_min_from_1mib = std::min(plugin_min_from_1mib, plugin_ratio);
+    double gloo_ratio = std::numeric_limits<double>::quiet_NaN(), hier_ratio = gloo_ratio;
+    if (with_gloo && bytes <= gloo_max_bytes) {
+      gloo_ratio = bw[kGloo] / bw[kMpi];
+      hier_ratio = bw[kGlooHier] / bw[kGloo];
+      gloo_min = std::min(gloo_min, gloo_ratio);
+      if (bytes >= (size_t{4} << 20)) hier_min_from_4mib = std::min(hier_min_from_4mib, hier_ratio);
+    }
     if (rank == 0) {
-      std::printf("%12zu %12.3f %12.3f %12.3f %8.2f %8.2f\n", bytes, bw[0], bw[1], bw[2],
-                  shm_ratio, plugin_ratio);
+      std::printf("%12zu %12.3f %12.3f %12.3f", bytes, bw[kMpi], bw[kPluginMpi], bw[kPluginShm]);
+      if (with_gloo && bytes <= gloo_max_bytes) {
+        std::printf(" %12.3f %12.3f", bw[kGloo], bw[kGlooHier]);
+      } else if (with_gloo) {
+        std::printf(" %12s %12s", "-", "-");
+      }
+      std::printf(" %8.2f %8.2f", shm_ratio, plugin_ratio);
+      if (with_gloo) std::printf(" %8s %8s", figure(gloo_ratio).c_str(), figure(hier_ratio).c_str());
+      std::printf("\n");
       std::fflush(stdout);
     }
   }
   if (rank == 0) {
-    // A key whose sizes the run did not cover prints as "nan".
-    auto figure = [](double x) {
-      if (std::isinf(x)) return std::string("nan");
-      char text[32];
-      std::snprintf(text, sizeof text, "%.2f", x);
-      return std::string(text);
-    };
-    std::printf("headline ranks=%d shm_vs_mpi_16mib_up=%s shm_vs_mpi_min=%s plugin_vs_mpi_min=%s\n",
+    std::printf("headline ranks=%d shm_vs_mpi_16mib_up=%s shm_vs_mpi_min=%s plugin_vs_mpi_min=%s "
+                "gloo_vs_mpi_min=%s hier_vs_flat_4mib_up=%s\n",
                 size, figure(shm_min_from_16mib).c_str(), figure(shm_min).c_str(),
-                figure(plugin_min_from_1mib).c_str());
+                figure(plugin_min_from_1mib).c_str(), figure(gloo_min).c_str(),
+                figure(hier_min_from_4mib).c_str());
   }
-  for (int v = 1; v < kVariants; ++v) ops.destroy(variants[v].self);
+  for (size_t v = 1; v < variants.size(); ++v) variants[v].ops->destroy(variants[v].self);
   MPI_Finalize();
   return 0;
 }

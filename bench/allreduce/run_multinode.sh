@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Usage: bench/allreduce/run_multinode.sh <build-dir> [bench options]
+# The allreduce benchmark on 2 "hosts" x 2 ranks: two network namespaces joined by a bridge
+# (tests/multinode/with_topology.sh builds them, and tears them down however the run ends), each
+# with its own address and host name, ranks 0-1 on the first and 2-3 on the second, started by
+# mpirun through the topology's launch agent. Between the hosts Open MPI uses TCP over the veth
+# pairs; inside one host its shared-memory transport. Columns as in run.sh: raw MPI_Allreduce,
+# the MPI plugin (its shm path cannot span hosts, so plugin-shm is MPI too here), and the gloo
+# plugin flat and hierarchical (intra-host reduce, inter-host allreduce among the hosts' leaders,
+# intra-host broadcast) up to 64 MiB. Ends with
+#   headline hier_vs_flat_2x2=R gloo_vs_mpi_min=G
+# R: the lowest gloo-hier/gloo bus-bandwidth ratio at 4 MiB and above; G: the lowest gloo/MPI
+# ratio over every size ("nan" when the gloo plugin is not built). Sizes run up to 64 MiB unless
+# --max-bytes is given. Needs root (network namespaces); says SKIP and exits 77 otherwise.
+# On a shared machine run it as `chrt -r 1 bench/allreduce/run_multinode.sh build`.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:?usage: run_multinode.sh <build-dir> [bench options]}
+build=$(cd "$build" && pwd)
+shift
+bench="$build/bin/strata_allreduce_bench"
+if [[ ! -x $bench ]]; then
+  echo "run_multinode.sh: $bench not found; build the target strata_allreduce_bench" >&2
+  exit 1
+fi
+
+if [[ -z ${STRATA_MN_AGENT:-} ]]; then
+  exec "$root/tests/multinode/with_topology.sh" -- "$0" "$build" "$@"
+fi
+
+# Inside the topology.
+options=("$@")
+[[ " $* " == *" --max-bytes "* ]] || options+=(--max-bytes $((64 << 20)))
+export MASTER_ADDR=$STRATA_MN_HOST_A  # rank 0's host
+# A fresh namespace: nothing listens there yet. Below the ephemeral range, so that none of the
+# flat instance's Gloo connections can hold MASTER_PORT + 1 when the hierarchical one binds it.
+read -r low _ </proc/sys/net/ipv4/ip_local_port_range || low=32768
+export MASTER_PORT=$((10000 + RANDOM % (low - 10002)))
+export STRATA_JOB_SECRET
+STRATA_JOB_SECRET=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+# mpi_yield_when_idle: each "host" has 2 slots, so Open MPI does not know that 4 ranks share this
+# machine's cores and would busy-poll; measured on the 2-core VM, that made a 1 KiB allreduce
+# take milliseconds (0.000 GB/s) and 256 KiB 0.007 GB/s, against 0.024 and 1.0 GB/s yielding.
+out=$(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 \
+  -H "$STRATA_MN_HOST_A:2,$STRATA_MN_HOST_B:2" -np 4 \
+  --mca plm_rsh_agent "$STRATA_MN_AGENT" \
+  --mca btl_tcp_if_include "$STRATA_MN_SUBNET" --mca oob_tcp_if_include "$STRATA_MN_SUBNET" \
+  --mca btl_vader_single_copy_mechanism none \
+  -x MASTER_ADDR -x MASTER_PORT -x STRATA_JOB_SECRET \
+  "$bench" "${options[@]}")
+echo "$out" | grep -v '^headline'
+line=$(echo "$out" | grep '^headline ' || true)
+[[ -n $line ]] || { echo "run_multinode.sh: no headline from the 2x2 run" >&2; exit 1; }
+key() { echo "$line" | sed -n "s/.* $1=\([0-9.a-z+-]*\).*/\1/p"; }
+launched=$(sort -u "$STRATA_MN_AGENT_LOG" | awk '{print $1}' | tr '\n' ' ')
+echo "# hosts started through the agent: $launched"
+echo "headline hier_vs_flat_2x2=$(key hier_vs_flat_4mib_up) gloo_vs_mpi_min=$(key gloo_vs_mpi_min)"
