@@ -7,7 +7,10 @@
 namespace strata::test::comm {
 
 const Backend& backend() {
-  static const std::string chunked = "{\"chunk_bytes\": " + std::to_string(kSmallChunkBytes) + "}";
+  // Hierarchical too: nothing changes on one host, and across hosts (tests/multinode) the same
+  // conformance checks cover the hierarchical allreduce, in small pieces.
+  static const std::string chunked = "{\"chunk_bytes\": " + std::to_string(kSmallChunkBytes) +
+                                     ", \"hierarchical\": true}";
   static const std::string shm = "{\"shm_min_bytes\": 0, \"shm_chunk_bytes\": " +
                                  std::to_string(kSmallChunkBytes) + "}";
   static const Backend b{STRATA_ALLREDUCE_MPI_PLUGIN, "{}", chunked.c_str(), shm.c_str(),

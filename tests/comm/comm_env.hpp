@@ -24,7 +24,9 @@ const strata_plugin_descriptor& descriptor();
 const strata_comm_ops& ops();
 FakeHost& host();
 void* instance();          // default config
-void* chunked_instance();  // {"chunk_bytes": kSmallChunkBytes}
+// allreduce-mpi: {"chunk_bytes": kSmallChunkBytes, "hierarchical": true} (hierarchical only when
+// the ranks span hosts); comm_backend_gloo.cpp says what it is for allreduce-gloo.
+void* chunked_instance();
 // {"shm_min_bytes": 0, "shm_chunk_bytes": kSmallChunkBytes}: every collective through shared
 // memory (world >= 2), in rounds of one page per rank, so small counts already take many rounds.
 void* shm_instance();

@@ -40,9 +40,12 @@ TEST(Caps, MatchTheMpiJobAndListEverything) {
     EXPECT_EQ(caps.rank, std::atoi(env_rank));
     EXPECT_EQ(caps.size, std::atoi(env_size));
   }
-  // mpirun starts every rank on this one machine.
-  EXPECT_EQ(caps.local_rank, caps.rank);
-  EXPECT_EQ(caps.local_size, caps.size);
+  // mpirun says where each rank runs: every rank on this machine in tests/comm, two hosts in
+  // tests/multinode.
+  const char* env_local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  const char* env_local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  EXPECT_EQ(caps.local_rank, env_local_rank ? std::atoi(env_local_rank) : caps.rank);
+  EXPECT_EQ(caps.local_size, env_local_size ? std::atoi(env_local_size) : caps.size);
   EXPECT_EQ(caps.dtype_mask, (1u << STRATA_DTYPE_COUNT) - 1);
   EXPECT_EQ(caps.collective_mask, 0x3fu);
   EXPECT_EQ(caps.device_mask, STRATA_DEVICE_BIT(STRATA_DEVICE_HOST));
@@ -174,6 +177,34 @@ TEST(Config, MoreInstancesCanLiveSideBySide) {
       "");
   ops().destroy(self);
   ops().destroy(nullptr);  // allowed
+}
+
+// hierarchical: on over several hosts with more than one rank on a host (tests/multinode's 2 x 2),
+// off on one host, as the create line says. The conformance tests' chunked instance checks results.
+TEST(Config, HierarchicalAllreduceIsOnOnlyAcrossHosts) {
+  const size_t mark = log_mark();
+  strata_error err = sdk::make_error();
+  void* self = nullptr;
+  ASSERT_EQ(abi::create(R"({"hierarchical": true})", &self, &err), STRATA_OK) << err.message;
+  strata_comm_caps caps{};
+  caps.struct_size = sizeof caps;
+  ASSERT_EQ(ops().query(self, &caps, &err), STRATA_OK) << err.message;
+  const bool spans = caps.local_size < caps.size && caps.local_size > 1;
+  bool on = false, off = false;
+  for (const std::string& line : log_since(mark)) {
+    on = on || line.find(", hierarchical allreduce") != std::string::npos;
+    off = off || line.find("hierarchical allreduce off (one host, or one rank per host)") !=
+                     std::string::npos;
+  }
+  EXPECT_TRUE(on);
+  EXPECT_EQ(off, !spans);
+  Bytes data = rank_input(STRATA_F32, rank(), 1000);
+  strata_buffer buffer = view(data, STRATA_F32);
+  run(Mode::Blocking, self, [&](strata_request* req, strata_error* e) {
+    return abi::allreduce(self, &buffer, &buffer, STRATA_SUM, req, e);
+  });
+  expect_same_on_all_ranks(data);
+  ops().destroy(self);
 }
 
 TEST(Config, ArrivalGateCanBeTurnedOff) {
