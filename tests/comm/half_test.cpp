@@ -1,18 +1,18 @@
-// The f16/bf16 <-> f32 conversions the plugin's half-precision reductions use (its array helpers
-// over the SDK's scalar conversions, strata/half.hpp) against independent references, exhaustively
-// over every 16-bit pattern and over a sweep of f32 values including ties, overflow, subnormals,
-// infinities and NaNs.
-#include "half_arrays.hpp"
+// The f16/bf16 <-> f32 conversions the comm plugins' half-precision reductions use (the SDK's array
+// helpers, strata/comm/half_arrays.hpp, over its scalar conversions, strata/half.hpp) against
+// independent references, exhaustively over every 16-bit pattern and over a sweep of f32 values
+// including ties, overflow, subnormals, infinities and NaNs.
 #include "reference.hpp"
 
 #include <gtest/gtest.h>
+#include <strata/comm/half_arrays.hpp>
 
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-namespace strata::allreduce_mpi {
+namespace strata::sdk::comm {
 namespace {
 
 // One element through the array helpers, exactly as the reductions convert.
@@ -151,4 +151,4 @@ TEST(Half, ArraysAgreeWithTheSdkScalars) {
 }
 
 }  // namespace
-}  // namespace strata::allreduce_mpi
+}  // namespace strata::sdk::comm

@@ -2,12 +2,12 @@
 // reference's bits for every dtype and op (random data with NaNs, infinities, signed zeros and
 // subnormals; 1 to 5 and 64 sources; lengths around the vector widths; aliasing; a second
 // destination), and the reference itself matches hand-worked values and the MPI path's arithmetic
-// (widen, f32 fold, divide as dtypes.cpp does, narrow once).
-#include "half_arrays.hpp"
+// (widen, f32 fold, divide as the SDK's divide_in_place does, narrow once).
 #include "shm_isa.hpp"
 #include "shm_kernels.hpp"
 
 #include <gtest/gtest.h>
+#include <strata/comm/half_arrays.hpp>
 #include <strata/plugin.hpp>
 
 #include <bit>
@@ -21,6 +21,9 @@
 
 namespace strata::allreduce_mpi::shm {
 namespace {
+
+using sdk::comm::f32_to_half;
+using sdk::comm::half_to_f32;
 
 constexpr int32_t kDtypes[] = {STRATA_F32,  STRATA_F16, STRATA_BF16, STRATA_F64,
                                STRATA_I32, STRATA_I64, STRATA_U8};
@@ -304,12 +307,13 @@ TEST(ShmReference, FirstNanInSourceOrderWins) {
 }
 
 // --- The reference against the MPI path's arithmetic: half_to_f32 on every source, an f32 (or
-// the dtype's own) fold, dtypes.cpp's divide_all (reimplemented: dtypes.cpp needs MPI to link),
-// f32_to_half. NaN + NaN is compared as "a NaN" only: which operand's NaN plain `acc + s` returns
-// is the compiler's choice, which the kernels' rule fixes. ---
+// the dtype's own) fold, the SDK's divide_in_place (strata/comm/reduce_ops.hpp; reimplemented
+// element by element as an independent check), f32_to_half. NaN + NaN is compared as "a NaN"
+// only: which operand's NaN plain `acc + s` returns is the compiler's choice, which the kernels'
+// rule fixes. ---
 
 template <class T>
-T mpi_divide(T v, int divisor) {  // dtypes.cpp divide_all
+T mpi_divide(T v, int divisor) {  // sdk::comm::divide_in_place
   const T d = static_cast<T>(divisor);
   if constexpr (std::is_floating_point_v<T>) {
     if ((divisor & (divisor - 1)) == 0) return v * (T(1) / d);

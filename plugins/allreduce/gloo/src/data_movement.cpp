@@ -12,18 +12,11 @@
 #include <string>
 
 namespace strata::allreduce_gloo {
-namespace {
-
-[[noreturn]] void invalid(const char* call, const std::string& message) {
-  sdk::fail(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": " + message);
-}
-
-}  // namespace
 
 void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                             Request& request) const {
   const char* call = "allgather";
-  const auto [send, recv] = check_pair(call, send_arg, recv_arg);
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName);
   const uint64_t expected = saturating_product(send.count, comm_.size());
   check_count(call, "recv", recv.count, expected, "send.count * size");
   check_in_place(call, send, recv, recv.at(send.count * comm_.rank()),
@@ -47,24 +40,15 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
                              const uint64_t* recv_counts, const uint64_t* displs,
                              Request& request) const {
   const char* call = "allgatherv";
-  const auto [send, recv] = check_pair(call, send_arg, recv_arg);
-  if (recv_counts == nullptr) invalid(call, "recv_counts is NULL; expected size entries");
-  if (displs == nullptr) invalid(call, "displs is NULL; expected size entries");
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName);
+  check_counts_and_displs(call, recv_counts, displs);
   const int rank = comm_.rank();
   const auto n = static_cast<size_t>(comm_.size());
   check_count(call, "send", send.count, recv_counts[rank], "recv_counts[rank]");
   bool packed = true;
   uint64_t total = 0;
   for (size_t r = 0; r < n; ++r) {
-    // Built by appending: GCC 12 at -O3 flags "literal" + std::string with a false -Wrestrict.
-    std::string index = "[";
-    index += std::to_string(r);
-    index += ']';
-    if (displs[r] > recv.count || recv_counts[r] > recv.count - displs[r]) {
-      invalid(call, "displs" + index + " + recv_counts" + index + " (" + std::to_string(displs[r]) +
-                        " + " + std::to_string(recv_counts[r]) + ") must not exceed recv.count (" +
-                        std::to_string(recv.count) + ")");
-    }
+    check_block(call, recv, recv_counts, displs, r);
     packed = packed && displs[r] == total;
     total += recv_counts[r];
   }
@@ -115,11 +99,8 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
 
 void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Request& request) const {
   const char* call = "broadcast";
-  const Buffer buffer = check_buffer(call, "buf", buffer_arg);
-  if (root < 0 || root >= comm_.size()) {
-    invalid(call, "root (" + std::to_string(root) + ") must be a rank in [0, " +
-                      std::to_string(comm_.size()) + ")");
-  }
+  const Buffer buffer = check_buffer(call, "buf", buffer_arg, kPluginName);
+  check_root(call, root, comm_.size());
   const CallHeader header{STRATA_COLL_BROADCAST, buffer.dtype, -1, root, buffer.count, 0};
   request.work = guarded(call, "gloo_broadcast", buffer.bytes(), header, [this, buffer, root] {
     if (buffer.count == 0 || comm_.size() == 1) return;

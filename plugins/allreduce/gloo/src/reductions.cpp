@@ -1,8 +1,8 @@
 // allreduce and reduce_scatter: the collectives that do arithmetic, and the guard every work item
 // runs in.
 #include "collectives.hpp"
+#include "dtypes.hpp"
 #include "errors.hpp"
-#include "half_arrays.hpp"
 
 #include <gloo/allreduce.h>
 #include <gloo/broadcast.h>
@@ -85,7 +85,7 @@ void Collectives::allreduce_in_place(void* data, size_t count, int32_t dtype, in
 void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                             int32_t op, Request& request) const {
   const char* call = "allreduce";
-  const auto [send, recv] = check_pair(call, send_arg, recv_arg);
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName);
   check_count(call, "recv", recv.count, send.count, "send.count");
   check_op(call, op);
   const bool in_place = check_in_place(call, send, recv, recv.at(0), "send.data == recv.data");
@@ -118,7 +118,7 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
 void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                                  int32_t op, Request& request) const {
   const char* call = "reduce_scatter";
-  const auto [send, recv] = check_pair(call, send_arg, recv_arg);
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName);
   const uint64_t expected = saturating_product(recv.count, comm_.size());
   check_count(call, "send", send.count, expected, "recv.count * size");
   check_op(call, op);

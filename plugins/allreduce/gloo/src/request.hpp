@@ -7,6 +7,7 @@
 // afterwards (f32 -> half conversion, AVG division, unpacking).
 #pragma once
 
+#include <strata/comm/scratch.hpp>
 #include <strata/plugin.hpp>
 
 #include <cstdint>
@@ -16,23 +17,8 @@
 
 namespace strata::allreduce_gloo {
 
-// Accounted (STRATA_MEM_COMM_BUFFERS) and uninitialised scratch memory of `bytes` bytes.
-class Scratch {
- public:
-  Scratch() = default;
-  Scratch(const sdk::Host& host, size_t bytes);
-  Scratch(Scratch&& other) noexcept;
-  Scratch& operator=(Scratch&& other) noexcept;
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  ~Scratch();
-  void* data() const { return data_; }
-  float* floats() const { return static_cast<float*>(data_); }
-
- private:
-  sdk::Host host_;
-  void* data_ = nullptr;
-};
+// Accounted (STRATA_MEM_COMM_BUFFERS) and uninitialised scratch memory (the SDK's).
+using sdk::comm::Scratch;
 
 struct Request {
   static constexpr uint32_t kMagic = 0x53474c4f;  // "SGLO": a live request of this plugin

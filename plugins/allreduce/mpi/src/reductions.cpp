@@ -1,7 +1,6 @@
 // allreduce and reduce_scatter: the collectives that do arithmetic.
 #include "collectives.hpp"
 #include "dtypes.hpp"
-#include "half_arrays.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -30,9 +29,9 @@ Collectives::ReductionBuffers Collectives::reduction_buffers(const char* call, c
   if (is_half(send.dtype)) {
     // Halves are reduced in f32, in place in a scratch copy: MPI reads every block from it and
     // leaves the result (for reduce_scatter: our block) at its start.
-    request.scratch = Scratch(host_, send.count);
-    half_to_f32(send.dtype, send.data, request.scratch.data(), send.count);
-    return {MPI_IN_PLACE, request.scratch.data()};
+    request.scratch = Scratch(host_, send.count * sizeof(float));
+    half_to_f32(send.dtype, send.data, request.scratch.floats(), send.count);
+    return {MPI_IN_PLACE, request.scratch.floats()};
   }
   const bool in_place = check_in_place(call, send, recv, recv.at(0), "send.data == recv.data");
   return {in_place ? MPI_IN_PLACE : send.data, recv.data};
@@ -55,7 +54,7 @@ void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count
 void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                             int32_t op, Request& request) const {
   const char* call = "allreduce";
-  const auto [send, recv] = check_pair(call, send_arg, recv_arg);
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName);
   check_count(call, "recv", recv.count, send.count, "send.count");
   check_op(call, op);
   if (use_shm(send.bytes())) {
@@ -83,7 +82,7 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
 void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                                  int32_t op, Request& request) const {
   const char* call = "reduce_scatter";
-  const auto [send, recv] = check_pair(call, send_arg, recv_arg);
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName);
   const uint64_t expected = saturating_product(recv.count, comm_.size());
   check_count(call, "send", send.count, expected, "recv.count * size");
   check_op(call, op);

@@ -9,6 +9,7 @@
 
 #include "mpi_comm.hpp"
 
+#include <strata/comm/scratch.hpp>
 #include <strata/plugin.hpp>
 
 #include <cstdint>
@@ -18,22 +19,8 @@
 
 namespace strata::allreduce_mpi {
 
-// Accounted (STRATA_MEM_COMM_BUFFERS) and uninitialised f32 scratch memory.
-class Scratch {
- public:
-  Scratch() = default;
-  Scratch(const sdk::Host& host, size_t count);
-  Scratch(Scratch&& other) noexcept;
-  Scratch& operator=(Scratch&& other) noexcept;
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  ~Scratch();
-  float* data() const { return data_; }
-
- private:
-  sdk::Host host_;
-  float* data_ = nullptr;
-};
+// Accounted (STRATA_MEM_COMM_BUFFERS) and uninitialised scratch memory (the SDK's).
+using sdk::comm::Scratch;
 
 struct Request {
   static constexpr uint32_t kMagic = 0x53414d50;  // "SAMP": a live request of this plugin

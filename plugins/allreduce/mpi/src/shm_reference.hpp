@@ -2,9 +2,10 @@
 // them. The vector kernels (shm_kernels.cpp) reproduce these rules lane by lane and call
 // reduce_reference for the elements after their last whole vector.
 //
-// The rules equal the MPI path's (half_arrays.hpp + dtypes.cpp): halves widen to f32, fold there
-// and narrow once; AVG divides the folded value as divide_all does. Where the MPI path leaves a
-// choice to the compiler, a rule fixes it so that every instruction set agrees:
+// The rules equal the MPI path's (the SDK's strata/comm/half_arrays.hpp and reduce_ops.hpp): halves
+// widen to f32, fold there and narrow once; AVG divides the folded value as divide_in_place does.
+// Where the MPI path leaves a choice to the compiler, a rule fixes it so that every instruction set
+// agrees:
 //  - SUM of floats: acc + s, except that once acc is a NaN it stays (made quiet, as x86 addition
 //    makes it). The hardware returns the first operand's NaN when both are NaN, but a compiler may
 //    swap the operands of a commutative add, so "acc + s" alone does not say which NaN comes out.
@@ -13,6 +14,7 @@
 //  - Integers wrap around (the sum is done in the unsigned type).
 #pragma once
 
+#include <strata/comm/half_arrays.hpp>
 #include <strata/half.hpp>
 #include <strata/plugin_api.h>
 
@@ -20,10 +22,13 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "half_arrays.hpp"
 #include "shm_kernels.hpp"
 
 namespace strata::allreduce_mpi::shm {
+
+using sdk::comm::f32_to_half;
+using sdk::comm::half_to_f32;
+using sdk::comm::widen_f16;
 
 namespace rule {
 
@@ -62,7 +67,7 @@ inline A step(int32_t op, A acc, A s) {
 }
 
 // Whether AVG's division by this divisor is a multiplication by its exact reciprocal (a power of
-// two: both round the same real number once), as dtypes.cpp's divide_all decides.
+// two: both round the same real number once), as the SDK's divide_in_place decides.
 inline bool divides_by_reciprocal(int divisor) { return (divisor & (divisor - 1)) == 0; }
 
 // AVG's division of the folded value, for divisor > 1 (integers: truncating).

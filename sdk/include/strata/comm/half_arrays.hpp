@@ -1,25 +1,28 @@
-// Whole-array f16 / bf16 <-> f32 conversions for the half-precision reductions, which accumulate in
-// f32 (widen, reduce, narrow once). Element by element through the SDK's scalar conversions
-// (strata/half.hpp): round to nearest, ties to even; inf stays inf, NaN stays a NaN with its sign.
+// strata/comm/half_arrays.hpp — header-only whole-array f16 / bf16 <-> f32 conversions for comm
+// plugins whose half-precision reductions accumulate in f32 (widen, reduce, narrow once). Element
+// by element through the SDK's scalar conversions (strata/half.hpp): round to nearest, ties to
+// even; inf stays inf, NaN stays a NaN with its sign. C++17 or later.
 #pragma once
 
 #include <strata/half.hpp>
 #include <strata/plugin_api.h>
 
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 
-namespace strata::allreduce_gloo {
+namespace strata::sdk::comm {
 
 // f16 -> f32 as IEEE widening does it: a signalling NaN comes out quiet (the SDK's scalar keeps
 // the NaN's bits as they are), so the f32 values reduced are those of a hardware conversion.
+// Pure; thread-safe.
 inline float widen_f16(uint16_t bits) {
   const float value = f16_to_float(bits);
-  return value != value ? std::bit_cast<float>(std::bit_cast<uint32_t>(value) | 0x400000u) : value;
+  return value != value ? bits_float(float_bits(value) | 0x400000u) : value;
 }
 
-// `dtype` is STRATA_F16 or STRATA_BF16.
+// dst[i] = src[i] widened, for `count` elements; `dtype` is STRATA_F16 or STRATA_BF16 (anything
+// else is read as f16). `src` holds `count` 16-bit elements, `dst` room for `count` floats; the two
+// must not overlap. Thread-safe on disjoint buffers.
 inline void half_to_f32(int32_t dtype, const void* src, float* dst, size_t count) {
   const auto* in = static_cast<const uint16_t*>(src);
   if (dtype == STRATA_BF16) {
@@ -29,6 +32,8 @@ inline void half_to_f32(int32_t dtype, const void* src, float* dst, size_t count
   }
 }
 
+// dst[i] = src[i] narrowed (round to nearest even), for `count` elements; `dtype` as above. The
+// buffers must not overlap. Thread-safe on disjoint buffers.
 inline void f32_to_half(int32_t dtype, const float* src, void* dst, size_t count) {
   auto* out = static_cast<uint16_t*>(dst);
   if (dtype == STRATA_BF16) {
@@ -38,4 +43,4 @@ inline void f32_to_half(int32_t dtype, const float* src, void* dst, size_t count
   }
 }
 
-}  // namespace strata::allreduce_gloo
+}  // namespace strata::sdk::comm
