@@ -107,11 +107,11 @@ TEST(ReduceOps, DtypeAndOpHelpers) {
 }
 
 // Bitwise one division per element, for power-of-two divisors (the reciprocal path) and others,
-// across the 16-element blocks and the remainder. Divisors stay below 256: the divisor is cast to
-// the dtype first, so u8 with a world of 256 or more does not divide by the world size (as before
-// the move into the SDK).
+// across the 16-element blocks and the remainder; u8 included from 256 ranks up, where the world
+// size does not fit the dtype (every quotient is 0; converting the divisor first would divide by
+// 0 at 256 ranks and by the size modulo 256 beyond).
 TEST(ReduceOps, DivideInPlaceEqualsOneDivisionPerElement) {
-  for (int divisor : {1, 2, 3, 4, 7, 8, 128, 255}) {
+  for (int divisor : {1, 2, 3, 4, 7, 8, 128, 255, 256, 257, 1024, 100000}) {
     for (size_t count : {0u, 1u, 15u, 16u, 17u, 100u}) {
       std::vector<float> f(count);
       std::vector<double> d(count);

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <limits>
 #include <type_traits>
 
 namespace strata::sdk::comm {
@@ -56,6 +57,13 @@ void apply_all(T* values, size_t count, Op op) {
 template <class T>
 void divide_all(void* data, size_t count, int divisor) {
   T* values = static_cast<T*>(data);
+  // A divisor past T's range (u8 from 256 ranks) would wrap when converted; every quotient is 0.
+  if constexpr (std::is_integral_v<T>) {
+    if (static_cast<int64_t>(divisor) > static_cast<int64_t>(std::numeric_limits<T>::max())) {
+      apply_all(values, count, [](T) { return T(0); });
+      return;
+    }
+  }
   const T d = static_cast<T>(divisor);
   if constexpr (std::is_floating_point_v<T>) {
     if ((divisor & (divisor - 1)) == 0) {
