@@ -199,6 +199,21 @@ def mode_fail_exit(a):
                 r"^strata-run: rank 2 \(host localhost, pid \d+\) exited with code 3$")
 
 
+def mode_mpi_fail_exit(a):
+    # The mpi backend: mpirun ends the job and strata-run passes on its exit code; mpirun names
+    # the rank ("Process name: [[job,1],1]  Exit code: 3").
+    job = Job([a.run, "--backend", "mpi", "-np", "3", "--", a.probe, "exit@1=3", "sleep=60"], a.work)
+    job.wait_for(lambda: sum("pid=" in line for line in job.out) >= 2, 60, "the MPI ranks to start")
+    pids = [int(line.rsplit("=", 1)[1]) for line in job.out if "<stdout>:pid=" in line]
+    rc = job.finish(30)
+    check(rc == 3, f"strata-run (mpirun) exited {rc}, expected 3")
+    check(job.elapsed < 10, f"strata-run (mpirun) took {job.elapsed:.1f} s, more than 10 s")
+    text = "\n".join(job.err + job.out)
+    check(re.search(r"Process name: \[\[\d+,\d+\],1\]\s+Exit code:\s+3", text) is not None,
+          "mpirun did not name rank 1 and its exit code 3")
+    assert_gone(pids, 5)
+
+
 def mode_fail_signal(a):
     failing_job(a, [a.run, "--backend", "gloo", "-np", "4", "--", a.probe, "kill@1", "sleep=60"], 137,
                 r"^strata-run: rank 1 \(host localhost, pid \d+\) killed by signal SIGKILL$")
