@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace strata::sdk::comm {
@@ -159,6 +160,38 @@ inline bool check_in_place(const char* call, const Buffer& send, const Buffer& r
                                in_place_rule + ", otherwise they must not overlap");
   }
   return false;
+}
+
+// The arguments of any collective (strata_comm_ops), checked to be present and to hold ABI 1.3's
+// fields, which every collective reads: INVALID_ARGUMENT for NULL, ABI for a smaller struct.
+// Returns *args (valid as long as the caller's struct is).
+inline const strata_coll_args& coll_args(const strata_coll_args* args, const char* call) {
+  if (args == nullptr) invalid_argument(call, "args is NULL");
+  if (!STRATA_STRUCT_HAS(args, strata_coll_args, displs)) {
+    fail(STRATA_ERR_ABI, std::string(call) + ": args->struct_size " +
+                             std::to_string(args->struct_size) +
+                             " is smaller than ABI 1.3's strata_coll_args");
+  }
+  return *args;
+}
+
+// strata_comm_caps as ABI 1.0 defined it (it ends with nonblocking): the smallest caps a caller of
+// any minor hands in.
+inline constexpr size_t kCommCapsSize_1_0 = offsetof(strata_comm_caps, nonblocking) + sizeof(int32_t);
+
+// query()'s write-out: copies the fields of `full` that lie inside the caller's caps->struct_size
+// (an older, smaller caps is fine; one smaller than ABI 1.0's is an ABI error, NULL an invalid
+// argument). Writes only *caps.
+inline void write_comm_caps(strata_comm_caps* caps, const strata_comm_caps& full) {
+  if (caps == nullptr) invalid_argument("query", "caps is NULL");
+  if (caps->struct_size < kCommCapsSize_1_0) {
+    fail(STRATA_ERR_ABI, "query: caps->struct_size (" + std::to_string(caps->struct_size) +
+                             ") is smaller than ABI 1.0's strata_comm_caps (" +
+                             std::to_string(kCommCapsSize_1_0) + ")");
+  }
+  const size_t size = caps->struct_size < sizeof(full) ? caps->struct_size : sizeof(full);
+  std::memcpy(reinterpret_cast<char*>(caps) + sizeof(size_t),
+              reinterpret_cast<const char*>(&full) + sizeof(size_t), size - sizeof(size_t));
 }
 
 }  // namespace strata::sdk::comm
