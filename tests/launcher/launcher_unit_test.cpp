@@ -110,7 +110,7 @@ TEST(Placement, TooManyRanks) {
 TEST(Environment, PerRank) {
   const Placement p = place_ranks(parse_host_list("a:2,b:2"), 4);
   JobEnv job;
-  job.master_addr = master_addr(p, {false, false});
+  job.master_addr = master_addr(p, {false, false}, "here");
   job.master_port = 29500;
   job.secret = std::string(64, 'f');
   job.manifest = "/abs/m.json";
@@ -128,8 +128,12 @@ TEST(Environment, PerRank) {
 
 TEST(Environment, MasterAddr) {
   const Placement p = place_ranks(parse_host_list("localhost:2,b:2"), 4);
-  EXPECT_EQ(master_addr(p, {true, true}), "127.0.0.1");
-  EXPECT_EQ(master_addr(p, {true, false}), "localhost");
+  EXPECT_EQ(master_addr(p, {true, true}, "here"), "127.0.0.1");
+  // Remote ranks must not be told "localhost": they get this machine's name.
+  EXPECT_EQ(master_addr(p, {true, false}, "here"), "here");
+  const Placement named = place_ranks(parse_host_list("node1:2,b:2"), 4);
+  EXPECT_EQ(master_addr(named, {true, false}, "here"), "node1");
+  EXPECT_EQ(master_addr(named, {false, false}, "here"), "node1");
 }
 
 const char* fake_lookup(const char* name) { return std::string(name) == "HOME_DIR" ? "/home/x" : nullptr; }

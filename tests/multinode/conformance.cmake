@@ -10,7 +10,12 @@ if(TARGET strata-run)
   add_test(NAME multinode.comm_conformance_2x2.mpi
     COMMAND ${mn_run2x2} mpi -- $<TARGET_FILE:strata_comm_mpi_test>
       --gtest_filter=-Shm.*:ShmLarge.*:Nonblocking.SharedMemorySegmentIsAccountedFromCreateToDestroy)
-  set(mn_conformance multinode.comm_conformance_2x2.mpi)
+  # Uneven hosts (2 + 1 ranks): every rank must agree on the hierarchy (a host with one rank
+  # still takes part), or creating the hierarchical instance hangs.
+  add_test(NAME multinode.comm_conformance_2x1.mpi
+    COMMAND ${mn_run2x2} mpi -- $<TARGET_FILE:strata_comm_mpi_test>
+      --gtest_filter=-Shm.*:ShmLarge.*:Nonblocking.SharedMemorySegmentIsAccountedFromCreateToDestroy)
+  set(mn_conformance multinode.comm_conformance_2x2.mpi multinode.comm_conformance_2x1.mpi)
   if(TARGET strata_comm_gloo_test)
     add_test(NAME multinode.comm_conformance_2x2.gloo
       COMMAND ${mn_run2x2} gloo -- $<TARGET_FILE:strata_comm_gloo_test>)
@@ -19,4 +24,6 @@ if(TARGET strata-run)
   set_tests_properties(${mn_conformance} PROPERTIES
     TIMEOUT 300 RUN_SERIAL TRUE LABELS "mpi;multinode" SKIP_RETURN_CODE 77
     ENVIRONMENT "OMPI_MCA_mpi_yield_when_idle=1")
+  set_property(TEST multinode.comm_conformance_2x1.mpi APPEND PROPERTY
+    ENVIRONMENT "STRATA_MN_SLOTS_B=1")
 endif()

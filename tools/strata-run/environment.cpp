@@ -23,10 +23,13 @@ bool valid_name(const std::string& name) {
 
 }  // namespace
 
-std::string master_addr(const Placement& placement, const std::vector<bool>& hosts_local) {
+std::string master_addr(const Placement& placement, const std::vector<bool>& hosts_local,
+                        const std::string& this_host) {
   const bool all_local = std::all_of(hosts_local.begin(), hosts_local.end(), [](bool b) { return b; });
   if (all_local) return "127.0.0.1";
-  return placement.hosts.front().name;
+  const std::string& first = placement.hosts.front().name;
+  const bool loopback_name = first == "localhost" || first.rfind("127.", 0) == 0 || first == "::1";
+  return hosts_local.front() && loopback_name ? this_host : first;
 }
 
 EnvVars job_env(const JobEnv& job) {

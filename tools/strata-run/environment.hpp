@@ -24,9 +24,12 @@ struct JobEnv {
   EnvVars exports;                               // the -x variables, resolved
 };
 
-// MASTER_ADDR: 127.0.0.1 when every host used is local (hosts_local[i] for placement.hosts[i]),
-// otherwise the first host as given (it must resolve on every host).
-std::string master_addr(const Placement& placement, const std::vector<bool>& hosts_local);
+// MASTER_ADDR: 127.0.0.1 when every host used is local (hosts_local[i] for placement.hosts[i]);
+// otherwise the first host as given (it must resolve on every host), except that a first host
+// that is this machine, given as localhost or 127.*, would send remote ranks to their own
+// loopback: then this machine's name, `this_host` (gethostname).
+std::string master_addr(const Placement& placement, const std::vector<bool>& hosts_local,
+                        const std::string& this_host);
 
 // The variables every rank gets: MASTER_*, STRATA_JOB_SECRET, STRATA_NETWORK_INTERFACE,
 // STRATA_MANIFEST, STRATA_COMM_LIBRARY and the -x variables (these last, so a -x can override nothing of ours: a -x

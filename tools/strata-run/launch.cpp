@@ -44,7 +44,9 @@ JobEnv job_env_of(const Options& options, const Placement& placement,
                   const std::vector<bool>& hosts_local) {
   JobEnv job;
   job.secret = make_job_secret();
-  job.master_addr = master_addr(placement, hosts_local);
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  job.master_addr = master_addr(placement, hosts_local, name);
   if (options.master_port != 0) {
     job.master_port = options.master_port;
   } else {

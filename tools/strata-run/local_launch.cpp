@@ -62,7 +62,8 @@ ChildProcess spawn_process(const std::vector<std::string>& argv,
     if (with_stdin) {
       dup2(in[0], STDIN_FILENO);
     } else {
-      null_fd = open("/dev/null", O_RDONLY);
+      // Close-on-exec: the rank gets it as fd 0 only (dup2 clears the flag on the copy).
+      null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
       dup2(null_fd, STDIN_FILENO);
     }
     dup2(out[1], STDOUT_FILENO);

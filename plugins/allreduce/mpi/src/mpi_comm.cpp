@@ -42,16 +42,22 @@ MpiComm::MpiComm(bool hierarchical) {
         "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
   MPI_Comm_rank(node, &local_rank_);
   MPI_Comm_size(node, &local_size_);
-  // On one host there is nothing to save (and the shared-memory path takes the work); with one
-  // rank per host the node step is empty.
-  if (!hierarchical || local_size_ == size_ || local_size_ == 1) {
+  // On one host there is nothing to save (and the shared-memory path takes the work). The test
+  // must give every rank the same answer, since MPI_Comm_split below is collective: local_size_
+  // equals size_ on all ranks or on none. A host with one rank takes part with a node
+  // communicator of one.
+  if (!hierarchical || local_size_ == size_) {
     MPI_Comm_free(&node);
     return;
   }
   node_ = node;
   check(MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  check(MPI_Comm_split(comm_, local_rank_, rank_, &cross_), "MPI_Comm_split(local rank)");
-  check(MPI_Comm_set_errhandler(cross_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  // Only the hosts' first ranks allreduce across hosts; the others get no cross communicator.
+  check(MPI_Comm_split(comm_, local_rank_ == 0 ? 0 : MPI_UNDEFINED, rank_, &cross_),
+        "MPI_Comm_split(hosts' first ranks)");
+  if (cross_ != MPI_COMM_NULL) {
+    check(MPI_Comm_set_errhandler(cross_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  }
 }
 
 MpiComm::~MpiComm() {

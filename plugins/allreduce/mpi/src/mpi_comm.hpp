@@ -59,8 +59,8 @@ class MpiComm {
   static void check(int rc, const char* what);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
-  // Hierarchical allreduce only: this host's ranks, and the ranks with this local rank on every
-  // host (used by local rank 0). MPI_COMM_NULL otherwise.
+  // Hierarchical allreduce only: this host's ranks, and (on each host's first rank) the hosts'
+  // first ranks. MPI_COMM_NULL otherwise.
   MPI_Comm node_ = MPI_COMM_NULL;
   MPI_Comm cross_ = MPI_COMM_NULL;
   int rank_ = 0;

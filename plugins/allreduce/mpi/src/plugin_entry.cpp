@@ -59,20 +59,9 @@ strata_status run(void* self, strata_request* req, strata_error* err, Start&& st
   });
 }
 
-// The collective's arguments, checked to hold the fields every collective reads.
-const strata_coll_args& coll_args(const strata_coll_args* args, const char* call) {
-  if (args == nullptr) invalid(std::string(call) + ": args is NULL");
-  if (!STRATA_STRUCT_HAS(args, strata_coll_args, displs)) {
-    sdk::fail(STRATA_ERR_ABI, std::string(call) + ": args->struct_size " +
-                                  std::to_string(args->struct_size) +
-                                  " is smaller than ABI 1.3's strata_coll_args");
-  }
-  return *args;
-}
-
 const char* hierarchy_note(const MpiComm& comm, const Config& config) {
   if (comm.hierarchical()) return ", hierarchical allreduce";
-  return config.hierarchical ? ", hierarchical allreduce off (one host, or one rank per host)" : "";
+  return config.hierarchical ? ", hierarchical allreduce off (one host)" : "";
 }
 
 strata_status create(const strata_plugin_create_args* args, void** self, strata_error* err) {
@@ -103,21 +92,10 @@ void destroy(void* self) {
   delete inst;
 }
 
-// strata_comm_caps as ABI 1.0 defined it (it ends with nonblocking): the smallest caps a caller of
-// any minor hands in.
-constexpr size_t kCapsSize_1_0 = offsetof(strata_comm_caps, nonblocking) + sizeof(int32_t);
-
-// Fills the fields that lie inside the caller's struct_size (a smaller, older caps is fine; one
-// smaller than ABI 1.0's is an ABI error).
+// Everything this plugin offers; write_comm_caps copies what fits the caller's struct_size.
 strata_status query(void* self, strata_comm_caps* caps, strata_error* err) {
   return sdk::guard(err, [&] {
     const Instance& inst = instance(self);
-    if (caps == nullptr) invalid("query: caps is NULL");
-    if (caps->struct_size < kCapsSize_1_0) {
-      sdk::fail(STRATA_ERR_ABI, "query: caps->struct_size (" + std::to_string(caps->struct_size) +
-                                    ") is smaller than ABI 1.0's strata_comm_caps (" +
-                                    std::to_string(kCapsSize_1_0) + ")");
-    }
     strata_comm_caps full{};
     full.struct_size = sizeof(full);
     full.rank = inst.comm.rank();
@@ -131,16 +109,14 @@ strata_status query(void* self, strata_comm_caps* caps, strata_error* err) {
         STRATA_COLL_BIT(STRATA_COLL_BROADCAST) | STRATA_COLL_BIT(STRATA_COLL_BARRIER);
     full.device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_HOST);
     full.nonblocking = 1;
-    const size_t size = caps->struct_size < sizeof(full) ? caps->struct_size : sizeof(full);
-    std::memcpy(reinterpret_cast<char*>(caps) + sizeof(size_t),
-                reinterpret_cast<const char*>(&full) + sizeof(size_t), size - sizeof(size_t));
+    sdk::comm::write_comm_caps(caps, full);
   });
 }
 
 strata_status allreduce(void* self, const strata_coll_args* args, strata_request* req,
                         strata_error* err) {
   return run(self, req, err, [&](const Collectives& c, Request& r) {
-    const strata_coll_args& a = coll_args(args, "allreduce");
+    const strata_coll_args& a = sdk::comm::coll_args(args, "allreduce");
     c.allreduce(a.send, a.recv, a.op, r);
   });
 }
@@ -148,7 +124,7 @@ strata_status allreduce(void* self, const strata_coll_args* args, strata_request
 strata_status allgather(void* self, const strata_coll_args* args, strata_request* req,
                         strata_error* err) {
   return run(self, req, err, [&](const Collectives& c, Request& r) {
-    const strata_coll_args& a = coll_args(args, "allgather");
+    const strata_coll_args& a = sdk::comm::coll_args(args, "allgather");
     c.allgather(a.send, a.recv, r);
   });
 }
@@ -156,7 +132,7 @@ strata_status allgather(void* self, const strata_coll_args* args, strata_request
 strata_status allgatherv(void* self, const strata_coll_args* args, strata_request* req,
                          strata_error* err) {
   return run(self, req, err, [&](const Collectives& c, Request& r) {
-    const strata_coll_args& a = coll_args(args, "allgatherv");
+    const strata_coll_args& a = sdk::comm::coll_args(args, "allgatherv");
     c.allgatherv(a.send, a.recv, a.recv_counts, a.displs, r);
   });
 }
@@ -164,7 +140,7 @@ strata_status allgatherv(void* self, const strata_coll_args* args, strata_reques
 strata_status reduce_scatter(void* self, const strata_coll_args* args, strata_request* req,
                              strata_error* err) {
   return run(self, req, err, [&](const Collectives& c, Request& r) {
-    const strata_coll_args& a = coll_args(args, "reduce_scatter");
+    const strata_coll_args& a = sdk::comm::coll_args(args, "reduce_scatter");
     c.reduce_scatter(a.send, a.recv, a.op, r);
   });
 }
@@ -172,7 +148,7 @@ strata_status reduce_scatter(void* self, const strata_coll_args* args, strata_re
 strata_status broadcast(void* self, const strata_coll_args* args, strata_request* req,
                         strata_error* err) {
   return run(self, req, err, [&](const Collectives& c, Request& r) {
-    const strata_coll_args& a = coll_args(args, "broadcast");
+    const strata_coll_args& a = sdk::comm::coll_args(args, "broadcast");
     c.broadcast(a.recv, a.root, r);
   });
 }
@@ -180,7 +156,7 @@ strata_status broadcast(void* self, const strata_coll_args* args, strata_request
 strata_status barrier(void* self, const strata_coll_args* args, strata_request* req,
                       strata_error* err) {
   return run(self, req, err, [&](const Collectives& c, Request& r) {
-    coll_args(args, "barrier");
+    sdk::comm::coll_args(args, "barrier");
     c.barrier(r);
   });
 }
