@@ -3,6 +3,7 @@
 #include "collectives.hpp"
 #include "dtypes.hpp"
 
+#include <limits>
 #include <string>
 
 namespace strata::allreduce_mpi {
@@ -48,14 +49,20 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
 
   request.counts.resize(comm_.size());
   request.displs.resize(comm_.size());
+  constexpr uint64_t kMpiMax = std::numeric_limits<int>::max();
   for (int r = 0; r < comm_.size(); ++r) {
-    // Built by appending: GCC 12 at -O3 flags "literal" + std::string with a false -Wrestrict.
-    std::string index = "[";
-    index += std::to_string(r);
-    index += ']';
     check_block(call, recv, recv_counts, displs, static_cast<size_t>(r));
-    request.counts[r] = to_mpi_count(call, ("recv_counts" + index).c_str(), recv_counts[r]);
-    request.displs[r] = to_mpi_count(call, ("displs" + index).c_str(), displs[r]);
+    // The argument names are built only for the message (this loop runs on every call).
+    if (recv_counts[r] > kMpiMax || displs[r] > kMpiMax) {
+      // Built by appending: GCC 12 at -O3 flags "literal" + std::string with a false -Wrestrict.
+      std::string index = "[";
+      index += std::to_string(r);
+      index += ']';
+      to_mpi_count(call, ("recv_counts" + index).c_str(), recv_counts[r]);
+      to_mpi_count(call, ("displs" + index).c_str(), displs[r]);
+    }
+    request.counts[r] = static_cast<int>(recv_counts[r]);
+    request.displs[r] = static_cast<int>(displs[r]);
   }
   const bool in_place = check_in_place(call, send, recv, recv.at(displs[rank]),
                                        "send.data == recv.data + displs[rank]");
