@@ -1,0 +1,103 @@
+// check_comm: the comm stratum's checks, in the order every rank runs them.
+#include "comm_checks.hpp"
+
+#include <strata/plugin.hpp>
+
+#include <memory>
+
+namespace strata::plugin_check {
+namespace {
+
+using namespace comm;
+
+constexpr int32_t kDtypes[] = {STRATA_F32, STRATA_F16, STRATA_BF16, STRATA_F64,
+                               STRATA_I32, STRATA_I64, STRATA_U8};
+constexpr int32_t kOps[] = {STRATA_SUM, STRATA_AVG, STRATA_MIN, STRATA_MAX};
+
+struct Collective {
+  int32_t id;
+  const char* name;
+  bool reduces;
+};
+constexpr Collective kDataCollectives[] = {
+    {STRATA_COLL_ALLREDUCE, "allreduce", true},   {STRATA_COLL_REDUCE_SCATTER, "reduce_scatter", true},
+    {STRATA_COLL_ALLGATHER, "allgather", false},  {STRATA_COLL_ALLGATHERV, "allgatherv", false},
+    {STRATA_COLL_BROADCAST, "broadcast", false}};
+
+Verdict check_data_collective(const Session& s, int32_t collective, int32_t dtype, int32_t op) {
+  switch (collective) {
+    case STRATA_COLL_ALLREDUCE: return check_allreduce(s, dtype, op);
+    case STRATA_COLL_REDUCE_SCATTER: return check_reduce_scatter(s, dtype, op);
+    case STRATA_COLL_ALLGATHER: return check_allgather(s, dtype);
+    case STRATA_COLL_ALLGATHERV: return check_allgatherv(s, dtype);
+    default: return check_broadcast(s, dtype);
+  }
+}
+
+std::string unclaimed(const std::string& what) { return "the caps do not claim " + what; }
+
+}  // namespace
+
+void check_comm(const Target& target, Recorder& recorder) {
+  const strata_comm_ops& ops = target.ops<strata_comm_ops>();
+  PluginHost host;  // outlives every instance
+  auto instance = std::make_unique<Instance>(ops, host, target.config_json);
+  if (!instance->created().ok()) {
+    recorder.record("caps", Verdict::fail("create with config " + target.config_json +
+                                          " returned " + instance->created().text()));
+    return;
+  }
+  Session s{CommFunctions(ops), instance->self(), {}};
+  s.caps.struct_size = sizeof(s.caps);
+  strata_error err = sdk::make_error();
+  const strata_status queried = ops.query(s.self, &s.caps, &err);
+  if (queried != STRATA_OK) {
+    recorder.record("caps", Verdict::fail("query returned " + CallResult{queried, err.message}.text()));
+    return;
+  }
+  recorder.run("caps", [&] { return check_caps(s); });
+  // Without a usable rank and size no reference can be computed (the caps line says why).
+  if (s.size() < 1 || s.rank() < 0 || s.rank() >= s.size()) return;
+
+  for (int32_t dtype : kDtypes) {
+    if (!s.claims_dtype(dtype)) {
+      recorder.record("dtype." + dtype_label(dtype),
+                      Verdict::skip(unclaimed("dtype " + dtype_label(dtype)) +
+                                    ": no collective is checked in it"));
+    }
+  }
+  for (const Collective& c : kDataCollectives) {
+    if (!s.claims(c.id)) {
+      recorder.record(c.name, Verdict::skip(unclaimed(c.name)));
+      continue;
+    }
+    for (int32_t dtype : kDtypes) {
+      if (!s.claims_dtype(dtype)) continue;
+      const std::string name = std::string(c.name) + "." + dtype_label(dtype);
+      if (!c.reduces) {
+        recorder.run(name, [&] { return check_data_collective(s, c.id, dtype, 0); });
+        continue;
+      }
+      for (int32_t op : kOps) {
+        recorder.run(name + "." + op_label(op),
+                     [&] { return check_data_collective(s, c.id, dtype, op); });
+      }
+    }
+  }
+  if (s.claims(STRATA_COLL_BARRIER)) {
+    recorder.run("barrier", [&] { return check_barrier(s); });
+  } else {
+    recorder.record("barrier", Verdict::skip(unclaimed("barrier")));
+  }
+  recorder.run("nonblocking.ordering", [&] { return check_nonblocking_ordering(s); });
+  recorder.run("errors.bad_arguments", [&] { return check_bad_arguments(s); });
+
+  // Last: ranks that disagree may leave the transport unusable.
+  if (s.size() < 2) {
+    recorder.record("errors.mismatched_counts", Verdict::skip("needs two ranks or more"));
+  } else {
+    recorder.run("errors.mismatched_counts", [&] { return check_mismatched_counts(s, instance); });
+  }
+}
+
+}  // namespace strata::plugin_check
