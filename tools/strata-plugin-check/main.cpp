@@ -58,6 +58,7 @@ void run_stratum_job(const Options& o, const std::string& library, const std::st
                      int world, const std::string& work_dir, std::vector<CheckResult>& results) {
   const std::string tag = multi_rank(stratum) ? "np" + std::to_string(world) : "single";
   const std::string dir = work_dir + "/" + stratum + "-" + tag;
+  fs::remove_all(dir);  // a --work-dir used before must not lend this job old result lines
   fs::create_directories(dir);
   std::vector<std::string> argv;
   if (multi_rank(stratum)) {
