@@ -63,14 +63,13 @@ Verdict check_reduce_scatter(const Session& s, int32_t dtype, int32_t op) {
     for (const auto [mode, in_place] : variants(c, s.modes())) {
       Bytes send = input, recv(count * element, kUntouched);
       const strata_buffer send_view = view(send, dtype);
-      const strata_buffer recv_view = in_place ? view_at(send, dtype, 0, count)
-                                               : view(recv, dtype);
+      const strata_buffer recv_view = in_place ? view_at(send, dtype, 0, count) : view(recv, dtype);
       strata_coll_args args = coll_args(&send_view, &recv_view);
       args.op = op;
       const CallResult result = s.run(STRATA_COLL_REDUCE_SCATTER, args, mode);
       if (in_place) recv.assign(send.begin(), send.begin() + static_cast<ptrdiff_t>(recv.size()));
-      compare(diff, where(count, mode, in_place ? kInPlace : kOutOfPlace), result, recv,
-              expected, dtype);
+      compare(diff, where(count, mode, in_place ? kInPlace : kOutOfPlace), result, recv, expected,
+              dtype);
     }
   }
   return diff.verdict();
@@ -88,13 +87,13 @@ Verdict check_allgather(const Session& s, int32_t dtype) {
     for (const auto [mode, in_place] : variants(c, s.modes())) {
       Bytes send = input, recv(expected.size(), kUntouched);
       if (in_place) std::copy(input.begin(), input.end(), recv.begin() + mine * element);
-      const strata_buffer send_view = in_place ? view_at(recv, dtype, mine, count)
-                                               : view(send, dtype);
+      const strata_buffer send_view =
+          in_place ? view_at(recv, dtype, mine, count) : view(send, dtype);
       const strata_buffer recv_view = view(recv, dtype);
-      const CallResult result = s.run(STRATA_COLL_ALLGATHER, coll_args(&send_view, &recv_view),
-                                      mode);
-      compare(diff, where(count, mode, in_place ? kInPlace : kOutOfPlace), result, recv,
-              expected, dtype);
+      const CallResult result =
+          s.run(STRATA_COLL_ALLGATHER, coll_args(&send_view, &recv_view), mode);
+      compare(diff, where(count, mode, in_place ? kInPlace : kOutOfPlace), result, recv, expected,
+              dtype);
     }
   }
   return diff.verdict();
@@ -127,15 +126,22 @@ Verdict check_allgatherv(const Session& s, int32_t dtype) {
     for (const auto [mode, in_place] : variants(c, s.modes())) {
       Bytes send = input, recv(expected.size(), kUntouched);
       if (in_place) std::copy(input.begin(), input.end(), recv.begin() + mine * element);
-      const strata_buffer send_view = in_place ? view_at(recv, dtype, mine, my_count)
-                                               : view(send, dtype);
+      const strata_buffer send_view =
+          in_place ? view_at(recv, dtype, mine, my_count) : view(send, dtype);
       const strata_buffer recv_view = view(recv, dtype);
       strata_coll_args args = coll_args(&send_view, &recv_view);
       args.recv_counts = counts.data();
       args.displs = displs.data();
       const CallResult result = s.run(STRATA_COLL_ALLGATHERV, args, mode);
       compare(diff, "base " + where(base, mode, in_place ? kInPlace : kOutOfPlace), result, recv,
-              expected, dtype);
+              expected, dtype, [&](uint64_t i) {
+                for (int r = 0; r < world; ++r) {
+                  if (i >= displs[r] && i < displs[r] + counts[r]) {
+                    return " (rank " + std::to_string(r) + "'s block)";
+                  }
+                }
+                return std::string(" (a gap between the blocks: must stay untouched)");
+              });
     }
   }
   return diff.verdict();
@@ -156,8 +162,8 @@ Verdict check_broadcast(const Session& s, int32_t dtype) {
       strata_coll_args args = coll_args(nullptr, &buffer);
       args.root = root;
       const CallResult result = s.run(STRATA_COLL_BROADCAST, args, mode);
-      compare(diff, where(count, mode, nullptr) + ", root " + std::to_string(root), result,
-              data, expected, dtype);
+      compare(diff, where(count, mode, nullptr) + ", root " + std::to_string(root), result, data,
+              expected, dtype);
     }
   }
   return diff.verdict();

@@ -19,10 +19,11 @@ struct Collective {
   const char* name;
   bool reduces;
 };
-constexpr Collective kDataCollectives[] = {
-    {STRATA_COLL_ALLREDUCE, "allreduce", true},   {STRATA_COLL_REDUCE_SCATTER, "reduce_scatter", true},
-    {STRATA_COLL_ALLGATHER, "allgather", false},  {STRATA_COLL_ALLGATHERV, "allgatherv", false},
-    {STRATA_COLL_BROADCAST, "broadcast", false}};
+constexpr Collective kDataCollectives[] = {{STRATA_COLL_ALLREDUCE, "allreduce", true},
+                                           {STRATA_COLL_REDUCE_SCATTER, "reduce_scatter", true},
+                                           {STRATA_COLL_ALLGATHER, "allgather", false},
+                                           {STRATA_COLL_ALLGATHERV, "allgatherv", false},
+                                           {STRATA_COLL_BROADCAST, "broadcast", false}};
 
 Verdict check_data_collective(const Session& s, int32_t collective, int32_t dtype, int32_t op) {
   switch (collective) {
@@ -41,23 +42,28 @@ std::string unclaimed(const std::string& what) { return "the caps do not claim "
 void check_comm(const Target& target, Recorder& recorder) {
   const strata_comm_ops& ops = target.ops<strata_comm_ops>();
   PluginHost host;  // outlives every instance
-  auto instance = std::make_unique<Instance>(ops, host, target.config_json);
-  if (!instance->created().ok()) {
-    recorder.record("caps", Verdict::fail("create with config " + target.config_json +
-                                          " returned " + instance->created().text()));
-    return;
-  }
-  Session s{CommFunctions(ops), instance->self(), {}};
-  s.caps.struct_size = sizeof(s.caps);
-  strata_error err = sdk::make_error();
-  const strata_status queried = ops.query(s.self, &s.caps, &err);
-  if (queried != STRATA_OK) {
-    recorder.record("caps", Verdict::fail("query returned " + CallResult{queried, err.message}.text()));
-    return;
-  }
-  recorder.run("caps", [&] { return check_caps(s); });
-  // Without a usable rank and size no reference can be computed (the caps line says why).
-  if (s.size() < 1 || s.rank() < 0 || s.rank() >= s.size()) return;
+  std::unique_ptr<Instance> instance;
+  Session s{CommFunctions(ops), nullptr, {}};
+  // create() and query() run inside the first check, under its watchdog: creating an instance
+  // is collective for most plugins (a rank that never arrives hangs the others).
+  recorder.run("caps", [&] {
+    instance = std::make_unique<Instance>(ops, host, target.config_json);
+    if (!instance->created().ok()) {
+      return Verdict::fail("create with config " + target.config_json + " returned " +
+                           instance->created().text());
+    }
+    s.self = instance->self();
+    s.caps.struct_size = sizeof(s.caps);
+    strata_error err = sdk::make_error();
+    const strata_status queried = ops.query(s.self, &s.caps, &err);
+    if (queried != STRATA_OK) {
+      s.caps.size = 0;
+      return Verdict::fail("query returned " + CallResult{queried, err.message}.text());
+    }
+    return check_caps(s);
+  });
+  // Without an instance, a rank and a size no reference can be computed (the caps line says why).
+  if (s.self == nullptr || s.size() < 1 || s.rank() < 0 || s.rank() >= s.size()) return;
 
   for (int32_t dtype : kDtypes) {
     if (!s.claims_dtype(dtype)) {

@@ -39,7 +39,9 @@ struct Variant {
 inline std::vector<Variant> variants(size_t index, const std::vector<Mode>& modes) {
   if (modes.size() == 1) return {{Mode::Blocking, false}, {Mode::Blocking, true}};
   if (kCounts[index] == kLargeCount) {
-    return {{Mode::Blocking, false}, {Mode::Blocking, true}, {Mode::Nonblocking, false},
+    return {{Mode::Blocking, false},
+            {Mode::Blocking, true},
+            {Mode::Nonblocking, false},
             {Mode::Nonblocking, true}};
   }
   const bool odd = index % 2 == 1;

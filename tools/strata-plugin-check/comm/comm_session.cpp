@@ -16,9 +16,9 @@ bool table_has(const strata_comm_ops& ops, size_t offset, size_t size) {
   return ops.header.struct_size >= offset + size;
 }
 
-#define STRATA_CHECK_COMM_FN(table, member)                                                 \
-  (table_has(table, offsetof(strata_comm_ops, member), sizeof(strata_comm_ops::member))    \
-       ? (table).member                                                                     \
+#define STRATA_CHECK_COMM_FN(table, member)                                             \
+  (table_has(table, offsetof(strata_comm_ops, member), sizeof(strata_comm_ops::member)) \
+       ? (table).member                                                                 \
        : nullptr)
 
 CallResult result_of(strata_status status, const strata_error& err) {
@@ -99,16 +99,16 @@ std::vector<Mode> Session::modes() const {
 }
 
 int32_t Session::carrier_dtype() const {
-  for (int32_t dtype : {STRATA_U8, STRATA_I32, STRATA_I64, STRATA_F64, STRATA_F32, STRATA_F16,
-                        STRATA_BF16}) {
+  for (int32_t dtype :
+       {STRATA_U8, STRATA_I32, STRATA_I64, STRATA_F64, STRATA_F32, STRATA_F16, STRATA_BF16}) {
     if (claims_dtype(dtype)) return dtype;
   }
   return -1;
 }
 
 int32_t Session::primary_dtype() const {
-  for (int32_t dtype : {STRATA_F32, STRATA_F64, STRATA_I32, STRATA_I64, STRATA_F16, STRATA_BF16,
-                        STRATA_U8}) {
+  for (int32_t dtype :
+       {STRATA_F32, STRATA_F64, STRATA_I32, STRATA_I64, STRATA_F16, STRATA_BF16, STRATA_U8}) {
     if (claims_dtype(dtype)) return dtype;
   }
   return -1;
@@ -151,7 +151,9 @@ CallResult Session::run(int32_t collective, const strata_coll_args& args, Mode m
   strata_request req = nullptr;
   CallResult started = start(collective, args, &req);
   if (!started.ok()) return started;
-  if (req == nullptr) return {STRATA_ERR_INTERNAL, "started non-blocking but handed out no request"};
+  if (req == nullptr) {
+    return {STRATA_ERR_INTERNAL, "started non-blocking but handed out no request"};
+  }
   int32_t done = 0;
   CallResult tested = test_once(req, &done);
   CallResult waited = wait(req);  // even after a failed test(): wait frees the request
@@ -166,8 +168,8 @@ CallResult Session::gather_bytes(const Bytes& mine, Bytes& all) const {
   Bytes send = mine;
   all.assign(mine.size() * static_cast<size_t>(size()), kUntouched);
   const strata_buffer send_view = view(send, dtype), recv_view = view(all, dtype);
-  const CallResult result = run(STRATA_COLL_ALLGATHER, coll_args(&send_view, &recv_view),
-                                Mode::Blocking);
+  const CallResult result =
+      run(STRATA_COLL_ALLGATHER, coll_args(&send_view, &recv_view), Mode::Blocking);
   if (!result.ok()) all.clear();
   return result;
 }
@@ -191,7 +193,8 @@ strata_coll_args coll_args(const strata_buffer* send, const strata_buffer* recv)
 }
 
 void compare(FirstDifference& diff, const std::string& where, const CallResult& result,
-             const Bytes& got, const Bytes& expected, int32_t dtype) {
+             const Bytes& got, const Bytes& expected, int32_t dtype,
+             const std::function<std::string(uint64_t)>& element_note) {
   if (!result.ok()) {
     diff.note(where + ": returned " + result.text());
     return;
@@ -199,7 +202,8 @@ void compare(FirstDifference& diff, const std::string& where, const CallResult& 
   const int64_t index = first_mismatch(got, expected, dtype);
   if (index < 0) return;
   const auto at = static_cast<uint64_t>(index);
-  diff.note(where + ": element " + std::to_string(index) + ": expected " +
+  diff.note(where + ": element " + std::to_string(index) +
+            (element_note ? element_note(at) : std::string()) + ": expected " +
             value_text(dtype, expected, at) + ", got " + value_text(dtype, got, at));
 }
 

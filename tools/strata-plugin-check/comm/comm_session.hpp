@@ -9,6 +9,7 @@
 
 #include <strata/plugin_api.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -116,7 +117,9 @@ class FirstDifference {
 
 // Notes, under `where` ("count 7, non-blocking, in place"), the plugin's error if the call failed,
 // else the first element of `got` that differs from `expected` ("element 3: expected 4, got 5").
+// `element_note`, if given, says what element i is (" (a gap: must stay untouched)").
 void compare(FirstDifference& diff, const std::string& where, const CallResult& result,
-             const Bytes& got, const Bytes& expected, int32_t dtype);
+             const Bytes& got, const Bytes& expected, int32_t dtype,
+             const std::function<std::string(uint64_t)>& element_note = {});
 
 }  // namespace strata::plugin_check::comm

@@ -27,7 +27,8 @@ std::vector<BadCall> bad_calls(int size) {
   };
   return {
       {"allreduce with recv.count 63, send.count 64", STRATA_COLL_ALLREDUCE,
-       STRATA_ERR_INVALID_ARGUMENT, [](strata_coll_args&, strata_buffer&, strata_buffer& r) { r.count = 63; }},
+       STRATA_ERR_INVALID_ARGUMENT,
+       [](strata_coll_args&, strata_buffer&, strata_buffer& r) { r.count = 63; }},
       {"allreduce with a NULL send buffer", STRATA_COLL_ALLREDUCE, STRATA_OK,
        [](strata_coll_args& a, strata_buffer&, strata_buffer&) { a.send = nullptr; }},
       {"allreduce with send.data NULL and send.count 64", STRATA_COLL_ALLREDUCE, STRATA_OK,

@@ -12,7 +12,7 @@ namespace strata::plugin_check::comm {
 namespace {
 
 const char* collective_name(int32_t collective) {
-  static const char* const names[] = {"allreduce", "allgather", "allgatherv",
+  static const char* const names[] = {"allreduce",      "allgather", "allgatherv",
                                       "reduce_scatter", "broadcast", "barrier"};
   return names[collective];
 }
@@ -50,9 +50,11 @@ Verdict check_caps(const Session& s) {
       c.local_rank >= c.local_size) {
     diff.note(sizes + ": expected 0 <= local_rank < local_size <= size");
   }
-  if ((c.dtype_mask & ((1u << STRATA_DTYPE_COUNT) - 1)) == 0) diff.note("dtype_mask claims no dtype");
-  for (int32_t required : {STRATA_COLL_ALLREDUCE, STRATA_COLL_ALLGATHER, STRATA_COLL_BROADCAST,
-                           STRATA_COLL_BARRIER}) {
+  if ((c.dtype_mask & ((1u << STRATA_DTYPE_COUNT) - 1)) == 0) {
+    diff.note("dtype_mask claims no dtype");
+  }
+  for (int32_t required :
+       {STRATA_COLL_ALLREDUCE, STRATA_COLL_ALLGATHER, STRATA_COLL_BROADCAST, STRATA_COLL_BARRIER}) {
     if (!s.claims(required)) {
       diff.note(std::string(collective_name(required)) +
                 " is Required but not claimed (collective_mask bit clear or function NULL)");
@@ -87,8 +89,8 @@ Verdict check_barrier(const Session& s) {
   const strata_coll_args args = coll_args(nullptr, nullptr);
   for (Mode mode : s.modes()) {
     for (int late = 0; late < s.size(); ++late) {
-      const std::string round = std::string(mode_name(mode)) + ", rank " + std::to_string(late) +
-                                " late";
+      const std::string round =
+          std::string(mode_name(mode)) + ", rank " + std::to_string(late) + " late";
       CallResult result = s.run(STRATA_COLL_BARRIER, args, Mode::Blocking);  // line up
       if (!result.ok()) diff.note(round + ": the barrier before returned " + result.text());
       std::this_thread::sleep_for(std::chrono::milliseconds(s.rank() == late ? 15 : s.rank()));
@@ -128,8 +130,8 @@ struct InFlight {
   bool started = false;
 };
 
-void add_reduction(std::vector<InFlight>& jobs, const Session& s, int32_t collective,
-                   int32_t dtype, int32_t op, uint64_t count) {
+void add_reduction(std::vector<InFlight>& jobs, const Session& s, int32_t collective, int32_t dtype,
+                   int32_t op, uint64_t count) {
   InFlight& job = jobs.emplace_back();
   const bool scatter = collective == STRATA_COLL_REDUCE_SCATTER;
   const uint64_t world = static_cast<uint64_t>(s.size());
