@@ -2,16 +2,17 @@
 
 #include <strata/plugin.hpp>
 
-#include <cstddef>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <thread>
-#include <chrono>
 
 namespace strata::plugin_check::comm {
 namespace {
 
-// Whether the plugin's table (as its header says it was built) holds member `offset`..+size.
+// Whether the plugin's table (as its header says it was built) holds the member at `offset` of
+// `size` bytes: an older plugin's smaller table has no later members, and reading past it is
+// reading someone else's memory.
 bool table_has(const strata_comm_ops& ops, size_t offset, size_t size) {
   return ops.header.struct_size >= offset + size;
 }
