@@ -22,11 +22,15 @@ std::vector<OptimizerCase> optimizer_cases() {
   return {
       // DeepSpeed's "Adam" decouples the decay unless adam_w_mode is false: ask for torch's Adam.
       {"adam", "adam",
-       block("Adam", {{"lr", 1e-3}, {"betas", {0.9, 0.999}}, {"eps", 1e-8}, {"weight_decay", 0.05},
+       block("Adam", {{"lr", 1e-3},
+                      {"betas", {0.9, 0.999}},
+                      {"eps", 1e-8},
+                      {"weight_decay", 0.05},
                       {"adam_w_mode", false}}),
        adam},
       {"adamw", "adamw",
-       block("AdamW", {{"lr", 2e-3}, {"betas", {0.9, 0.999}}, {"eps", 1e-8}, {"weight_decay", 0.1}}),
+       block("AdamW",
+             {{"lr", 2e-3}, {"betas", {0.9, 0.999}}, {"eps", 1e-8}, {"weight_decay", 0.1}}),
        adamw},
       {"sgd", "sgd", block("SGD", {{"lr", 0.01}, {"weight_decay", 0.05}}), sgd},
       {"sgd_momentum", "sgd",
@@ -48,7 +52,8 @@ constexpr uint64_t kOffsets[] = {0, 3, 100};
 double gradient(double p, size_t i, uint64_t t) {
   const double magnitude = 0.3 + 0.7 * std::fmod(static_cast<double>(i) * 0.6180339887, 1.0);
   const double a = i % 2 == 0 ? magnitude : -magnitude;
-  return a * (1.0 + 0.3 * std::sin(0.05 * static_cast<double>(t) + static_cast<double>(i))) + 0.05 * p;
+  return a * (1.0 + 0.3 * std::sin(0.05 * static_cast<double>(t) + static_cast<double>(i))) +
+         0.05 * p;
 }
 
 }  // namespace
@@ -57,7 +62,8 @@ ShardSet::ShardSet() {
   size_t flat = 0;
   for (size_t n : kCounts) {
     std::vector<float> m(n);
-    for (float& x : m) x = static_cast<float>(1.5 * std::sin(1.3 * static_cast<double>(flat++) + 0.5));
+    for (float& x : m)
+      x = static_cast<float>(1.5 * std::sin(1.3 * static_cast<double>(flat++) + 0.5));
     master_.push_back(std::move(m));
     grad_.emplace_back(n, 0.0f);
     model_.emplace_back();
@@ -117,7 +123,8 @@ Lockstep::Lockstep(Instance<strata_offload_ops>& plugin, ShardSet& shards, const
 void Lockstep::init_state() {
   const std::vector<strata_shard> list = shards_.list();
   strata_error err = sdk::make_error();
-  expect_ok(plugin_.ops().init_state(plugin_.self(), list.data(), list.size(), &err), err, "init_state");
+  expect_ok(plugin_.ops().init_state(plugin_.self(), list.data(), list.size(), &err), err,
+            "init_state");
 }
 
 // The schedule: grad_scale 2^-10 (an fp16 unscale) every 5th step and 0.3 (a clip) every 7th;

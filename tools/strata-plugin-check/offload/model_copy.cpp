@@ -2,9 +2,8 @@
 // 1.2 strata_shard.model) in the same pass; every element must be the exact round-to-nearest-even
 // cast of the updated master (strata/half.hpp), bit for bit, after every step. The masters span
 // f16's overflow (x 1e5: inf) and its subnormals (x 1e-6) as well as ordinary values.
-#include <strata/half.hpp>
-
 #include <cstdio>
+#include <strata/half.hpp>
 #include <string>
 
 #include "offload/offload_checks.hpp"
@@ -34,7 +33,8 @@ std::string first_difference(const Target& target, const OptimizerCase& c, int32
   Lockstep run(plugin, shards, c.hyper, reads_v16(plugin));
   run.init_state();
   for (uint64_t t = 1; t <= kSteps; ++t) {
-    for (size_t s = 0; s < shards.size(); ++s) shards.model(s).assign(shards.model(s).size(), kUnwritten);
+    for (size_t s = 0; s < shards.size(); ++s)
+      shards.model(s).assign(shards.model(s).size(), kUnwritten);
     (void)run.step(t);  // the parameters' accuracy is optimizer.<name>'s business
     for (size_t s = 0; s < shards.size(); ++s) {
       const bool f16 = shards.model_dtype(s) == STRATA_F16;

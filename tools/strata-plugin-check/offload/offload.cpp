@@ -122,7 +122,8 @@ void check_offload(const Target& target, Recorder& recorder) {
   recorder.run("model_copy", [&] { return model_copy(target, *first); });
   for (const OptimizerCase& c : cases) {
     if (std::find(claimed.begin(), claimed.end(), c.name) == claimed.end()) {
-      recorder.record("state_slots." + c.name, Verdict::skip("optimizer " + c.name + " not claimed"));
+      recorder.record("state_slots." + c.name,
+                      Verdict::skip("optimizer " + c.name + " not claimed"));
       continue;
     }
     recorder.run("state_slots." + c.name, [&] { return state_slots(target, c); });

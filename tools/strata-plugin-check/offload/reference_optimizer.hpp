@@ -52,7 +52,8 @@ class ReferenceOptimizer {
       case OptimizerKind::adam:
         return {"exp_avg", "exp_avg_sq"};
       case OptimizerKind::sgd:
-        return h_.beta1 > 0 ? std::vector<std::string>{"momentum_buffer"} : std::vector<std::string>{};
+        return h_.beta1 > 0 ? std::vector<std::string>{"momentum_buffer"}
+                            : std::vector<std::string>{};
       case OptimizerKind::lion:
         return {"exp_avg"};
     }

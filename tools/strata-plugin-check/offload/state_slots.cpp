@@ -65,7 +65,8 @@ std::string compare_state(const Instance<strata_offload_ops>& plugin, ShardSet& 
                           ReferenceOptimizer& ref, uint64_t t) {
   const std::vector<std::string> names = plugin_slot_names(plugin), want = ref.slot_names();
   for (uint32_t slot = 0; slot < names.size(); ++slot) {
-    const size_t r = static_cast<size_t>(std::find(want.begin(), want.end(), names[slot]) - want.begin());
+    const size_t r =
+        static_cast<size_t>(std::find(want.begin(), want.end(), names[slot]) - want.begin());
     std::vector<float> got(shards.elements());
     transfer(plugin, shards, slot, got, false);
     const std::vector<double>& expected = ref.slot(r);
@@ -73,7 +74,8 @@ std::string compare_state(const Instance<strata_offload_ops>& plugin, ShardSet& 
     for (double x : expected) rms += x * x;
     rms = std::sqrt(rms / static_cast<double>(expected.size()));
     for (size_t i = 0; i < got.size(); ++i) {
-      if (!(std::abs(got[i] - expected[i]) <= kStateTolerance * std::max(std::abs(expected[i]), rms))) {
+      if (!(std::abs(got[i] - expected[i]) <=
+            kStateTolerance * std::max(std::abs(expected[i]), rms))) {
         return names[slot] + " after " + where(shards, t, i) + ": expected " +
                number_text(expected[i]) + ", got " + number_text(got[i]);
       }
@@ -90,8 +92,10 @@ Verdict state_slots(const Target& target, const OptimizerCase& c) {
   const int present = in_table ? (ops.state_slots != nullptr) + (ops.read_state != nullptr) +
                                      (ops.write_state != nullptr)
                                : 0;
-  if (present == 0) return Verdict::skip("no state_slots/read_state/write_state (ABI 1.6 checkpoints)");
-  if (present != 3) return Verdict::fail("state_slots, read_state and write_state: only some are set");
+  if (present == 0)
+    return Verdict::skip("no state_slots/read_state/write_state (ABI 1.6 checkpoints)");
+  if (present != 3)
+    return Verdict::fail("state_slots, read_state and write_state: only some are set");
 
   Instance<strata_offload_ops> before(target, config_for(target, c));
   if (!before.ok()) return Verdict::fail(before.refusal());
@@ -126,7 +130,8 @@ Verdict state_slots(const Target& target, const OptimizerCase& c) {
   rerun.reference().state_loaded();
   const std::vector<std::string> order = run.reference().slot_names();
   for (uint32_t slot = 0; slot < names.size(); ++slot) {
-    const size_t r = static_cast<size_t>(std::find(order.begin(), order.end(), names[slot]) - order.begin());
+    const size_t r =
+        static_cast<size_t>(std::find(order.begin(), order.end(), names[slot]) - order.begin());
     std::vector<float> state(run.reference().slot(r).begin(), run.reference().slot(r).end());
     rerun.reference().slot(r).assign(state.begin(), state.end());
     transfer(after, resumed, slot, state, true);
@@ -136,7 +141,8 @@ Verdict state_slots(const Target& target, const OptimizerCase& c) {
       return Verdict::fail("after write_state, parameters: " + diff);
     }
   }
-  if (std::string diff = compare_state(after, resumed, rerun.reference(), 2 * kCut); !diff.empty()) {
+  if (std::string diff = compare_state(after, resumed, rerun.reference(), 2 * kCut);
+      !diff.empty()) {
     return Verdict::fail("after write_state, read_state: " + diff);
   }
   return Verdict::pass(joined(names));

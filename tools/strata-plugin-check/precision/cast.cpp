@@ -13,10 +13,9 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <strata/half.hpp>
 #include <string>
 #include <vector>
-
-#include <strata/half.hpp>
 
 #include "precision/precision_checks.hpp"
 
@@ -102,10 +101,10 @@ std::vector<uint16_t> all_16_bit_patterns() {
 // the extremes, and a million random bit patterns.
 std::vector<float> common_floats() {
   std::vector<float> v;
-  for (uint32_t u : {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
-                     0xffc00000u, 0x7f800001u, 0xff800001u, 0x7fa00000u, 0x7fbfffffu,
-                     0x7fffffffu, 0xffffffffu, 0x7f7fffffu, 0xff7fffffu, 0x00800000u,
-                     0x80800000u, 0x00000001u, 0x80000001u, 0x007fffffu, 0x807fffffu}) {
+  for (uint32_t u :
+       {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u, 0x7f800001u,
+        0xff800001u, 0x7fa00000u, 0x7fbfffffu, 0x7fffffffu, 0xffffffffu, 0x7f7fffffu, 0xff7fffffu,
+        0x00800000u, 0x80800000u, 0x00000001u, 0x80000001u, 0x007fffffu, 0x807fffffu}) {
     v.push_back(bits_float(u));
   }
   for (uint32_t m = 1; m < 0x800000u; m = m * 3 + 1) v.push_back(bits_float(m));  // subnormals
@@ -122,8 +121,9 @@ void add_values_and_ties(std::vector<float>& v, Widen widen, uint32_t last_finit
     for (uint32_t sign : {0u, 0x8000u}) {
       const float lo = widen(static_cast<uint16_t>(h | sign));
       v.push_back(lo);
-      const float hi = h == last_finite ? 2.0f * std::abs(lo) - std::abs(widen(static_cast<uint16_t>(h - 1)))
-                                        : std::abs(widen(static_cast<uint16_t>(h + 1)));
+      const float hi = h == last_finite
+                           ? 2.0f * std::abs(lo) - std::abs(widen(static_cast<uint16_t>(h - 1)))
+                           : std::abs(widen(static_cast<uint16_t>(h + 1)));
       const float tie = (std::abs(lo) + hi) / 2.0f;  // exact: both have few mantissa bits
       for (float x : {std::nextafter(tie, 0.0f), tie, std::nextafter(tie, INFINITY)}) {
         v.push_back(sign != 0 ? -x : x);
@@ -133,8 +133,10 @@ void add_values_and_ties(std::vector<float>& v, Widen widen, uint32_t last_finit
 }
 
 std::vector<double> doubles_for_narrowing() {
-  std::vector<double> v = {0.0, -0.0, INFINITY, -INFINITY, std::nan(""), -std::nan(""),
-                           3.5e38, -3.5e38, 3.4028235677973366e38, 1e-46, 7.006e-46, 1e-300};
+  std::vector<double> v = {0.0,       -0.0,         INFINITY,
+                           -INFINITY, std::nan(""), -std::nan(""),
+                           3.5e38,    -3.5e38,      3.4028235677973366e38,
+                           1e-46,     7.006e-46,    1e-300};
   std::mt19937_64 rng(0xd0b1e);
   for (int i = 0; i < (1 << 18); ++i) {
     uint64_t u = rng();
@@ -145,7 +147,8 @@ std::vector<double> doubles_for_narrowing() {
   }
   for (int i = 0; i < (1 << 16); ++i) {  // ties between neighbouring floats, and either side
     const float f = bits_float(static_cast<uint32_t>(rng()) & 0x7f7fffffu);
-    const double tie = (static_cast<double>(f) + static_cast<double>(std::nextafter(f, INFINITY))) / 2;
+    const double tie =
+        (static_cast<double>(f) + static_cast<double>(std::nextafter(f, INFINITY))) / 2;
     for (double x : {std::nextafter(tie, 0.0), tie, std::nextafter(tie, INFINITY)}) v.push_back(x);
   }
   return v;
@@ -156,8 +159,8 @@ std::vector<double> doubles_for_narrowing() {
 void check_casts(const Target& target, Recorder& recorder) {
   std::string why;
   const auto amp = any_instance(target, why);
-  const char* const names[] = {"cast.f16_to_f32", "cast.bf16_to_f32", "cast.f32_to_f16",
-                               "cast.f32_to_bf16", "cast.f32_to_f64", "cast.f64_to_f32"};
+  const char* const names[] = {"cast.f16_to_f32",  "cast.bf16_to_f32", "cast.f32_to_f16",
+                               "cast.f32_to_bf16", "cast.f32_to_f64",  "cast.f64_to_f32"};
   if (amp == nullptr) {
     for (const char* name : names) recorder.record(name, Verdict::skip(why));
     return;

@@ -87,7 +87,8 @@ Verdict finite(const Instance<strata_precision_ops>& amp, Shards& shards) {
   const strata_grad_stats stats = stats_of(amp, shards);
   const double want = shards.reference_sum_sq();
   if (stats.nonfinite != 0) {
-    return Verdict::fail("finite gradients: expected nonfinite 0, got " + std::to_string(stats.nonfinite));
+    return Verdict::fail("finite gradients: expected nonfinite 0, got " +
+                         std::to_string(stats.nonfinite));
   }
   const double error = std::abs(stats.sum_sq - want);
   if (!(error <= kSumTolerance * std::abs(want))) {
@@ -124,8 +125,8 @@ Verdict detects(const Instance<strata_precision_ops>& amp, float bad, const char
     const strata_grad_stats stats = stats_of(amp, shards);
     slot = kept;
     if (stats.nonfinite != 1) {
-      return Verdict::fail(std::string(what) + " at " + w.name + " (shard " + std::to_string(w.shard) +
-                           ", element " + std::to_string(w.element) +
+      return Verdict::fail(std::string(what) + " at " + w.name + " (shard " +
+                           std::to_string(w.shard) + ", element " + std::to_string(w.element) +
                            "): expected nonfinite 1, got " + std::to_string(stats.nonfinite));
     }
   }
@@ -137,9 +138,12 @@ Verdict detects(const Instance<strata_precision_ops>& amp, float bad, const char
 void check_grad_stats(const Target& target, Recorder& recorder) {
   std::string why;
   const auto amp = any_instance(target, why);
-  const char* const names[] = {"grad_stats.finite", "grad_stats.finite.extremes",
-                               "grad_stats.empty",  "grad_stats.nonfinite.pos_inf",
-                               "grad_stats.nonfinite.neg_inf", "grad_stats.nonfinite.nan",
+  const char* const names[] = {"grad_stats.finite",
+                               "grad_stats.finite.extremes",
+                               "grad_stats.empty",
+                               "grad_stats.nonfinite.pos_inf",
+                               "grad_stats.nonfinite.neg_inf",
+                               "grad_stats.nonfinite.nan",
                                "grad_stats.nonfinite.negative_nan"};
   if (amp == nullptr) {
     for (const char* name : names) recorder.record(name, Verdict::skip(why));
@@ -166,7 +170,8 @@ void check_grad_stats(const Target& target, Recorder& recorder) {
   recorder.run(names[3], [&] { return detects(*amp, INFINITY, "+inf"); });
   recorder.run(names[4], [&] { return detects(*amp, -INFINITY, "-inf"); });
   recorder.run(names[5], [&] { return detects(*amp, std::nanf(""), "NaN"); });
-  recorder.run(names[6], [&] { return detects(*amp, -std::nanf("0x1234"), "-NaN with a payload"); });
+  recorder.run(names[6],
+               [&] { return detects(*amp, -std::nanf("0x1234"), "-NaN with a payload"); });
 }
 
 }  // namespace strata::plugin_check

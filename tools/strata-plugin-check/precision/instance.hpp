@@ -2,12 +2,11 @@
 // hands the plugin, and one plugin instance created through the target's ops table.
 #pragma once
 
-#include <nlohmann/json.hpp>
-#include <strata/plugin.hpp>
-
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <strata/plugin.hpp>
 #include <string>
 
 #include "check.hpp"
@@ -16,19 +15,14 @@
 namespace strata::plugin_check {
 
 // The config a scenario creates the plugin with: the scenario's own DeepSpeed-shaped object,
-// merged with the user's --config. Objects merge key by key, recursively; where both set the
-// same leaf, the SCENARIO wins, because its expectations (the reference's window, lr, ...) are
-// computed from the values it chose. The user's config thus adds only what the scenario leaves
-// unset: plugin-specific keys such as "threads", or where the offload state lives.
+// merged with the user's --config at the top level. Where both have a key, the SCENARIO's value
+// replaces the user's whole value (its "fp16" or "optimizer" block is a complete statement: a
+// user's "loss_scale_window" or "momentum" slipped into it would change what the reference has to
+// expect); the user's other keys are added, e.g. plugin-specific ones such as "threads", or where
+// the offload state lives ("offload_optimizer").
 inline nlohmann::json merge_user_config(nlohmann::json scenario, const nlohmann::json& user) {
-  if (!scenario.is_object() || !user.is_object()) return scenario;
   for (const auto& [key, value] : user.items()) {
-    auto it = scenario.find(key);
-    if (it == scenario.end()) {
-      scenario[key] = value;
-    } else if (it->is_object() && value.is_object()) {
-      *it = merge_user_config(*it, value);
-    }
+    if (!scenario.contains(key)) scenario[key] = value;
   }
   return scenario;
 }
@@ -39,6 +33,14 @@ inline std::string scenario_config(const Target& target, const nlohmann::json& s
     throw std::runtime_error("--config is not a JSON object: " + target.config_json);
   }
   return merge_user_config(scenario, user).dump();
+}
+
+// "NUMERIC" for STRATA_ERR_NUMERIC, for messages.
+inline std::string status_name(int32_t s) {
+  static const char* const names[] = {"OK",   "INVALID_ARGUMENT", "UNSUPPORTED", "OUT_OF_MEMORY",
+                                      "COMM", "MISMATCH",         "NUMERIC",     "INTERNAL",
+                                      "ABI"};
+  return s >= 0 && s <= 8 ? names[s] : "status " + std::to_string(s);
 }
 
 // One instance of the target's `Ops`, destroyed with this object. `ok()` false: create refused
@@ -74,13 +76,6 @@ class Instance {
   void* self() const { return self_; }
   PluginHost& host() { return host_; }
 
-  static std::string status_name(int32_t s) {
-    static const char* const names[] = {"OK",       "INVALID_ARGUMENT", "UNSUPPORTED",
-                                        "OUT_OF_MEMORY", "COMM",        "MISMATCH",
-                                        "NUMERIC",  "INTERNAL",         "ABI"};
-    return s >= 0 && s <= 8 ? names[s] : "status " + std::to_string(s);
-  }
-
  private:
   PluginHost host_;
   const Ops& ops_;
@@ -103,8 +98,7 @@ inline std::string number_text(double x) {
 // Throws with `what`, the status and the plugin's message unless `status` is STRATA_OK.
 inline void expect_ok(strata_status status, const strata_error& err, const std::string& what) {
   if (status != STRATA_OK) {
-    throw std::runtime_error(what + " failed (" + Instance<strata_offload_ops>::status_name(status) +
-                             "): " + err.message);
+    throw std::runtime_error(what + " failed (" + status_name(status) + "): " + err.message);
   }
 }
 

@@ -96,8 +96,8 @@ Scenario scripted(std::string name, const ScalerSettings& s, std::string steps) 
   return {std::move(name), block(s), s, std::move(steps)};
 }
 
-// A long pseudo-random sequence (overflows with probability p), steered off the minimum so that it runs to the
-// end: where the next overflow would raise, the step is clean instead.
+// A long pseudo-random sequence (overflows with probability p), steered off the minimum so that it
+// runs to the end: where the next overflow would raise, the step is clean instead.
 Scenario random_walk(std::string name, const ScalerSettings& s, double p, uint32_t seed) {
   constexpr size_t length = 3000;
   std::mt19937 rng(seed);
@@ -167,13 +167,14 @@ strata_precision_caps caps_of(const Instance<strata_precision_ops>& amp) {
 Verdict run_dynamic(const Target& target, const Scenario& sc) {
   json fp16 = sc.fp16;
   fp16["enabled"] = true;
-  const std::string config = scenario_config(target, {{"fp16", fp16}, {"bf16", {{"enabled", false}}}});
+  const std::string config =
+      scenario_config(target, {{"fp16", fp16}, {"bf16", {{"enabled", false}}}});
   Instance<strata_precision_ops> amp(target, config);
   if (!amp.ok()) return Verdict::skip("fp16 dynamic loss scaling not claimed: " + amp.refusal());
   const strata_precision_caps caps = caps_of(amp);
   if (caps.dynamic_scaling != 1) {
-    return Verdict::skip("caps.dynamic_scaling " + std::to_string(caps.dynamic_scaling) +
-                         " for " + config);
+    return Verdict::skip("caps.dynamic_scaling " + std::to_string(caps.dynamic_scaling) + " for " +
+                         config);
   }
   DeepSpeedScaler reference(sc.settings);
   if (const double got = scale_of(amp); got != reference.scale()) {
@@ -186,18 +187,18 @@ Verdict run_dynamic(const Target& target, const Scenario& sc) {
     const bool raises = overflow && reference.overflow_raises();
     strata_error err = sdk::make_error();
     const strata_status status = amp.ops().update(amp.self(), overflow ? 1 : 0, &err);
-    const std::string where = "update " + std::to_string(i + 1) + " (" + (overflow ? "overflow" : "clean") +
-                              "; " + sequence_so_far(sc.steps, i + 1) + ")";
+    const std::string where = "update " + std::to_string(i + 1) + " (" +
+                              (overflow ? "overflow" : "clean") + "; " +
+                              sequence_so_far(sc.steps, i + 1) + ")";
     if (raises) {
       if (status == STRATA_ERR_NUMERIC) return Verdict::pass();
       return Verdict::fail(where + ": expected STRATA_ERR_NUMERIC (overflow at min_loss_scale " +
-                           number_text(reference.scale()) + "), got " +
-                           Instance<strata_precision_ops>::status_name(status) + " and scale " +
-                           number_text(scale_of(amp)));
+                           number_text(reference.scale()) + "), got " + status_name(status) +
+                           " and scale " + number_text(scale_of(amp)));
     }
     if (status != STRATA_OK) {
-      return Verdict::fail(where + ": expected OK, got " +
-                           Instance<strata_precision_ops>::status_name(status) + ": " + err.message);
+      return Verdict::fail(where + ": expected OK, got " + status_name(status) + ": " +
+                           err.message);
     }
     reference.update(overflow);
     if (const double got = scale_of(amp); got != reference.scale()) {
@@ -214,19 +215,22 @@ Verdict run_dynamic(const Target& target, const Scenario& sc) {
 // fp16.loss_scale > 0: that scale, whatever overflows, never an error.
 Verdict run_static(const Target& target) {
   const json fp16 = {{"enabled", true}, {"loss_scale", 128}};
-  const std::string config = scenario_config(target, {{"fp16", fp16}, {"bf16", {{"enabled", false}}}});
+  const std::string config =
+      scenario_config(target, {{"fp16", fp16}, {"bf16", {{"enabled", false}}}});
   Instance<strata_precision_ops> amp(target, config);
   if (!amp.ok()) return Verdict::skip("fp16 static loss scale not claimed: " + amp.refusal());
   if (const int32_t d = caps_of(amp).dynamic_scaling; d != 0) {
-    return Verdict::fail("caps.dynamic_scaling: expected 0 for a static scale, got " + std::to_string(d));
+    return Verdict::fail("caps.dynamic_scaling: expected 0 for a static scale, got " +
+                         std::to_string(d));
   }
   const std::string steps = "OOO..OOOO" + std::string(40, '.') + "OO";
   for (size_t i = 0; i <= steps.size(); ++i) {
     const double got = scale_of(amp);
     if (got != 128.0) {
-      return Verdict::fail((i == 0 ? std::string("before the first update")
-                                   : "after update " + std::to_string(i) + " (" + sequence_so_far(steps, i) + ")") +
-                           ": expected scale 128, got " + number_text(got));
+      return Verdict::fail(
+          (i == 0 ? std::string("before the first update")
+                  : "after update " + std::to_string(i) + " (" + sequence_so_far(steps, i) + ")") +
+          ": expected scale 128, got " + number_text(got));
     }
     if (i == steps.size()) break;
     strata_error err = sdk::make_error();

@@ -19,11 +19,13 @@ nlohmann::json bf16_config() {
   return {{"fp16", {{"enabled", false}}}, {"bf16", {{"enabled", true}}}};
 }
 
-std::unique_ptr<Instance<strata_precision_ops>> any_instance(const Target& target, std::string& why) {
+std::unique_ptr<Instance<strata_precision_ops>> any_instance(const Target& target,
+                                                             std::string& why) {
   const nlohmann::json fp16 = {{"fp16", {{"enabled", true}}}, {"bf16", {{"enabled", false}}}};
   why = "no instance: ";
   for (const nlohmann::json& config : {fp32_config(), bf16_config(), fp16}) {
-    auto amp = std::make_unique<Instance<strata_precision_ops>>(target, scenario_config(target, config));
+    auto amp =
+        std::make_unique<Instance<strata_precision_ops>>(target, scenario_config(target, config));
     if (amp->ok()) return amp;
     why += amp->refusal() + "; ";
   }
@@ -50,7 +52,8 @@ Verdict no_scaling(const Target& target, const nlohmann::json& scenario, strata_
                          sdk::dtype_name(caps.model_dtype));
   }
   if (caps.dynamic_scaling != 0) {
-    return Verdict::fail("caps.dynamic_scaling: expected 0, got " + std::to_string(caps.dynamic_scaling));
+    return Verdict::fail("caps.dynamic_scaling: expected 0, got " +
+                         std::to_string(caps.dynamic_scaling));
   }
   // Overflows, clean runs past DeepSpeed's default window of 1000, overflows again.
   const std::string steps = "O..OOO" + std::string(1100, '.') + "OOOO";

@@ -21,6 +21,7 @@ nlohmann::json bf16_config();
 // An instance for the checks that do not depend on the number format (casts, grad_stats): the
 // first of the fp32, bf16 and fp16 configs that create accepts; null (and `why` the refusals)
 // when none is.
-std::unique_ptr<Instance<strata_precision_ops>> any_instance(const Target& target, std::string& why);
+std::unique_ptr<Instance<strata_precision_ops>> any_instance(const Target& target,
+                                                             std::string& why);
 
 }  // namespace strata::plugin_check
