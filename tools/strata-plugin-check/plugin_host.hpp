@@ -29,7 +29,10 @@ class PluginLibrary {
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle_ == nullptr) throw std::runtime_error(path + ": " + dlerror());
     auto entry = reinterpret_cast<strata_plugin_entry_fn>(dlsym(handle_, STRATA_PLUGIN_ENTRY_SYMBOL));
-    if (entry == nullptr) throw std::runtime_error(path + ": no " STRATA_PLUGIN_ENTRY_SYMBOL);
+    if (entry == nullptr) {
+      throw std::runtime_error(path + ": not a Strata plugin (it exports no " +
+                               STRATA_PLUGIN_ENTRY_SYMBOL + ")");
+    }
     descriptor_ = entry();
   }
   PluginLibrary(const PluginLibrary&) = delete;

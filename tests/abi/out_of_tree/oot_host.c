@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   int ok = 1, i;
 
   if (argc != 2) {
-    fprintf(stderr, "usage: oot_host <path to liboot_sgd.so>\n");
+    fprintf(stderr, "usage: oot_host <path to libmy_sgd.so>\n");
     return 2;
   }
   snprintf(manifest, sizeof manifest,

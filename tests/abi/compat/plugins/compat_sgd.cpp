@@ -1,5 +1,5 @@
 // Offload plugin for the compatibility tests: plain SGD, p -= lr * lr_factor * grad_scale * g, no
-// state (as tests/abi/out_of_tree/oot_sgd.cpp). Config: the manifest's DeepSpeed block,
+// state (as examples/plugin_template/sgd_plugin.cpp). Config: the manifest's DeepSpeed block,
 // {"optimizer": {"params": {"lr": <positive number>}}}. Built against the 1.0, 1.2 and today's
 // header from this one source; the step reads the shard array in its header's stride, so a wrong
 // stride on the runtime's side shows up as wrong parameters.
