@@ -48,7 +48,17 @@ std::string in_tree_plugin(const std::string& name) {
   throw std::runtime_error("in-tree plugin " + name + " not found (searched " + searched + ")");
 }
 
-KeptComm::KeptComm() : path_(in_tree_plugin("strata_allreduce_mpi")) {
+KeptComm::KeptComm() {
+  const char* env = std::getenv("STRATA_COMM_LIBRARY");
+  if (env != nullptr && *env != '\0') {
+    // The value as given, so that the runtime finds it equal to the manifest's and keeps it.
+    manifest_library_ = env;
+    const bool is_path = manifest_library_.find('/') != std::string::npos;
+    path_ = is_path ? fs::absolute(manifest_library_).lexically_normal().string()
+                    : in_tree_plugin(manifest_library_);
+  } else {
+    path_ = manifest_library_ = in_tree_plugin("strata_allreduce_mpi");
+  }
   library_ = std::make_unique<PluginLibrary>(path_);
   strata_error err{sizeof(strata_error), 0, {}};
   if (library_->create<strata_comm_ops>("{}", host_.api(), &self_, &err) != STRATA_OK) {

@@ -23,8 +23,10 @@ namespace strata::plugin_check::sharding {
 // <folder of libstrata>/strata/plugins. Throws naming the folders searched when it is missing.
 std::string in_tree_plugin(const std::string& name);
 
-// One instance of the in-tree MPI comm plugin for the whole of check_sharding. Collective: every
-// rank creates and destroys it at the same point.
+// One instance of the comm plugin the runtimes will load, for the whole of check_sharding: the
+// in-tree MPI plugin, or the library STRATA_COMM_LIBRARY names (strata-run --backend gloo sets
+// it, and the runtime then loads it whatever the manifest says). Collective: every rank creates
+// and destroys it at the same point.
 class KeptComm {
  public:
   KeptComm();
@@ -32,11 +34,13 @@ class KeptComm {
   KeptComm(const KeptComm&) = delete;
   KeptComm& operator=(const KeptComm&) = delete;
 
-  const std::string& library_path() const { return path_; }
+  // What the manifests' comm section names: the same file as this instance's.
+  const std::string& manifest_library() const { return manifest_library_; }
   const strata_comm_ops& ops() const { return library_->ops<strata_comm_ops>(); }
   void* self() const { return self_; }
 
  private:
+  std::string manifest_library_;
   std::string path_;
   std::unique_ptr<PluginLibrary> library_;
   PluginHost host_;

@@ -62,6 +62,7 @@ class Trainer {
     }
     runtime_.finalize();
     for (uint64_t step = 1; step <= spec_.steps; ++step) {
+      step_ = step;
       strata::StepResult outcome;
       for (uint64_t micro = 0; micro < spec_.accumulation; ++micro) {
         const std::string when = "step " + std::to_string(step) + " micro-batch " +
@@ -82,12 +83,15 @@ class Trainer {
       result.steps.push_back(std::move(record));
     }
     result.problem = problem_;
+    result.problem_step = problem_step_;
     return result;
   }
 
  private:
   void note(const std::string& what) {
-    if (problem_.empty()) problem_ = what;
+    if (!problem_.empty()) return;
+    problem_ = what;
+    problem_step_ = step_;
   }
 
   // The view of parameter p if it holds the parameter's f32 values, else nullptr (noted).
@@ -180,7 +184,9 @@ class Trainer {
   int rank_ = 0;
   std::vector<uint32_t> indices_;
   std::vector<uint32_t> group_ids_;
+  uint64_t step_ = 0;  // the step in progress, 1-based
   std::string problem_;
+  uint64_t problem_step_ = 0;
 };
 
 }  // namespace

@@ -54,7 +54,8 @@ struct RunResult {
   int rank = 0;
   int world_size = 1;
   std::vector<StepRecord> steps;
-  std::string problem;  // the first contract breach this rank saw; empty if none
+  std::string problem;       // the first contract breach this rank saw; empty if none
+  uint64_t problem_step = 0;  // the step (1-based) during which it was seen
 };
 
 RunResult train(const Libraries& libraries, const RunSpec& spec);

@@ -1,0 +1,19 @@
+# The sharding checks (tools/strata-plugin-check/sharding): strata_zero passes at every stage at
+# world sizes 1-4, and a copy with an off-by-one partition fails, naming the check, the step, the
+# parameter and element, and the values.
+foreach(stage 0 1 2 3)
+  strata_plugin_check_test(sharding.zero.stage${stage} LIBRARY $<TARGET_FILE:strata_zero>
+    CONFIG "{\"stage\": ${stage}}" NP 4)
+endforeach()
+
+# owned_shards hands out the last range one element short: that element is never stepped, so the
+# first difference is at step 1. Stage 2 partitions gradients and masters.
+strata_plugin_check_fixture(plugin_check_broken_sharding WRAPS strata_zero
+  SOURCE fixtures/broken_sharding.cpp)
+strata_plugin_check_test(sharding.broken_partition
+  LIBRARY $<TARGET_FILE:plugin_check_broken_sharding> CONFIG "{\"stage\": 2}" NP 4
+  EXPECT_FAIL
+    "FAIL sharding\\.np1\\.steps\\.match_stage0: step 1: parameter '[a-z0-9]+' element [0-9]+ \\(of [0-9]+\\): expected [-0-9.e]+, got [-0-9.e]+ "
+    "FAIL sharding\\.np4\\.steps\\.match_stage0: rank [0-3]: step 1: parameter '[a-z0-9]+' element [0-9]+ "
+    "FAIL sharding\\.np4\\.steps\\.clipping: rank [0-3]: step 1: gradient norm before clipping: expected [0-9.]+, got [0-9.]+"
+    "PASS sharding\\.np4\\.caps")
