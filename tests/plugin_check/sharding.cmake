@@ -6,14 +6,17 @@ foreach(stage 0 1 2 3)
     CONFIG "{\"stage\": ${stage}}" NP 4)
 endforeach()
 
-# owned_shards hands out the last range one element short: that element is never stepped, so the
-# first difference is at step 1. Stage 2 partitions gradients and masters.
+# owned_shards hands out the last range one element short: that element is never stepped (nor
+# counted in the gradient norm), so the first difference is at step 1. At one rank strata_zero's
+# last range is the first parameter registered (its buckets run in reverse registration order):
+# 'scalar' keeps its initial 0.5. Stage 2 partitions gradients and masters; 3 ranks partition
+# unevenly (the in-tree cases above run 1-4).
 strata_plugin_check_fixture(plugin_check_broken_sharding WRAPS strata_zero
   SOURCE fixtures/broken_sharding.cpp)
 strata_plugin_check_test(sharding.broken_partition
-  LIBRARY $<TARGET_FILE:plugin_check_broken_sharding> CONFIG "{\"stage\": 2}" NP 4
+  LIBRARY $<TARGET_FILE:plugin_check_broken_sharding> CONFIG "{\"stage\": 2}" NP 3
   EXPECT_FAIL
-    "FAIL sharding\\.np1\\.steps\\.match_stage0: step 1: parameter '[a-z0-9]+' element [0-9]+ \\(of [0-9]+\\): expected [-0-9.e]+, got [-0-9.e]+ "
-    "FAIL sharding\\.np4\\.steps\\.match_stage0: rank [0-3]: step 1: parameter '[a-z0-9]+' element [0-9]+ "
-    "FAIL sharding\\.np4\\.steps\\.clipping: rank [0-3]: step 1: gradient norm before clipping: expected [0-9.]+, got [0-9.]+"
-    "PASS sharding\\.np4\\.caps")
+    "FAIL sharding\\.np1\\.steps\\.match_stage0: step 1: parameter 'scalar' element 0 \\(of 1\\): expected 0\\.495[0-9]*, got 0\\.5 "
+    "FAIL sharding\\.np3\\.steps\\.match_stage0: rank [0-2]: step 1: parameter '[a-z0-9]+' element [0-9]+ "
+    "FAIL sharding\\.np3\\.steps\\.clipping: rank [0-2]: step 1: gradient norm before clipping: expected [0-9.]+, got [0-9.]+"
+    "PASS sharding\\.np3\\.caps")

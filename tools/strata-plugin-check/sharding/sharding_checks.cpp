@@ -89,7 +89,7 @@ class ShardingChecks {
   }
 
   // The plugin created directly (not through the runtime, whose API does not expose the caps)
-  // with the config, beside the kept MPI comm and an in-tree amp instance, and queried.
+  // with the config, beside the kept comm instance and an in-tree amp instance, and queried.
   Verdict caps() {
     PluginHost precision_host;
     precision_host.set_comm(&comm_.ops(), comm_.self());
@@ -139,7 +139,9 @@ class ShardingChecks {
   Verdict against_stage0(RunSpec spec, bool compare_norms) {
     const bool plain = spec.accumulation == 1 && spec.clipping == 0 && !spec.groups;
     if (plain && !plain_reference_) plain_reference_ = reference(spec);
-    const RunResult want = plain ? *plain_reference_ : reference(spec);
+    RunResult own_reference;
+    if (!plain) own_reference = reference(spec);
+    const RunResult& want = plain ? *plain_reference_ : own_reference;
     spec.sharding_library = target_.path;
     spec.sharding_config = target_.config_json;
     const RunResult got = train(libraries_, spec);
