@@ -65,8 +65,9 @@ void run_stratum_job(const Options& o, const std::string& library, const std::st
     argv = {find_launcher(), "--backend", o.backend, "-np", std::to_string(world), "--"};
   }
   argv.insert(argv.end(), {self_executable(), "--worker", dir, "--stratum", stratum,
-                           "--check-timeout", std::to_string(o.check_timeout_s), "--config",
-                           o.config_json, library});
+                           "--check-timeout", std::to_string(o.check_timeout_s)});
+  if (o.config_given) argv.insert(argv.end(), {"--config", o.config_json});
+  argv.push_back(library);
   JobSpec spec{argv, dir, std::chrono::seconds(o.check_timeout_s + 60)};
   const JobEnd end = run_job(spec);
   const std::string prefix = stratum + "." + (multi_rank(stratum) ? tag + "." : "");
