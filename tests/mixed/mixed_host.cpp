@@ -3,7 +3,7 @@
 // steps. After every optimizer step each rank checks, and fails on its own if not:
 //  - the outcome: SKIPPED exactly at the planted steps (whichever rank planted), else APPLIED;
 //  - the counters: global_steps = step, skipped_steps = planted steps so far;
-//  - the loss scale: DeepSpeed's trajectory (reference_scaler.hpp) for fp16, 1 for bf16;
+//  - the loss scale: DeepSpeed's trajectory (tools/strata-plugin-check/precision/deepspeed_loss_scaler.hpp) for fp16, 1 for bf16;
 //  - agreement: outcome, counters, scale and a hash of every parameter's bits are allgathered and
 //    must be equal on every rank;
 //  - parameters unchanged by a skipped step and changed by an applied one;
@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "reference_scaler.hpp"
+#include "precision/deepspeed_loss_scaler.hpp"
 #include "synthetic_model.hpp"
 
 namespace strata::mixedtest {
@@ -39,7 +39,7 @@ struct Options {
   std::vector<uint64_t> inject_steps;
   uint64_t inject_from = 0;      // 0: off; else every step from this one on
   std::string inject_value = "inf";
-  ScalerSettings scaler;
+  plugin_check::ScalerSettings scaler;
   bool expect_stop = false;
 };
 
@@ -119,7 +119,7 @@ int run(const Options& o) {
   };
   const Poison poison{"w1", poison_value(o.inject_value)};
 
-  ReferenceScaler reference(o.scaler);
+  plugin_check::DeepSpeedLossScaler reference(o.scaler);
   uint64_t previous_hash = model.hash();
   check_agreement(runtime, StepResult{}, previous_hash, 0);  // finalize broadcast rank 0's values
   uint64_t skips = 0;

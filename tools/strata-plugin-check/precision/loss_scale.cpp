@@ -1,22 +1,8 @@
 // loss_scale.*: scripted overflow sequences driven through create → loss_scale → update, the
-// scale after every update compared with DeepSpeed's DynamicLossScaler.update_scale
-// (deepspeed/runtime/fp16/loss_scaler.py, the current "stable_interval" form), restated here:
-//
-//   overflow:    if hysteresis == 1 or cur_hysteresis == 1:
-//                  if cur_scale == min_scale: raise "cannot decrease scale anymore"
-//                                             (a plugin returns STRATA_ERR_NUMERIC)
-//                  cur_scale = max(cur_scale / 2, min_scale)
-//                else: cur_hysteresis -= 1
-//                last_overflow_iter = cur_iter
-//   no overflow: if consecutive_hysteresis: cur_hysteresis = hysteresis
-//                stable_interval = cur_iter - last_overflow_iter - 1
-//                if stable_interval > 0 and stable_interval % scale_window == 0:
-//                  if not consecutive_hysteresis: cur_hysteresis = hysteresis
-//                  cur_scale *= 2
-//   cur_iter += 1          (cur_iter starts at 0, last_overflow_iter at -1,
-//                           cur_scale at 2^initial_scale_power, cur_hysteresis at hysteresis)
-//
-// A static scale (fp16.loss_scale > 0) never changes and never raises.
+// scale after every update compared with DeepSpeed's DynamicLossScaler.update_scale as
+// deepspeed_loss_scaler.hpp restates it. An overflow where DeepSpeed raises "cannot decrease scale
+// anymore" must give STRATA_ERR_NUMERIC. A static scale (fp16.loss_scale > 0) never changes and
+// never raises.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -24,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "precision/deepspeed_loss_scaler.hpp"
 #include "precision/instance.hpp"
 #include "precision/precision_checks.hpp"
 
@@ -31,50 +18,6 @@ namespace strata::plugin_check {
 namespace {
 
 using nlohmann::json;
-
-struct ScalerSettings {
-  int initial_scale_power = 16;
-  int64_t window = 1000;
-  int64_t hysteresis = 2;
-  bool consecutive = false;
-  double min_scale = 1.0;
-};
-
-class DeepSpeedScaler {
- public:
-  explicit DeepSpeedScaler(const ScalerSettings& s)
-      : s_(s), scale_(std::ldexp(1.0, s.initial_scale_power)), hysteresis_(s.hysteresis) {}
-  double scale() const { return scale_; }
-  // Whether an overflow now is the one DeepSpeed raises on.
-  bool overflow_raises() const {
-    return (s_.hysteresis == 1 || hysteresis_ == 1) && scale_ == s_.min_scale;
-  }
-  void update(bool overflow) {
-    if (overflow) {
-      if (s_.hysteresis == 1 || hysteresis_ == 1) {
-        scale_ = std::max(scale_ / 2.0, s_.min_scale);
-      } else {
-        --hysteresis_;
-      }
-      last_overflow_ = iteration_;
-    } else {
-      if (s_.consecutive) hysteresis_ = s_.hysteresis;
-      const int64_t stable = iteration_ - last_overflow_ - 1;
-      if (stable > 0 && stable % s_.window == 0) {
-        if (!s_.consecutive) hysteresis_ = s_.hysteresis;
-        scale_ *= 2.0;
-      }
-    }
-    ++iteration_;
-  }
-
- private:
-  ScalerSettings s_;
-  double scale_;
-  int64_t hysteresis_;
-  int64_t iteration_ = 0;
-  int64_t last_overflow_ = -1;
-};
 
 struct Scenario {
   std::string name;
@@ -88,8 +31,8 @@ json block(const ScalerSettings& s) {
           {"initial_scale_power", s.initial_scale_power},
           {"loss_scale_window", s.window},
           {"hysteresis", s.hysteresis},
-          {"consecutive_hysteresis", s.consecutive},
-          {"min_loss_scale", s.min_scale}};
+          {"consecutive_hysteresis", s.consecutive_hysteresis},
+          {"min_loss_scale", s.min_loss_scale}};
 }
 
 Scenario scripted(std::string name, const ScalerSettings& s, std::string steps) {
@@ -102,10 +45,10 @@ Scenario random_walk(std::string name, const ScalerSettings& s, double p, uint32
   constexpr size_t length = 3000;
   std::mt19937 rng(seed);
   std::bernoulli_distribution overflow(p);
-  DeepSpeedScaler reference(s);
+  DeepSpeedLossScaler reference(s);
   std::string steps;
   for (size_t i = 0; i < length; ++i) {
-    const bool o = overflow(rng) && !reference.overflow_raises();
+    const bool o = overflow(rng) && !reference.overflow_stops_run();
     steps += o ? 'O' : '.';
     reference.update(o);
   }
@@ -176,7 +119,7 @@ Verdict run_dynamic(const Target& target, const Scenario& sc) {
     return Verdict::skip("caps.dynamic_scaling " + std::to_string(caps.dynamic_scaling) + " for " +
                          config);
   }
-  DeepSpeedScaler reference(sc.settings);
+  DeepSpeedLossScaler reference(sc.settings);
   if (const double got = scale_of(amp); got != reference.scale()) {
     return Verdict::fail("before the first update (" + config + "): expected scale " +
                          number_text(reference.scale()) + ", got " + number_text(got));
@@ -184,7 +127,7 @@ Verdict run_dynamic(const Target& target, const Scenario& sc) {
   double lowest = reference.scale(), highest = reference.scale();
   for (size_t i = 0; i < sc.steps.size(); ++i) {
     const bool overflow = sc.steps[i] == 'O';
-    const bool raises = overflow && reference.overflow_raises();
+    const bool raises = overflow && reference.overflow_stops_run();
     strata_error err = sdk::make_error();
     const strata_status status = amp.ops().update(amp.self(), overflow ? 1 : 0, &err);
     const std::string where = "update " + std::to_string(i + 1) + " (" +

@@ -1,8 +1,8 @@
 // DeepSpeed's fp16 DynamicLossScaler.update_scale (deepspeed/runtime/fp16/loss_scaler.py, current
 // deepspeedai/DeepSpeed; releases before the "stable_interval" form doubled one step earlier, at
-// (cur_iter - last_overflow_iter) % window == 0), written here independently of the amp plugin so
-// that the multi-rank tests check the plugin's scale trajectory against DeepSpeed's rules rather
-// than against itself:
+// (cur_iter - last_overflow_iter) % window == 0), written independently of the amp plugin so that
+// strata-plugin-check's loss_scale.* checks and the project's multi-rank tests (tests/mixed) check
+// a plugin's scale trajectory against DeepSpeed's rules rather than against itself:
 //
 //   overflow:    if hysteresis == 1 or cur_hysteresis == 1:
 //                  if cur_scale == min_scale: raise "... cannot decrease scale anymore"
@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <stdexcept>
 
-namespace strata::mixedtest {
+namespace strata::plugin_check {
 
 struct ScalerSettings {
   int initial_scale_power = 16;
@@ -32,9 +32,9 @@ struct ScalerSettings {
   double min_loss_scale = 1.0;
 };
 
-class ReferenceScaler {
+class DeepSpeedLossScaler {
  public:
-  explicit ReferenceScaler(const ScalerSettings& s)
+  explicit DeepSpeedLossScaler(const ScalerSettings& s)
       : s_(s), scale_(std::ldexp(1.0, s.initial_scale_power)), hysteresis_(s.hysteresis) {}
 
   double scale() const { return scale_; }
@@ -46,7 +46,7 @@ class ReferenceScaler {
 
   void update(bool overflow) {
     if (overflow) {
-      if (overflow_stops_run()) throw std::logic_error("ReferenceScaler: update past the minimum");
+      if (overflow_stops_run()) throw std::logic_error("DeepSpeedLossScaler: update past the minimum");
       if (s_.hysteresis == 1 || hysteresis_ == 1) {
         scale_ = std::max(scale_ / 2.0, s_.min_loss_scale);
       } else {
@@ -72,4 +72,4 @@ class ReferenceScaler {
   int64_t last_overflow_ = -1;
 };
 
-}  // namespace strata::mixedtest
+}  // namespace strata::plugin_check
