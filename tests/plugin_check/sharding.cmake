@@ -29,3 +29,10 @@ strata_plugin_check_test(sharding.broken_partition
     "FAIL sharding\\.np3\\.steps\\.match_stage0: rank [0-2]: step 1: parameter '[a-z0-9]+' element [0-9]+ "
     "FAIL sharding\\.np3\\.steps\\.clipping: rank [0-2]: step 1: gradient norm before clipping: expected [0-9.]+, got [0-9.]+"
     "PASS sharding\\.np3\\.caps")
+
+# The ranks started by strata-run's own processes (--backend gloo) instead of mpirun: the checker
+# then trains over the comm library strata-run names (STRATA_COMM_LIBRARY, allreduce-gloo).
+if(NOT STRATA_SANITIZE)
+  strata_plugin_check_test(sharding.zero.stage2.gloo LIBRARY $<TARGET_FILE:strata_zero>
+    CONFIG "{\"stage\": 2}" NP 2 ARGS --backend gloo)
+endif()
