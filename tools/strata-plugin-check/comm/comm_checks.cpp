@@ -41,17 +41,13 @@ std::string unclaimed(const std::string& what) { return "the caps do not claim "
 
 void check_comm(const Target& target, Recorder& recorder) {
   const strata_comm_ops& ops = target.ops<strata_comm_ops>();
-  PluginHost host;  // outlives every instance
-  std::unique_ptr<Instance> instance;
+  std::unique_ptr<CommInstance> instance;
   Session s{CommFunctions(ops), nullptr, {}};
   // create() and query() run inside the first check, under its watchdog: creating an instance
   // is collective for most plugins (a rank that never arrives hangs the others).
   recorder.run("caps", [&] {
-    instance = std::make_unique<Instance>(ops, host, target.config_json);
-    if (!instance->created().ok()) {
-      return Verdict::fail("create with config " + target.config_json + " returned " +
-                           instance->created().text());
-    }
+    instance = std::make_unique<CommInstance>(target, target.config_json);
+    if (!instance->ok()) return Verdict::fail(instance->refusal());
     s.self = instance->self();
     s.caps.struct_size = sizeof(s.caps);
     strata_error err = sdk::make_error();

@@ -65,6 +65,6 @@ Verdict check_barrier(const Session& s);
 Verdict check_nonblocking_ordering(const Session& s);
 Verdict check_bad_arguments(const Session& s);
 // Ends with `instance` (the session's) destroyed.
-Verdict check_mismatched_counts(const Session& s, std::unique_ptr<Instance>& instance);
+Verdict check_mismatched_counts(const Session& s, std::unique_ptr<CommInstance>& instance);
 
 }  // namespace strata::plugin_check::comm

@@ -47,40 +47,10 @@ decltype(strata_comm_ops::test) CommFunctions::test() const {
   return STRATA_CHECK_COMM_FN(*ops, test);
 }
 
-std::string status_name(strata_status status) {
-  static const char* const names[] = {"STRATA_OK",
-                                      "STRATA_ERR_INVALID_ARGUMENT",
-                                      "STRATA_ERR_UNSUPPORTED",
-                                      "STRATA_ERR_OUT_OF_MEMORY",
-                                      "STRATA_ERR_COMM",
-                                      "STRATA_ERR_MISMATCH",
-                                      "STRATA_ERR_NUMERIC",
-                                      "STRATA_ERR_INTERNAL",
-                                      "STRATA_ERR_ABI"};
-  const auto index = static_cast<size_t>(status);
-  if (index < sizeof(names) / sizeof(names[0])) return names[index];
-  return "status " + std::to_string(static_cast<int>(status));
-}
-
 std::string CallResult::text() const {
   std::string text = status_name(status);
   if (!message.empty()) text += ": " + message;
   return text;
-}
-
-Instance::Instance(const strata_comm_ops& ops, PluginHost& host, const std::string& config_json)
-    : ops_(ops) {
-  strata_plugin_create_args args{};
-  args.struct_size = sizeof(args);
-  args.config_json = config_json.c_str();
-  args.host = host.api();
-  strata_error err = sdk::make_error();
-  created_ = result_of(ops.create(&args, &self_, &err), err);
-  if (!created_.ok()) self_ = nullptr;
-}
-
-Instance::~Instance() {
-  if (self_ != nullptr) ops_.destroy(self_);
 }
 
 const char* mode_name(Mode mode) { return mode == Mode::Blocking ? "blocking" : "non-blocking"; }

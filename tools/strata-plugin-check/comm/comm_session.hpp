@@ -5,7 +5,7 @@
 #include "comm_reference.hpp"
 
 #include "check.hpp"
-#include "plugin_host.hpp"
+#include "plugin_instance.hpp"
 
 #include <strata/plugin_api.h>
 
@@ -33,26 +33,11 @@ struct CallResult {
   strata_status status = STRATA_OK;
   std::string message;
   bool ok() const { return status == STRATA_OK; }
-  std::string text() const;  // "STRATA_ERR_MISMATCH (5): <message>"
+  std::string text() const;  // "STRATA_ERR_MISMATCH: <message>"
 };
 
-std::string status_name(strata_status status);
-
-// An instance created with a config, destroyed by the destructor.
-class Instance {
- public:
-  Instance(const strata_comm_ops& ops, PluginHost& host, const std::string& config_json);
-  ~Instance();
-  Instance(const Instance&) = delete;
-  Instance& operator=(const Instance&) = delete;
-  void* self() const { return self_; }
-  const CallResult& created() const { return created_; }
-
- private:
-  const strata_comm_ops& ops_;
-  void* self_ = nullptr;
-  CallResult created_;
-};
+// An instance of the comm plugin under test (plugin_instance.hpp).
+using CommInstance = Instance<strata_comm_ops>;
 
 enum class Mode { Blocking, Nonblocking };
 const char* mode_name(Mode mode);

@@ -88,7 +88,7 @@ Verdict check_bad_arguments(const Session& s) {
 // (the in-tree plugins: STRATA_ERR_MISMATCH) with a message, not STRATA_OK and not a hang (the
 // Recorder's watchdog). Then destroys the instance, under the same watchdog: the transport may be
 // unusable after (and a plugin may not be created again once its last instance is gone: MPI).
-Verdict check_mismatched_counts(const Session& s, std::unique_ptr<Instance>& instance) {
+Verdict check_mismatched_counts(const Session& s, std::unique_ptr<CommInstance>& instance) {
   const int32_t dtype = s.primary_dtype() < 0 ? STRATA_F32 : s.primary_dtype();
   const uint64_t count = s.rank() == 0 ? 10 : 11;
   Bytes data = rank_input(dtype, s.rank(), count);

@@ -90,23 +90,6 @@ std::string sequence_so_far(const std::string& steps, size_t n) {
          steps.substr(first, n - first) + "'";
 }
 
-double scale_of(const Instance<strata_precision_ops>& amp) {
-  double scale = std::nan("");
-  strata_error err = sdk::make_error();
-  expect_ok(amp.ops().loss_scale(amp.self(), &scale, &err), err, "loss_scale()");
-  return scale;
-}
-
-strata_precision_caps caps_of(const Instance<strata_precision_ops>& amp) {
-  strata_precision_caps caps{};
-  caps.struct_size = sizeof(caps);
-  caps.model_dtype = -1;
-  caps.dynamic_scaling = -1;
-  strata_error err = sdk::make_error();
-  expect_ok(amp.ops().query(amp.self(), &caps, &err), err, "query()");
-  return caps;
-}
-
 Verdict run_dynamic(const Target& target, const Scenario& sc) {
   json fp16 = sc.fp16;
   fp16["enabled"] = true;

@@ -5,6 +5,7 @@
 //   no_scaling.*  fp32 and bf16: loss_scale() 1, update never changes it, caps say so
 //   cast.*        bit-exact casts against strata/half.hpp (cast.cpp)
 //   grad_stats.*  non-finite detection and the fp64 sum of squares (grad_stats.cpp)
+#include <cmath>
 #include <string>
 
 #include "precision/precision_checks.hpp"
@@ -17,6 +18,23 @@ nlohmann::json fp32_config() {
 
 nlohmann::json bf16_config() {
   return {{"fp16", {{"enabled", false}}}, {"bf16", {{"enabled", true}}}};
+}
+
+double scale_of(const Instance<strata_precision_ops>& amp) {
+  double scale = std::nan("");
+  strata_error err = sdk::make_error();
+  expect_ok(amp.ops().loss_scale(amp.self(), &scale, &err), err, "loss_scale()");
+  return scale;
+}
+
+strata_precision_caps caps_of(const Instance<strata_precision_ops>& amp) {
+  strata_precision_caps caps{};
+  caps.struct_size = sizeof(caps);
+  caps.model_dtype = -1;
+  caps.dynamic_scaling = -1;
+  strata_error err = sdk::make_error();
+  expect_ok(amp.ops().query(amp.self(), &caps, &err), err, "query()");
+  return caps;
 }
 
 std::unique_ptr<Instance<strata_precision_ops>> any_instance(const Target& target,
@@ -41,12 +59,7 @@ Verdict no_scaling(const Target& target, const nlohmann::json& scenario, strata_
   Instance<strata_precision_ops> amp(target, config);
   const std::string name = sdk::dtype_name(dtype);
   if (!amp.ok()) return Verdict::skip(name + " not claimed: " + amp.refusal());
-  strata_precision_caps caps{};
-  caps.struct_size = sizeof(caps);
-  caps.model_dtype = -1;
-  caps.dynamic_scaling = -1;
-  strata_error err = sdk::make_error();
-  expect_ok(amp.ops().query(amp.self(), &caps, &err), err, "query()");
+  const strata_precision_caps caps = caps_of(amp);
   if (caps.model_dtype != dtype) {
     return Verdict::fail("caps.model_dtype with " + config + ": expected " + name + ", got " +
                          sdk::dtype_name(caps.model_dtype));
@@ -57,9 +70,9 @@ Verdict no_scaling(const Target& target, const nlohmann::json& scenario, strata_
   }
   // Overflows, clean runs past DeepSpeed's default window of 1000, overflows again.
   const std::string steps = "O..OOO" + std::string(1100, '.') + "OOOO";
+  strata_error err = sdk::make_error();
   for (size_t i = 0; i <= steps.size(); ++i) {
-    double scale = 0.0;
-    expect_ok(amp.ops().loss_scale(amp.self(), &scale, &err), err, "loss_scale()");
+    const double scale = scale_of(amp);
     if (scale != 1.0) {
       return Verdict::fail((i == 0 ? std::string("before the first update")
                                    : "after update " + std::to_string(i) + " (" +

@@ -18,6 +18,10 @@ void check_grad_stats(const Target& target, Recorder& recorder);  // grad_stats.
 nlohmann::json fp32_config();
 nlohmann::json bf16_config();
 
+// The instance's loss_scale() and caps (query()); throw when the call fails.
+double scale_of(const Instance<strata_precision_ops>& amp);
+strata_precision_caps caps_of(const Instance<strata_precision_ops>& amp);
+
 // An instance for the checks that do not depend on the number format (casts, grad_stats): the
 // first of the fp32, bf16 and fp16 configs that create accepts; null (and `why` the refusals)
 // when none is.
