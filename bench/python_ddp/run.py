@@ -18,9 +18,9 @@ is built (CXX_HOST=auto), the C++ example on the same runtime and manifest runs 
 global batch / its --time-report mean step time.
 Last line: headline strata_vs_ddp=<ratio at 2 ranks> strata_vs_ddp_1=<1 rank> strata_vs_ddp_4=<4>.
 
-Environment: ROUNDS (3), STEPS (optimizer steps per run, 300), RANKS ("1 2 4"), MANIFEST
+Environment: ROUNDS (3), STEPS (optimizer steps per run, 200), RANKS ("1 2 4"), MANIFEST
 (examples/manifests/default.json), TRAIN_PY (examples/fashion_mnist_torch/train.py), PYTHON
-(/usr/bin/python3), RUN_TIMEOUT (seconds per run, 900), STRATA_BENCH_MPIRUN_ARGS (extra mpirun
+(/usr/bin/python3), RUN_TIMEOUT (seconds per run, 300), STRATA_BENCH_MPIRUN_ARGS (extra mpirun
 options, e.g. "--bind-to none"), MPIRUN (mpirun), CXX_HOST (auto | 1 | 0: the C++ host column).
 Of the train.py options given, --data-dir, --overrides, --batch and --seed also go to the C++ host.
 """
@@ -29,6 +29,7 @@ import os
 import random
 import re
 import shlex
+import signal
 import socket
 import statistics
 import subprocess
@@ -100,7 +101,7 @@ class Bench:
             "MANIFEST", os.path.join(ROOT, "examples", "manifests", "default.json")))
         self.mpirun = os.environ.get("MPIRUN", "mpirun")
         self.mpirun_extra = shlex.split(os.environ.get("STRATA_BENCH_MPIRUN_ARGS", ""))
-        self.timeout = env_int("RUN_TIMEOUT", 900)
+        self.timeout = env_int("RUN_TIMEOUT", 300)
         self.library = os.path.join(self.build, "lib", "libstrata.so")
         for path, what in ((self.train, "train.py (TRAIN_PY)"), (self.manifest, "manifest (MANIFEST)"),
                            (self.library, "libstrata.so; build the target python_ddp_bench")):
@@ -165,23 +166,35 @@ class Bench:
             cmd += [self.python, self.train, "--mode", mode, "--manifest", self.manifest,
                     "--time-report", "--threads", "1", "--epochs", "1000", "--max-steps",
                     str(steps)] + self.extra
+        # Own session, so that a run past RUN_TIMEOUT can be ended with its ranks: SIGTERM to
+        # mpirun (which ends its ranks), then SIGKILL to the whole group.
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                universal_newlines=True, start_new_session=True)
         try:
-            proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  universal_newlines=True, timeout=self.timeout)
-        except subprocess.TimeoutExpired as e:
-            out = e.output if isinstance(e.output, str) else (e.output or b"").decode(errors="replace")
-            die("%s at %d ranks ran past RUN_TIMEOUT=%d s:\n$ %s\n%s"
+            out, _ = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            try:
+                out, _ = proc.communicate(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                out, _ = proc.communicate()
+            die("%s at %d ranks ran past RUN_TIMEOUT=%d s (ended):\n$ %s\n%s"
                 % (mode, np, self.timeout, " ".join(map(shlex.quote, cmd)), out))
+        finally:
+            if proc.poll() is None:  # KeyboardInterrupt and the like: leave no ranks behind
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
         pattern, what = (CXX_WALL, "step_time ... wall=") if mode == "cxx" else (SPS, "samples_per_second=")
-        found = pattern.findall(proc.stdout)
+        found = pattern.findall(out)
         if proc.returncode != 0 or len(found) != 1:
             die("%s at %d ranks: exit status %d, %d '%s' lines (want 1):\n$ %s\n%s"
                 % (mode, np, proc.returncode, len(found), what, " ".join(map(shlex.quote, cmd)),
-                   proc.stdout))
+                   out))
         if mode == "cxx":  # mean step time over ranks -> global batch (its banner) per second
-            batch = CXX_BATCH.findall(proc.stdout)
+            batch = CXX_BATCH.findall(out)
             if len(batch) != 1:
-                die("cxx at %d ranks: no 'global batch N' banner:\n%s" % (np, proc.stdout))
+                die("cxx at %d ranks: no 'global batch N' banner:\n%s" % (np, out))
             return float(batch[0]) / float(found[0])
         return float(found[0])
 
@@ -196,7 +209,7 @@ def main():
         sys.exit(0 if len(sys.argv) >= 2 else 1)
     bench = Bench(sys.argv[1], sys.argv[2:])
     rounds = env_int("ROUNDS", 3)
-    steps = env_int("STEPS", 300)
+    steps = env_int("STEPS", 200)
     if steps <= 10:
         die("STEPS=%d: train.py times the steps after its first 10" % steps)
     try:
