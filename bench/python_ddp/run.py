@@ -103,10 +103,12 @@ class Bench:
         self.mpirun_extra = shlex.split(os.environ.get("STRATA_BENCH_MPIRUN_ARGS", ""))
         self.timeout = env_int("RUN_TIMEOUT", 300)
         self.library = os.path.join(self.build, "lib", "libstrata.so")
-        for path, what in ((self.train, "train.py (TRAIN_PY)"), (self.manifest, "manifest (MANIFEST)"),
-                           (self.library, "libstrata.so; build the target python_ddp_bench")):
+        for path, what, hint in (
+                (self.train, "train.py", " (set TRAIN_PY)"),
+                (self.manifest, "manifest", " (set MANIFEST)"),
+                (self.library, "libstrata.so", "; build the target python_ddp_bench")):
             if not os.path.exists(path):
-                die("%s not found: %s" % (what, path))
+                die("%s not found: %s%s" % (what, path, hint))
         plugins = os.path.join(self.build, "lib", "strata", "plugins")
         for plugin in ("strata_allreduce_mpi", "strata_zero", "strata_amp", "strata_offload"):
             if not os.path.exists(os.path.join(plugins, "lib%s.so" % plugin)):
@@ -185,7 +187,10 @@ class Bench:
             if proc.poll() is None:  # KeyboardInterrupt and the like: leave no ranks behind
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-        pattern, what = (CXX_WALL, "step_time ... wall=") if mode == "cxx" else (SPS, "samples_per_second=")
+        if mode == "cxx":
+            pattern, what = CXX_WALL, "step_time ... wall="
+        else:
+            pattern, what = SPS, "samples_per_second="
         found = pattern.findall(out)
         if proc.returncode != 0 or len(found) != 1:
             die("%s at %d ranks: exit status %d, %d '%s' lines (want 1):\n$ %s\n%s"
@@ -205,8 +210,9 @@ def spread(values):
 
 def main():
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
-        print(__doc__)
-        sys.exit(0 if len(sys.argv) >= 2 else 1)
+        ok = len(sys.argv) >= 2
+        print(__doc__, file=sys.stdout if ok else sys.stderr)
+        sys.exit(0 if ok else 1)
     bench = Bench(sys.argv[1], sys.argv[2:])
     rounds = env_int("ROUNDS", 3)
     steps = env_int("STEPS", 200)
@@ -241,8 +247,8 @@ def main():
     print("(%.0f s; samples/s of the timed steps, median over %d rounds (min-max))"
           % (time.time() - start, rounds))
     print()
-    head = "%-5s | %-24s | %-26s | %-6s" % ("ranks", "strata samples/s", "ddp samples/s (reference)",
-                                           "ratio")
+    head = "%-5s | %-24s | %-26s | %-6s" % ("ranks", "strata samples/s",
+                                           "ddp samples/s (reference)", "ratio")
     if bench.with_cxx:
         head += " | %-24s" % "C++ host via strata"
     print(head + " | issue's DDP, torch 2.15")
@@ -259,8 +265,8 @@ def main():
     print("(AdamW, clipping) and threads (1 per rank). The issue's DDP figures (torch 2.15, this")
     print("machine) are not from this run; Debian's torch here is %s." % torch.__version__)
     if bench.with_cxx:
-        print("C++ host via strata: examples/fashion_mnist on the same runtime and manifest, global")
-        print("batch / mean step time (its --time-report): what the runtime allows without Python.")
+        print("C++ host via strata: examples/fashion_mnist on the same runtime and manifest,")
+        print("global batch / mean step time (its --time-report): the runtime without Python.")
     print()
     keys = []
     if 2 in ratio:
