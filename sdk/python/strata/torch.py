@@ -120,6 +120,8 @@ class _Param:
         key = (address, dtype)
         t = self._views.get(key)
         if t is None:
+            if len(self._views) >= 4:  # buffers that move (gathered at stage 3) would pile up
+                self._views.clear()
             t = _tensor_at(address, self.p.numel(), dtype, self.p.shape)
             self._views[key] = t
         return t
