@@ -20,7 +20,8 @@ Last line: headline strata_vs_ddp=<ratio at 2 ranks> strata_vs_ddp_1=<1 rank> st
 
 Environment: ROUNDS (3), STEPS (optimizer steps per run, 200), RANKS ("1 2 4"), MANIFEST
 (examples/manifests/default.json), TRAIN_PY (examples/fashion_mnist_torch/train.py), PYTHON
-(/usr/bin/python3), RUN_TIMEOUT (seconds per run, 300), STRATA_BENCH_MPIRUN_ARGS (extra mpirun
+(/usr/bin/python3), RUN_TIMEOUT (seconds per run, 300; then the Python ranks print their stacks
+and the bench stops), STRATA_BENCH_MPIRUN_ARGS (extra mpirun
 options, e.g. "--bind-to none"), MPIRUN (mpirun), CXX_HOST (auto | 1 | 0: the C++ host column).
 Of the train.py options given, --data-dir, --overrides, --batch and --seed also go to the C++ host.
 """
@@ -90,6 +91,24 @@ def free_port():
     die("no free TCP port found for MASTER_PORT")
 
 
+def children(pid):
+    """The processes whose parent is pid (mpirun's ranks on this host)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses; split after the last )
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 1 and fields[1] == str(pid):
+            found.append(int(entry))
+    return found
+
+
 class Bench:
     def __init__(self, build, extra):
         self.build = os.path.abspath(build)
@@ -152,9 +171,11 @@ class Bench:
             "MKL_NUM_THREADS": "1",
             "MASTER_ADDR": "127.0.0.1",
             "MASTER_PORT": str(free_port()),
+            "PYTHONFAULTHANDLER": "1",
         })
         forwarded = ["PYTHONPATH", "STRATA_LIBRARY", "STRATA_LOG_LEVEL", "OPENBLAS_NUM_THREADS",
-                     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MASTER_ADDR", "MASTER_PORT"]
+                     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MASTER_ADDR", "MASTER_PORT",
+                     "PYTHONFAULTHANDLER"]
         cmd = [self.mpirun, "--allow-run-as-root", "--oversubscribe",
                "--mca", "btl_vader_single_copy_mechanism", "none"]
         for name in forwarded:
@@ -168,19 +189,31 @@ class Bench:
             cmd += [self.python, self.train, "--mode", mode, "--manifest", self.manifest,
                     "--time-report", "--threads", "1", "--epochs", "1000", "--max-steps",
                     str(steps)] + self.extra
-        # Own session, so that a run past RUN_TIMEOUT can be ended with its ranks: SIGTERM to
-        # mpirun (which ends its ranks), then SIGKILL to the whole group.
+        # Own session, so that a run past RUN_TIMEOUT can be ended with all its processes.
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 universal_newlines=True, start_new_session=True)
         try:
             out, _ = proc.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            proc.terminate()
-            try:
-                out, _ = proc.communicate(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                out, _ = proc.communicate()
+            # Python ranks print their threads' stacks on SIGABRT (PYTHONFAULTHANDLER=1): where
+            # each one waits; mpirun then ends the others. Else SIGTERM to mpirun, then SIGKILL.
+            ranks = children(proc.pid) if mode != "cxx" else []
+            for pid in ranks:
+                try:
+                    os.kill(pid, signal.SIGABRT)
+                except OSError:
+                    pass
+            out = None
+            for sig in ((None,) if ranks else ()) + (signal.SIGTERM, signal.SIGKILL):
+                if sig == signal.SIGKILL:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                elif sig is not None:
+                    proc.send_signal(sig)
+                try:
+                    out, _ = proc.communicate(timeout=15)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
             die("%s at %d ranks ran past RUN_TIMEOUT=%d s (ended):\n$ %s\n%s"
                 % (mode, np, self.timeout, " ".join(map(shlex.quote, cmd)), out))
         finally:
