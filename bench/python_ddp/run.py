@@ -21,8 +21,8 @@ Last line: headline strata_vs_ddp=<ratio at 2 ranks> strata_vs_ddp_1=<1 rank> st
 Environment: ROUNDS (3), STEPS (optimizer steps per run, 200), RANKS ("1 2 4"), MANIFEST
 (examples/manifests/default.json), TRAIN_PY (examples/fashion_mnist_torch/train.py), PYTHON
 (/usr/bin/python3), RUN_TIMEOUT (seconds per run, 300; then the Python ranks print their stacks
-and the bench stops), STRATA_BENCH_MPIRUN_ARGS (extra mpirun
-options, e.g. "--bind-to none"), MPIRUN (mpirun), CXX_HOST (auto | 1 | 0: the C++ host column).
+and the bench stops), STRATA_BENCH_MPIRUN_ARGS (extra mpirun options, e.g. "--bind-to none"),
+MPIRUN (mpirun), CXX_HOST (auto | 1 | 0: the C++ host column).
 Of the train.py options given, --data-dir, --overrides, --batch and --seed also go to the C++ host.
 """
 
