@@ -1,0 +1,177 @@
+"""ctypes declarations of the host C API (runtime/include/strata/strata.h), and loading libstrata.
+
+The structs mirror the header field for field; each starts with struct_size, which is set to the
+size ctypes computes for the struct as declared here (the header's own sizeof on this platform).
+The runtime accepts any size from a struct's first released size up, so this file only has to grow
+when the binding wants a field a later API minor appends.
+"""
+import ctypes
+import ctypes.util
+import os
+import shutil
+
+c_size_t, c_int32, c_uint32, c_uint64, c_double = (
+    ctypes.c_size_t, ctypes.c_int32, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_double)
+c_char_p, c_void_p = ctypes.c_char_p, ctypes.c_void_p
+
+# strata_status, strata_dtype, reduction ops, gather flags, step outcomes (plugin_api.h, strata.h).
+OK = 0
+STATUS_NAMES = {
+    0: "STRATA_OK", 1: "STRATA_ERR_INVALID_ARGUMENT", 2: "STRATA_ERR_UNSUPPORTED",
+    3: "STRATA_ERR_OUT_OF_MEMORY", 4: "STRATA_ERR_COMM", 5: "STRATA_ERR_MISMATCH",
+    6: "STRATA_ERR_NUMERIC", 7: "STRATA_ERR_INTERNAL", 8: "STRATA_ERR_ABI",
+}
+F32, F16, BF16, F64, I32, I64, U8 = range(7)
+DTYPE_NAMES = {F32: "f32", F16: "f16", BF16: "bf16", F64: "f64", I32: "i32", I64: "i64", U8: "u8"}
+DTYPE_SIZES = {F32: 4, F16: 2, BF16: 2, F64: 8, I32: 4, I64: 8, U8: 1}
+OPS = {"sum": 0, "avg": 1, "min": 2, "max": 3}
+GATHER_FOR_BACKWARD = 1
+OUTCOMES = {0: "accumulated", 1: "applied", 2: "skipped"}
+DEVICE_HOST = 0
+MEM_CATEGORIES = ("params", "grads", "master", "optimizer_state", "comm_buffers", "other")
+MEM_LOCATIONS = ("host", "host_pinned", "device", "disk")
+ERROR_MESSAGE_MAX = 1024
+
+
+class Error(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("code", c_int32),
+                ("message", ctypes.c_char * ERROR_MESSAGE_MAX)]
+
+
+class CreateOptions(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("manifest_path", c_char_p),
+                ("manifest_json", c_char_p), ("base_dir", c_char_p),
+                ("overrides_json", c_char_p)]
+
+
+class WorldInfo(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("rank", c_int32), ("size", c_int32),
+                ("local_rank", c_int32), ("local_size", c_int32)]
+
+
+class TrainingInfo(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("train_batch_size", c_uint64),
+                ("micro_batch_size", c_uint64), ("gradient_accumulation_steps", c_uint64),
+                ("gradient_clipping", c_double), ("model_dtype", c_int32)]
+
+
+class Device(ctypes.Structure):
+    _fields_ = [("type", c_int32), ("index", c_int32)]
+
+
+class ParamDesc(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("name", c_char_p), ("dtype", c_int32),
+                ("device", Device), ("count", c_uint64), ("data", c_void_p), ("grad", c_void_p)]
+
+
+class ParamView(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("data", c_void_p), ("grad", c_void_p),
+                ("count", c_uint64), ("dtype", c_int32)]
+
+
+class StepResult(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("outcome", c_int32), ("loss_scale", c_double),
+                ("grad_norm", c_double), ("global_steps", c_uint64), ("skipped_steps", c_uint64),
+                ("wall_seconds", c_double), ("host_seconds", c_double),
+                ("comm_wait_seconds", c_double), ("optimizer_seconds", c_double),
+                ("gather_seconds", c_double), ("runtime_other_seconds", c_double)]
+
+
+class MemoryReport(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t),
+                ("current", c_uint64 * len(MEM_CATEGORIES)),
+                ("peak", c_uint64 * len(MEM_CATEGORIES)),
+                ("located", (c_uint64 * len(MEM_CATEGORIES)) * len(MEM_LOCATIONS))]
+
+
+class SaveArgs(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("dir", c_char_p), ("tag", c_char_p),
+                ("extra_json", c_char_p), ("blocking", c_int32)]
+
+
+class LoadArgs(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("dir", c_char_p), ("tag", c_char_p)]
+
+
+class LoadResult(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("tag", c_char_p), ("extra_json", c_char_p),
+                ("global_steps", c_uint64), ("skipped_steps", c_uint64)]
+
+
+def sized(struct_type):
+    """A zeroed struct with struct_size set, as every versioned struct needs."""
+    s = struct_type()
+    s.struct_size = ctypes.sizeof(struct_type)
+    return s
+
+
+_rt = c_void_p  # strata_runtime*, opaque
+_err = ctypes.POINTER(Error)
+_SIGNATURES = {
+    "strata_create": ([ctypes.POINTER(CreateOptions), ctypes.POINTER(_rt), _err], c_int32),
+    "strata_destroy": ([_rt], None),
+    "strata_world": ([_rt, ctypes.POINTER(WorldInfo)], c_int32),
+    "strata_training": ([_rt, ctypes.POINTER(TrainingInfo)], c_int32),
+    "strata_register_param": ([_rt, ctypes.POINTER(ParamDesc), ctypes.POINTER(c_uint32), _err],
+                              c_int32),
+    "strata_finalize": ([_rt, _err], c_int32),
+    "strata_grad_ready": ([_rt, c_uint32, _err], c_int32),
+    "strata_step": ([_rt, ctypes.POINTER(StepResult), _err], c_int32),
+    "strata_define_group": ([_rt, c_char_p, ctypes.POINTER(c_uint32), c_size_t,
+                             ctypes.POINTER(c_uint32), _err], c_int32),
+    "strata_gather": ([_rt, c_uint32, c_uint32, _err], c_int32),
+    "strata_release": ([_rt, c_uint32, _err], c_int32),
+    "strata_view_param": ([_rt, c_uint32, ctypes.POINTER(ParamView), _err], c_int32),
+    "strata_loss_scale": ([_rt, ctypes.POINTER(c_double)], c_int32),
+    "strata_allreduce": ([_rt, c_void_p, c_void_p, c_uint64, c_int32, c_int32, _err], c_int32),
+    "strata_allgather": ([_rt, c_void_p, c_void_p, c_uint64, c_int32, _err], c_int32),
+    "strata_broadcast": ([_rt, c_void_p, c_uint64, c_int32, c_int32, _err], c_int32),
+    "strata_barrier": ([_rt, _err], c_int32),
+    "strata_memory": ([_rt, ctypes.POINTER(MemoryReport)], c_int32),
+    "strata_save": ([_rt, ctypes.POINTER(SaveArgs), _err], c_int32),
+    "strata_save_wait": ([_rt, _err], c_int32),
+    "strata_load": ([_rt, ctypes.POINTER(LoadArgs), ctypes.POINTER(LoadResult), _err], c_int32),
+    "strata_lr": ([_rt, ctypes.POINTER(c_double)], c_int32),
+    "strata_set_lr": ([_rt, c_double, _err], c_int32),
+    "strata_status_name": ([c_int32], c_char_p),
+}
+
+
+def _candidates():
+    """Where libstrata may be, in the order tried (the first that loads wins)."""
+    env = os.environ.get("STRATA_LIBRARY")
+    if env:
+        return [env]  # an explicit choice is not second-guessed
+    found = []
+    # Beside strata-run: <prefix>/bin/strata-run and <prefix>/lib/libstrata.so, installed or in a
+    # build tree alike (the launcher puts its own folder first on PATH for the ranks it starts).
+    run = shutil.which("strata-run")
+    if run:
+        prefix = os.path.dirname(os.path.dirname(os.path.realpath(run)))
+        for lib in ("lib", "lib64"):
+            found.append(os.path.join(prefix, lib, "libstrata.so"))
+    name = ctypes.util.find_library("strata")  # the linker's search path (ldconfig)
+    if name:
+        found.append(name)
+    found.append("libstrata.so.0")
+    return found
+
+
+def load():
+    """Loads libstrata and declares its functions; raises OSError naming every place tried."""
+    tried = []
+    for path in _candidates():
+        if os.path.sep in path and not os.path.exists(path):
+            tried.append(path + " (no such file)")
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+            continue
+        for fn, (argtypes, restype) in _SIGNATURES.items():
+            f = getattr(lib, fn)
+            f.argtypes, f.restype = argtypes, restype
+        return lib, path
+    raise OSError("strata: cannot load libstrata; tried " + "; ".join(tried) +
+                  ". Set STRATA_LIBRARY to the path of libstrata.so, or put strata-run on PATH.")
