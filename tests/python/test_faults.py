@@ -76,6 +76,8 @@ def test_missing_manifest_names_the_file():
     ("numpy_fortran", ("ValueError", "TypeError"), "contiguous"),
     ("torch_transposed", ("ValueError", "TypeError"), "contiguous"),
     ("python_list", ("TypeError",), "list"),
+    ("python_list_allgather", ("TypeError",), "list"),
+    ("python_list_broadcast", ("TypeError",), "list"),
     ("complex_dtype", ("TypeError",), "complex64"),
     ("bad_op", ("ValueError",), "prod"),
     ("read_only", ("ValueError",), "read-only"),

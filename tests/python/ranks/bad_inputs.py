@@ -33,6 +33,8 @@ elif case == "buffers":
                  lambda: strata.allreduce(np.asfortranarray(np.ones((3, 4), np.float32))))
     expect_error("torch_transposed", lambda: strata.allreduce_(torch.ones(3, 4).t()))
     expect_error("python_list", lambda: strata.allreduce([1.0, 2.0]))
+    expect_error("python_list_allgather", lambda: strata.allgather([1.0, 2.0]))
+    expect_error("python_list_broadcast", lambda: strata.broadcast([1.0, 2.0]))
     expect_error("complex_dtype", lambda: strata.allreduce(np.ones(3, np.complex64)))
     expect_error("bad_op", lambda: strata.allreduce(np.ones(3, np.float32), op="prod"))
     read_only = np.ones(3, np.float32)
