@@ -137,6 +137,14 @@ def check_common_env(ranks, world, secret_same=True):
     return secret
 
 
+def own_library(a):
+    """The libstrata beside the strata-run under test (build/bin -> build/lib), which it hands its
+    ranks as STRATA_LIBRARY unless the caller chose one."""
+    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(a.run))), "lib", "libstrata.so")
+    check(os.path.exists(lib), f"no libstrata beside {a.run}: {lib}")
+    return os.path.normpath(lib)
+
+
 def mode_env(a):
     release = os.path.join(a.work, "release")
     manifest = os.path.join(a.work, "manifest.json")
@@ -156,7 +164,7 @@ def mode_env(a):
                   "CROSS_RANK": "0", "CROSS_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
                   "STRATA_MANIFEST": os.path.realpath(manifest), "STRATA_NETWORK_INTERFACE": "lo",
                   "PROBE_EXTRA": "hello world", "OMPI_COMM_WORLD_RANK": "<unset>",
-                  "STRATA_COMM_LIBRARY": "strata_allreduce_gloo"}
+                  "STRATA_COMM_LIBRARY": "strata_allreduce_gloo", "STRATA_LIBRARY": own_library(a)}
         for name, value in expect.items():
             check(v.get(name) == value, f"rank {r}: {name}={v.get(name)!r}, expected {value!r}")
         check(f"[{r}] stderr line from rank {r}" in job.err, f"rank {r}'s stderr line is not prefixed on stderr")
@@ -341,6 +349,7 @@ def mode_mpi(a):
         check(v["MASTER_ADDR"] == "127.0.0.1" and v["PROBE_EXTRA"] == "1", f"rank {r}'s env: {v}")
         # MPI ranks keep the manifest's comm library.
         check(v["STRATA_COMM_LIBRARY"] == "<unset>", f"rank {r}'s STRATA_COMM_LIBRARY: {v}")
+        check(v["STRATA_LIBRARY"] == own_library(a), f"rank {r}'s STRATA_LIBRARY: {v}")
     command = [line for line in job.err if line.startswith("strata-run: ")]
     check(command and "-x STRATA_JOB_SECRET" in command[0].replace("'", ""), f"--verbose printed {command}")
 
@@ -372,6 +381,8 @@ if __name__ == "__main__":
     p.add_argument("--agent", required=True)
     p.add_argument("--work", required=True)
     a = p.parse_args()
+    # The tests check the STRATA_LIBRARY strata-run chooses itself, not one the caller's shell has.
+    os.environ.pop("STRATA_LIBRARY", None)
     os.makedirs(a.work, exist_ok=True)
     for name in os.listdir(a.work):
         os.remove(os.path.join(a.work, name))

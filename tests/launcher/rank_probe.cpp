@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   const int rank = rank_text != nullptr ? std::atoi(rank_text) : -1;
   for (const char* name : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_SIZE", "CROSS_RANK",
                            "CROSS_SIZE", "MASTER_ADDR", "MASTER_PORT", "STRATA_JOB_SECRET",
-                           "STRATA_MANIFEST", "STRATA_NETWORK_INTERFACE", "STRATA_COMM_LIBRARY",
+                           "STRATA_MANIFEST", "STRATA_NETWORK_INTERFACE", "STRATA_COMM_LIBRARY", "STRATA_LIBRARY",
                            "OMPI_COMM_WORLD_RANK", "PROBE_EXTRA"}) {
     std::printf("%s=%s\n", name, env(name).c_str());
   }

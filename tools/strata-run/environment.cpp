@@ -39,6 +39,7 @@ EnvVars job_env(const JobEnv& job) {
   if (job.network_interface) vars.emplace_back("STRATA_NETWORK_INTERFACE", *job.network_interface);
   if (job.manifest) vars.emplace_back("STRATA_MANIFEST", *job.manifest);
   if (job.comm_library) vars.emplace_back("STRATA_COMM_LIBRARY", *job.comm_library);
+  if (job.library) vars.emplace_back("STRATA_LIBRARY", *job.library);
   vars.insert(vars.end(), job.exports.begin(), job.exports.end());
   return vars;
 }

@@ -21,6 +21,8 @@ struct JobEnv {
   std::optional<std::string> network_interface;  // STRATA_NETWORK_INTERFACE
   std::optional<std::string> manifest;           // STRATA_MANIFEST, an absolute path
   std::optional<std::string> comm_library;       // STRATA_COMM_LIBRARY (gloo backend)
+  std::optional<std::string> library;            // STRATA_LIBRARY: the libstrata a host that
+                                                 // loads it at run time (Python) should load
   EnvVars exports;                               // the -x variables, resolved
 };
 
@@ -32,7 +34,7 @@ std::string master_addr(const Placement& placement, const std::vector<bool>& hos
                         const std::string& this_host);
 
 // The variables every rank gets: MASTER_*, STRATA_JOB_SECRET, STRATA_NETWORK_INTERFACE,
-// STRATA_MANIFEST, STRATA_COMM_LIBRARY and the -x variables (these last, so a -x can override nothing of ours: a -x
+// STRATA_MANIFEST, STRATA_COMM_LIBRARY, STRATA_LIBRARY and the -x variables (these last, so a -x can override nothing of ours: a -x
 // naming one of ours is rejected by resolve_exports).
 EnvVars job_env(const JobEnv& job);
 // job_env plus RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_SIZE, CROSS_RANK, CROSS_SIZE for one rank.

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 extern char** environ;
 
@@ -37,6 +38,28 @@ std::string quoted_command(const std::vector<std::string>& argv) {
     out += shell_quote(arg);
   }
   return out;
+}
+
+// STRATA_LIBRARY for the ranks. A C++ host finds libstrata through its own link; a Python host
+// loads it at run time, and the one beside this strata-run (bin/ -> lib/, in a build tree and an
+// installed prefix alike) is the one that matches the plugins the job will load. The caller's own
+// choice (in the environment, or -x) is kept, and passed on so remote ranks get it too.
+std::optional<std::string> library_for_ranks(const EnvVars& exports) {
+  if (std::any_of(exports.begin(), exports.end(),
+                  [](const auto& var) { return var.first == "STRATA_LIBRARY"; })) {
+    return std::nullopt;
+  }
+  if (const char* chosen = lookup_env("STRATA_LIBRARY"); chosen != nullptr && *chosen != '\0') {
+    return chosen;
+  }
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  for (const char* libdir : {"lib", STRATA_RUN_INSTALL_LIBDIR}) {
+    const std::filesystem::path lib = exe.parent_path().parent_path() / libdir / "libstrata.so";
+    if (std::filesystem::exists(lib, ec)) return lib.lexically_normal().string();
+  }
+  return std::nullopt;
 }
 
 // The job's variables, common to both backends.
@@ -77,6 +100,7 @@ JobEnv job_env_of(const Options& options, const Placement& placement,
     const char* chosen = lookup_env("STRATA_COMM_LIBRARY");
     job.comm_library = chosen != nullptr && *chosen != '\0' ? chosen : "strata_allreduce_gloo";
   }
+  job.library = library_for_ranks(job.exports);
   return job;
 }
 

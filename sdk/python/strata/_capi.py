@@ -141,10 +141,11 @@ def _candidates():
     """Where libstrata may be, in the order tried (the first that loads wins)."""
     env = os.environ.get("STRATA_LIBRARY")
     if env:
-        return [env]  # an explicit choice is not second-guessed
+        # An explicit choice, or strata-run's: it hands its ranks the libstrata beside itself.
+        return [env]
     found = []
-    # Beside strata-run: <prefix>/bin/strata-run and <prefix>/lib/libstrata.so, installed or in a
-    # build tree alike (the launcher puts its own folder first on PATH for the ranks it starts).
+    # Beside a strata-run on PATH: <prefix>/bin/strata-run, <prefix>/lib/libstrata.so (installed or
+    # in a build tree alike), for scripts started by mpirun.
     run = shutil.which("strata-run")
     if run:
         prefix = os.path.dirname(os.path.dirname(os.path.realpath(run)))
