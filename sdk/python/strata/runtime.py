@@ -224,6 +224,12 @@ class Runtime:
         """Reduces x over ranks in place; returns x."""
         return self._allreduce(x, x, op)
 
+    def allreduce_address(self, address, count, dtype, op):
+        """allreduce_ on raw memory (`count` elements of strata dtype `dtype` at `address`)."""
+        self._check(self._lib.strata_allreduce(self._live(), address, address, count, dtype,
+                                               _capi.OPS[op], ctypes.byref(self._err)),
+                    "strata_allreduce")
+
     def allreduce(self, x, op="sum"):
         """Returns a new array/tensor holding the reduction of x over ranks."""
         return self._allreduce(x, _buffers.empty_like(x), op)

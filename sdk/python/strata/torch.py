@@ -120,6 +120,8 @@ class _Param:
         key = (address, dtype)
         t = self._views.get(key)
         if t is None:
+            if len(self._views) >= 4:  # buffers that move (gathered at stage 3) would pile up
+                self._views.clear()
             t = _tensor_at(address, self.p.numel(), dtype, self.p.shape)
             self._views[key] = t
         return t
@@ -187,6 +189,7 @@ class DistributedOptimizer:
         self._micro_steps = 0
         self._hooks = []
         self._groups = []
+        self._flags = (ctypes.c_int32 * (2 * len(self._params)))()
         self._register()
 
     # ---- setup ----------------------------------------------------------------------------------
@@ -329,8 +332,8 @@ class DistributedOptimizer:
                 group.grads[member.index] = member.view_tensor(view.grad, member.store.dtype)
         g = rec.p.grad
         if g is not None:
-            with torch.no_grad():
-                group.grads[rec.index].add_(g)  # rounds to f16/bf16 when bridged
+            # Autograd runs hooks with gradient recording off, and neither tensor requires grad.
+            group.grads[rec.index].add_(g)  # rounds to f16/bf16 when bridged
             rec.p.grad = None
         rec.arrived = True
         group.pending -= 1
@@ -390,12 +393,12 @@ class DistributedOptimizer:
         """One allreduce (max of [arrived, -arrived]) tells every rank whether all ranks' backward
         reached the same parameters this micro-batch; if not, every rank raises naming them."""
         n = len(self._params)
-        flags = torch.empty(2 * n, dtype=torch.int32)
+        flags = self._flags  # ctypes int32[2n]: cheaper per step than a tensor's item writes
         for i, rec in enumerate(self._params):
-            flags[i] = 1 if rec.arrived else 0
-        flags[n:] = -flags[:n]
+            flags[i] = int(rec.arrived)
+            flags[n + i] = -int(rec.arrived)
         try:
-            self.runtime.allreduce_(flags, "max")
+            self.runtime.allreduce_address(ctypes.addressof(flags), 2 * n, _capi.I32, "max")
         except StrataError as e:
             # Usually another rank is already reducing the gradient this rank lacks, so the comm
             # stratum saw two different collectives; say what this rank is missing.
@@ -407,7 +410,7 @@ class DistributedOptimizer:
                               % (", ".join(map(repr, missing[:4])) + (", ..." if len(missing) > 4
                                                                      else ""),
                                  self._micro_steps, e)) from e
-        if bool((flags[:n] == -flags[n:]).all()):
+        if all(flags[i] == -flags[n + i] for i in range(n)):
             return
         mine = torch.tensor([1 if rec.arrived else 0 for rec in self._params], dtype=torch.int32)
         every = self.runtime.allgather(mine.view(1, n))  # world × n
