@@ -9,6 +9,7 @@ import gzip
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -74,6 +75,13 @@ def run(argv, timeout=60, env=None, cwd=None):
     result = Run(argv, proc.returncode, output, time.monotonic() - start, timed_out)
     print(result, flush=True)
     return result
+
+
+def free_port():
+    """A TCP port nothing listens on now (for torch.distributed's MASTER_PORT)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def run_ranks(np_, argv, timeout=60, env=None):

@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import PYTHON, TRAIN_PY, read_cpp_params, required_env, run_ranks
+from conftest import PYTHON, TRAIN_PY, free_port, read_cpp_params, required_env, run_ranks
 
 RANKS = 2
 STEPS = 30
@@ -36,7 +36,7 @@ def runs(work_dir):
     assert cpp.returncode == 0, f"C++ host failed:\n{cpp}"
     results = {"cpp": cpp}
     for mode in ("strata", "ddp"):
-        env = {"MASTER_PORT": str(29400 + os.getpid() % 500)} if mode == "ddp" else {}
+        env = {"MASTER_PORT": str(free_port())} if mode == "ddp" else {}
         r = run_ranks(RANKS, [PYTHON, TRAIN_PY, "--mode", mode] + common + [
             "--init-params", files["initial"], "--order", files["order"],
             "--dump-params", files[mode], "--threads", "1"], timeout=120, env=env)
@@ -77,6 +77,30 @@ def test_strata_binding_equals_cpp_host(runs):
     files, results = runs
     assert f"step {STEPS}" in results["strata"].output
     worst = report("torch via strata vs C++ host", max_differences(files["cpp"], files["strata"]))
+    assert worst <= TOLERANCE
+
+
+def test_accumulation_ddp_equals_strata_binding(work_dir, synthetic_data):
+    """Gradient accumulation (2 micro-steps per rank per step): the binding's scale_loss and
+    step-per-micro-batch against DDP's no_sync and loss / accumulation, on the same split
+    (small synthetic data set, batch 64 = 16 x 2 x 2 ranks, 12 steps)."""
+    out = os.path.join(work_dir, "accumulation")
+    os.makedirs(out, exist_ok=True)
+    dumps = {}
+    for mode in ("strata", "ddp"):
+        dumps[mode] = os.path.join(out, f"{mode}.bin")
+        if os.path.exists(dumps[mode]):
+            os.remove(dumps[mode])
+        env = {"MASTER_PORT": str(free_port())} if mode == "ddp" else {}
+        r = run_ranks(RANKS, [PYTHON, TRAIN_PY, "--mode", mode, "--data-dir", synthetic_data,
+                              "--batch", "64", "--overrides", '{"gradient_accumulation_steps": 2}',
+                              "--epochs", "1", "--max-steps", "12", "--threads", "1",
+                              "--dump-params", dumps[mode]], timeout=90, env=env)
+        assert r.returncode == 0, f"train.py --mode {mode} failed:\n{r}"
+        assert "micro 16 x accumulation 2 x 2 ranks" in r.output
+        assert "step 12" in r.output
+    worst = report("accumulation 2: torch DDP vs torch via strata",
+                   max_differences(dumps["strata"], dumps["ddp"]))
     assert worst <= TOLERANCE
 
 
