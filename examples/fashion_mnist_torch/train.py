@@ -343,6 +343,11 @@ class DdpBackend:
         return self.model
 
     def close(self):
+        # DDP first, while its process group still exists, and every rank past its last
+        # collective: a DDP torn down after destroy_process_group, with the other rank gone, can
+        # hang in its destructor (seen with torch 1.13 and gloo: rank 0 stuck as train() returned).
+        self.dist.barrier()
+        self.ddp = self.opt = None
         self.dist.destroy_process_group()
 
 
