@@ -39,6 +39,9 @@ class BatchPlan {
   // This rank's sample indices for micro-step `micro` of optimizer step `step` in this epoch.
   std::span<const uint32_t> micro_batch(std::size_t step, std::size_t micro) const;
 
+  // The whole permutation start_epoch drew (the identity before the first call).
+  std::span<const uint32_t> order() const { return order_; }
+
  private:
   BatchShape shape_;
   uint64_t seed_;

@@ -4,6 +4,7 @@
 //                              [--data-dir DIR] [--hidden 256,128] [--max-steps N]
 //                              [--save-dir DIR --save-every N] [--resume DIR|DIR/TAG]
 //                              [--loss-log FILE] [--dump-params FILE]
+//                              [--dump-initial-params FILE] [--dump-order FILE]
 //                              [--time-report [--time-report-skip N]]
 //
 // The manifest decides how ranks communicate, shard, round and step; this program only does
@@ -13,7 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <strata/strata.hpp>
@@ -40,6 +43,8 @@ struct Options {
   std::string data_dir = default_data_dir();
   uint64_t max_steps = 0;
   std::string dump_params;
+  std::string dump_initial_params;
+  std::string dump_order;
   bool time_report = false;
   uint64_t time_report_skip = 10;
   std::string overrides;                     // a JSON merge patch over the manifest
@@ -85,6 +90,26 @@ std::string overrides(const Options& options) {
   }
   return patch.empty() ? std::string{} : patch.dump();
 }
+
+// --dump-order: each epoch's training-set permutation as raw uint32 (native byte order), one
+// after the other, the file truncated when the run starts. For hosts in other languages that must
+// see the very same samples (examples/fashion_mnist_torch/train.py --order).
+class OrderFile {
+ public:
+  explicit OrderFile(const std::string& path)
+      : path_(path), out_(path, std::ios::binary | std::ios::trunc) {
+    if (!out_) throw std::runtime_error("--dump-order: cannot open " + path + " for writing");
+  }
+  void write(std::span<const uint32_t> order) {
+    out_.write(reinterpret_cast<const char*>(order.data()),
+               static_cast<std::streamsize>(order.size_bytes()));
+    if (!out_.flush()) throw std::runtime_error("--dump-order: write to " + path_ + " failed");
+  }
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+};
 
 void print_epoch(const EpochStats& s, int epochs) {
   std::printf(
@@ -180,7 +205,11 @@ int train(const Options& options) {
   sizes.push_back(train_set.classes);
   Mlp model(sizes);
   model.init(options.seed);  // the same on every rank; finalize broadcasts rank 0's anyway
-  RuntimeLayers layers(runtime, model);
+  RuntimeLayers layers(runtime, model);  // finalizes: every rank now holds rank 0's values
+  if (!options.dump_initial_params.empty()) {
+    layers.copy_to_model();  // collective; the values as the runtime holds them (rounded, if half)
+    if (world.rank == 0) write_params(options.dump_initial_params, model);
+  }
 
   TrainConfig config;
   config.epochs = options.epochs;
@@ -209,6 +238,12 @@ int train(const Options& options) {
     report.on_epoch();
     if (world.rank == 0) print_epoch(s, options.epochs);
   });
+  std::unique_ptr<OrderFile> order_file;
+  if (!options.dump_order.empty() && world.rank == 0) {
+    order_file = std::make_unique<OrderFile>(options.dump_order);
+    trainer.on_epoch_order(
+        [&](uint64_t, std::span<const uint32_t> order) { order_file->write(order); });
+  }
   std::unique_ptr<LossLog> loss_log;
   if (!options.loss_log.empty() && world.rank == 0) {
     loss_log = std::make_unique<LossLog>(options.loss_log);
@@ -254,6 +289,12 @@ int main(int argc, char** argv) {
   app.add_option("--max-steps", options.max_steps, "Stop after this many optimizer steps");
   app.add_option("--dump-params", options.dump_params,
                  "Rank 0 writes the final parameters here as raw floats");
+  app.add_option("--dump-initial-params", options.dump_initial_params,
+                 "Rank 0 writes the parameters right after finalize (rank 0's initial values, "
+                 "as every rank starts) here, in --dump-params' layout");
+  app.add_option("--dump-order", options.dump_order,
+                 "Rank 0 writes each epoch's training-set permutation here as raw uint32, epoch "
+                 "after epoch (the file is truncated first)");
   app.add_option("--overrides", options.overrides,
                  "JSON merge patch over the manifest (RFC 7386), e.g. '{\"fp16\": {\"enabled\": "
                  "true}}'; --batch is applied over it");

@@ -76,6 +76,7 @@ void Trainer::run() {
   for (uint64_t e = config_.start.epoch; e < uint64_t(config_.epochs); ++e) {
     const auto epoch_start = std::chrono::steady_clock::now();
     plan_.start_epoch(e);
+    if (order_hook_) order_hook_(e, plan_.order());
     const std::size_t first_step = e == config_.start.epoch ? config_.start.step : 0;
     // loss × samples, samples; then this rank's step time summed over the timed steps (all but
     // the epoch's first): wall, host, comm_wait, optimizer, gather, runtime_other.

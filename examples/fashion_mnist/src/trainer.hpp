@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <strata/strata.hpp>
 #include <vector>
 
@@ -66,6 +67,8 @@ class Trainer {
  public:
   using StepHook = std::function<void(const StepInfo&)>;
   using EpochHook = std::function<void(const EpochStats&)>;
+  // Sees each epoch's training-set permutation (BatchPlan::order) as the epoch starts.
+  using OrderHook = std::function<void(uint64_t epoch, std::span<const uint32_t> order)>;
 
   // `model` must be connected to `runtime` (RuntimeLayers); `test` may be null. All referenced
   // objects must outlive the trainer.
@@ -75,6 +78,7 @@ class Trainer {
   // After every optimizer step (on every rank; between steps, so it may save a checkpoint).
   void on_step(StepHook hook) { step_hook_ = std::move(hook); }
   void on_epoch(EpochHook hook) { epoch_hook_ = std::move(hook); }  // on every rank
+  void on_epoch_order(OrderHook hook) { order_hook_ = std::move(hook); }  // on every rank
 
   // Trains from config.start until max_steps or the last epoch. The first epoch of a resumed run
   // reports only the steps this run trained.
@@ -99,6 +103,7 @@ class Trainer {
   std::vector<uint8_t> labels_;
   StepHook step_hook_;
   EpochHook epoch_hook_;
+  OrderHook order_hook_;
 };
 
 }  // namespace strata::fmnist

@@ -232,6 +232,7 @@ class Runtime:
 
     def allreduce(self, x, op="sum"):
         """Returns a new array/tensor holding the reduction of x over ranks."""
+        _buffers.buffer(x, "strata.allreduce input")  # refuses what is not an array before use
         return self._allreduce(x, _buffers.empty_like(x), op)
 
     def _allreduce(self, x, out, op):
@@ -246,8 +247,8 @@ class Runtime:
 
     def allgather(self, x):
         """Every rank's x concatenated along the first dimension (0-d: a vector of size)."""
-        out = _buffers.empty_like(x, leading=self.world.size)
         s = _buffers.buffer(x, "strata.allgather input")
+        out = _buffers.empty_like(x, leading=self.world.size)
         r = _buffers.buffer(out, "strata.allgather output", writable=True)
         self._check(self._lib.strata_allgather(self._live(), s.ptr, r.ptr, s.count, s.dtype,
                                                ctypes.byref(self._err)), "strata_allgather")
@@ -262,6 +263,7 @@ class Runtime:
 
     def broadcast(self, x, root=0):
         """Returns a new array/tensor holding root's x."""
+        _buffers.buffer(x, "strata.broadcast buffer")
         out = _buffers.empty_like(x)
         if self.world.rank == root:
             out[...] = x

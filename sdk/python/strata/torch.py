@@ -406,7 +406,7 @@ class DistributedOptimizer:
             if not missing:
                 raise
             raise StrataError(e.code, "strata.torch: this rank's backward produced no gradient for "
-                              "%s in micro-step %d, and the ranks' collectives then differed: %s"
+                              "%s in micro-step %d (counting from 0), and the ranks' collectives then differed: %s"
                               % (", ".join(map(repr, missing[:4])) + (", ..." if len(missing) > 4
                                                                      else ""),
                                  self._micro_steps, e)) from e
@@ -422,7 +422,7 @@ class DistributedOptimizer:
                 lack = [r for r, v in enumerate(column) if not v]
                 lines.append("%r: ranks %s produced a gradient, ranks %s did not" % (
                     rec.name, ",".join(map(str, have)), ",".join(map(str, lack))))
-        raise StrataError(5, "strata.torch: in micro-step %d the ranks' backward passes reached "
+        raise StrataError(5, "strata.torch: in micro-step %d (counting from 0) the ranks' backward passes reached "
                           "different parameters (every rank must produce a gradient for the same "
                           "parameters, or none): %s" % (self._micro_steps, "; ".join(lines[:4]) +
                                                          ("; ..." if len(lines) > 4 else "")))
