@@ -40,7 +40,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # The issue's figures for PyTorch DDP (gloo) on this machine with torch 2.15, samples/s: not
-# measured by this script (Debian's torch here is 1.13), printed beside this run's DDP figures.
+# measured by this script (Debian's torch 1.13, or PYTHON's), printed beside this run's DDP figures.
 ISSUE_DDP = {1: "81-93k", 2: "34-43k", 4: "18-21k"}
 
 SPS = re.compile(r"samples_per_second=([0-9.eE+-]+)")
@@ -296,7 +296,7 @@ def main():
     print()
     print("ratio = strata median / ddp median: the same runs' global batch, data split, optimizer")
     print("(AdamW, clipping) and threads (1 per rank). The issue's DDP figures (torch 2.15, this")
-    print("machine) are not from this run; Debian's torch here is %s." % torch.__version__)
+    print("machine) are not from this run; the torch here is %s." % torch.__version__)
     if bench.with_cxx:
         print("C++ host via strata: examples/fashion_mnist on the same runtime and manifest,")
         print("global batch / mean step time (its --time-report): the runtime without Python.")
