@@ -40,22 +40,33 @@ std::string quoted_command(const std::vector<std::string>& argv) {
   return out;
 }
 
-// STRATA_LIBRARY for the ranks. A C++ host finds libstrata through its own link; a Python host
-// loads it at run time, and the one beside this strata-run (bin/ -> lib/, in a build tree and an
-// installed prefix alike) is the one that matches the plugins the job will load. The caller's own
-// choice (in the environment, or -x) is kept, and passed on so remote ranks get it too.
-std::optional<std::string> library_for_ranks(const EnvVars& exports) {
+// A variable the launcher sets for its ranks unless the caller chose it: `exported` when a -x
+// already passes it on, else `value` is the launcher's own environment's (empty counts as unset),
+// which is passed on explicitly so that remote ranks get it too.
+struct CallerChoice {
+  bool exported = false;
+  std::optional<std::string> value;
+};
+
+CallerChoice caller_choice(const EnvVars& exports, const char* name) {
   if (std::any_of(exports.begin(), exports.end(),
-                  [](const auto& var) { return var.first == "STRATA_LIBRARY"; })) {
-    return std::nullopt;
+                  [&](const auto& var) { return var.first == name; })) {
+    return {true, std::nullopt};
   }
-  if (const char* chosen = lookup_env("STRATA_LIBRARY"); chosen != nullptr && *chosen != '\0') {
-    return chosen;
-  }
+  const char* value = lookup_env(name);
+  if (value == nullptr || *value == '\0') return {};
+  return {false, value};
+}
+
+// STRATA_LIBRARY for the ranks, when the caller chose none. A C++ host finds libstrata through its
+// own link; a Python host loads it at run time, and the one beside this strata-run (bin/ -> lib/,
+// in a build tree and an installed prefix alike) is the one that matches the plugins the job will
+// load.
+std::optional<std::string> library_beside_launcher() {
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return std::nullopt;
-  for (const char* libdir : {"lib", STRATA_RUN_INSTALL_LIBDIR}) {
+  for (const std::filesystem::path libdir : {"lib", STRATA_RUN_INSTALL_LIBDIR}) {
     const std::filesystem::path lib = exe.parent_path().parent_path() / libdir / "libstrata.so";
     if (std::filesystem::exists(lib, ec)) return lib.lexically_normal().string();
   }
@@ -92,15 +103,13 @@ JobEnv job_env_of(const Options& options, const Placement& placement,
   }
   job.exports = resolve_exports(options.exports, lookup_env);
   // Ranks started without MPI cannot use the MPI plugin the embedded default manifest names: the
-  // runtime takes the comm library from STRATA_COMM_LIBRARY over the manifest. The caller's own
-  // choice (in the environment, or -x) is kept; remote ranks get it too.
-  const bool exported = std::any_of(job.exports.begin(), job.exports.end(),
-                                    [](const auto& var) { return var.first == "STRATA_COMM_LIBRARY"; });
-  if (options.backend == "gloo" && !exported) {
-    const char* chosen = lookup_env("STRATA_COMM_LIBRARY");
-    job.comm_library = chosen != nullptr && *chosen != '\0' ? chosen : "strata_allreduce_gloo";
+  // runtime takes the comm library from STRATA_COMM_LIBRARY over the manifest.
+  if (options.backend == "gloo") {
+    const CallerChoice comm = caller_choice(job.exports, "STRATA_COMM_LIBRARY");
+    if (!comm.exported) job.comm_library = comm.value.value_or("strata_allreduce_gloo");
   }
-  job.library = library_for_ranks(job.exports);
+  const CallerChoice library = caller_choice(job.exports, "STRATA_LIBRARY");
+  if (!library.exported) job.library = library.value ? library.value : library_beside_launcher();
   return job;
 }
 
