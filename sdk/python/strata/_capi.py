@@ -16,6 +16,7 @@ c_char_p, c_void_p = ctypes.c_char_p, ctypes.c_void_p
 
 # strata_status, strata_dtype, reduction ops, gather flags, step outcomes (plugin_api.h, strata.h).
 OK = 0
+ERR_INVALID_ARGUMENT, ERR_MISMATCH, ERR_INTERNAL = 1, 5, 7
 STATUS_NAMES = {
     0: "STRATA_OK", 1: "STRATA_ERR_INVALID_ARGUMENT", 2: "STRATA_ERR_UNSUPPORTED",
     3: "STRATA_ERR_OUT_OF_MEMORY", 4: "STRATA_ERR_COMM", 5: "STRATA_ERR_MISMATCH",
@@ -23,7 +24,6 @@ STATUS_NAMES = {
 }
 F32, F16, BF16, F64, I32, I64, U8 = range(7)
 DTYPE_NAMES = {F32: "f32", F16: "f16", BF16: "bf16", F64: "f64", I32: "i32", I64: "i64", U8: "u8"}
-DTYPE_SIZES = {F32: 4, F16: 2, BF16: 2, F64: 8, I32: 4, I64: 8, U8: 1}
 OPS = {"sum": 0, "avg": 1, "min": 2, "max": 3}
 GATHER_FOR_BACKWARD = 1
 OUTCOMES = {0: "accumulated", 1: "applied", 2: "skipped"}

@@ -39,7 +39,6 @@ from . import _capi
 from .runtime import StrataError
 
 _TORCH_DTYPE = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
-_STRATA_DTYPE = {torch.float32: _capi.F32, torch.float16: _capi.F16, torch.bfloat16: _capi.BF16}
 
 # Every key a manifest's optimizer params may hold for the optimizers translated below: a torch
 # optimizer replaces the manifest's block, and a JSON merge patch can only replace keys one by one
@@ -93,6 +92,11 @@ def _merge(patch, more):
     return out
 
 
+def _first_few(items, separator, most=4):
+    """items joined, at most `most` of them, "..." for the rest (messages stay one line)."""
+    return separator.join(items[:most]) + (separator + "..." if len(items) > most else "")
+
+
 def _tensor_at(address, count, dtype, shape):
     """A tensor over `count` elements of runtime memory at `address` (no copy). Valid only while
     the runtime keeps that memory where it is (see strata_view_param)."""
@@ -128,10 +132,10 @@ class _Param:
 
 
 class _Group:
-    __slots__ = ("id", "name", "params", "backward_open", "pending", "grads")
+    __slots__ = ("id", "params", "backward_open", "pending", "grads")
 
-    def __init__(self, gid, name, params):
-        self.id, self.name, self.params = gid, name, params
+    def __init__(self, gid, params):
+        self.id, self.params = gid, params
         self.backward_open = False
         self.pending = 0
         self.grads = None  # tensors over the lent gradient buffers while open for backward
@@ -244,7 +248,7 @@ class DistributedOptimizer:
             if not members:
                 continue
             gid = self.runtime.define_group(name or "model", [rec.index for rec in members])
-            group = _Group(gid, name or "model", members)
+            group = _Group(gid, members)
             for rec in members:
                 rec.group = group
             self._groups.append(group)
@@ -282,12 +286,9 @@ class DistributedOptimizer:
         rec's group is gathered (or always readable)."""
         view = self.runtime.view(rec.index)
         if view.data is None:
-            raise StrataError(7,
-                              "strata.torch: the runtime gave no data for %r while gathered"
-                              % rec.name)
-        src = rec.view_tensor(view.data, rec.store.dtype)
-        with torch.no_grad():
-            rec.p.data.copy_(src)
+            raise StrataError(_capi.ERR_INTERNAL, "strata.torch: the runtime gave no data for %r "
+                              "while gathered" % rec.name)
+        rec.p.data.copy_(rec.view_tensor(view.data, rec.store.dtype))  # .data: no autograd
         rec.copied_version = self._version
 
     # ---- backward: gradients into the runtime as autograd makes them ---------------------------
@@ -297,7 +298,7 @@ class DistributedOptimizer:
         return lambda: self._group_grad(rec)
 
     def _second_gradient(self, rec):
-        return StrataError(1, "strata.torch: parameter %r received a second gradient in micro-step "
+        return StrataError(_capi.ERR_INVALID_ARGUMENT, "strata.torch: parameter %r received a second gradient in micro-step "
                            "%d after it was handed to the runtime; call opt.step() after every "
                            "backward" % (rec.name, self._micro_steps))
 
@@ -308,8 +309,7 @@ class DistributedOptimizer:
         g = p.grad
         if g is not rec.store_grad:  # bridged, or the script replaced or dropped p.grad
             if g is not None:
-                with torch.no_grad():
-                    rec.store_grad.add_(g)
+                rec.store_grad.add_(g)  # hooks run with gradient recording off
             p.grad = None if rec.bridge else rec.store_grad
         rec.arrived = True
         self.runtime.grad_ready(rec.index)
@@ -327,7 +327,7 @@ class DistributedOptimizer:
             for member in group.params:
                 view = rt.view(member.index)
                 if view.grad is None:
-                    raise StrataError(7, "strata.torch: the runtime lent no gradient buffer for %r"
+                    raise StrataError(_capi.ERR_INTERNAL, "strata.torch: the runtime lent no gradient buffer for %r"
                                       % member.name)
                 group.grads[member.index] = member.view_tensor(view.grad, member.store.dtype)
         g = rec.p.grad
@@ -383,10 +383,7 @@ class DistributedOptimizer:
         if result.outcome == "applied":
             self._version += 1
             if self.module is None:
-                for rec in self._params:
-                    if rec.bridge:
-                        with torch.no_grad():
-                            rec.p.data.copy_(rec.store)
+                self.sync_module()  # without forward hooks, bridged values are copied here
         return result
 
     def _agree_on_gradients(self):
@@ -405,11 +402,11 @@ class DistributedOptimizer:
             missing = [rec.name for rec in self._params if not rec.arrived]
             if not missing:
                 raise
-            raise StrataError(e.code, "strata.torch: this rank's backward produced no gradient for "
-                              "%s in micro-step %d (counting from 0), and the ranks' collectives then differed: %s"
-                              % (", ".join(map(repr, missing[:4])) + (", ..." if len(missing) > 4
-                                                                     else ""),
-                                 self._micro_steps, e)) from e
+            raise StrataError(e.code, "strata.torch: this rank's backward produced no gradient "
+                              "for %s in micro-step %d (counting from 0), and the ranks' "
+                              "collectives then differed: %s"
+                              % (_first_few([repr(m) for m in missing], ", "), self._micro_steps,
+                                 e)) from e
         if all(flags[i] == -flags[n + i] for i in range(n)):
             return
         mine = torch.tensor([1 if rec.arrived else 0 for rec in self._params], dtype=torch.int32)
@@ -422,10 +419,10 @@ class DistributedOptimizer:
                 lack = [r for r, v in enumerate(column) if not v]
                 lines.append("%r: ranks %s produced a gradient, ranks %s did not" % (
                     rec.name, ",".join(map(str, have)), ",".join(map(str, lack))))
-        raise StrataError(5, "strata.torch: in micro-step %d (counting from 0) the ranks' backward passes reached "
-                          "different parameters (every rank must produce a gradient for the same "
-                          "parameters, or none): %s" % (self._micro_steps, "; ".join(lines[:4]) +
-                                                         ("; ..." if len(lines) > 4 else "")))
+        raise StrataError(_capi.ERR_MISMATCH, "strata.torch: in micro-step %d (counting from 0) "
+                          "the ranks' backward passes reached different parameters (every rank must "
+                          "produce a gradient for the same parameters, or none): %s"
+                          % (self._micro_steps, _first_few(lines, "; ")))
 
     # ---- parameters back into the module, checkpoints ------------------------------------------
     def sync_module(self):
@@ -435,8 +432,7 @@ class DistributedOptimizer:
         if self.module is None:
             for rec in self._params:
                 if rec.bridge:
-                    with torch.no_grad():
-                        rec.p.data.copy_(rec.store)
+                    rec.p.data.copy_(rec.store)
             return
         for group in self._groups:
             self.runtime.gather(group.id)
