@@ -22,14 +22,24 @@ def test_pip_install_into_a_folder_then_train_a_step(work_dir):
             timeout=120)
     assert r.returncode == 0, str(r)
     assert os.path.exists(os.path.join(target, "strata", "torch.py")), os.listdir(target)
+    # Each rank writes what it saw to its own file: ranks' stdout lines can interleave.
+    result = os.path.join(work_dir, "installed-rank")
+    for rank in (0, 1):
+        if os.path.exists(f"{result}{rank}"):
+            os.remove(f"{result}{rank}")
     script = (
         "import numpy, strata, sys\n"
-        "assert strata.__file__.startswith(sys.argv[2]), strata.__file__\n"
         "strata.init(sys.argv[1])\n"
         "x = numpy.full(3, strata.rank() + 1.0, numpy.float32)\n"
         "strata.allreduce_(x)\n"
-        "print('installed strata from', strata.__file__, 'sum', x.tolist())\n")
-    r = run_ranks(2, [PYTHON, "-c", script, MANIFEST, target], timeout=120,
+        "with open(sys.argv[2] + str(strata.rank()), 'w') as f:\n"
+        "    f.write(strata.__file__ + ' ' + repr(x.tolist()))\n")
+    r = run_ranks(2, [PYTHON, "-c", script, MANIFEST, result], timeout=120,
                   env={"PYTHONPATH": target})
     assert r.returncode == 0, str(r)
-    assert r.output.count("sum [3.0, 3.0, 3.0]") == 2, str(r)
+    for rank in (0, 1):
+        with open(f"{result}{rank}") as f:
+            where, total = f.read().split(" ", 1)
+        print(f"rank {rank}: strata from {where}, allreduce {total}")
+        assert where.startswith(target + os.sep), f"rank {rank} imported {where}, not the install"
+        assert total == "[3.0, 3.0, 3.0]"
