@@ -38,8 +38,10 @@ extern "C" {
  * structs; the descriptor's minor is a floor. 1.4: host service log_enabled. 1.5: host services
  * trace_enabled and trace_span (the job's timeline). 1.6: checkpoints and schedules: the offload
  * stratum's per-element state (state_slots, read_state, write_state), save_state/load_state on
- * the precision and offload strata, the step's lr and momentum, the configured ones in the caps. */
-#define STRATA_ABI_MINOR 6
+ * the precision and offload strata, the step's lr and momentum, the configured ones in the caps.
+ * 1.7: CUDA devices: host services device() and cuda_stream(), alloc_bytes_at in
+ * STRATA_MEM_DEVICE, strata_shard.device. */
+#define STRATA_ABI_MINOR 7
 /* The first minor with the 1.3 table layout: the lowest floor a plugin built with this header can
  * declare (a 1.0-1.2 runtime would read its tables in the old layout). */
 #define STRATA_ABI_MINOR_TABLES 3
@@ -336,6 +338,10 @@ typedef struct strata_shard {
    * writes_model_copy, else by the runtime (precision cast). See "Model-dtype copies" below. */
   void* model;
   int32_t model_dtype;
+  /* ABI 1.7: where master, grad and model live (STRATA_DEVICE_CUDA: device pointers on that
+   * ordinal; the offload plugin copies them to the host itself if it steps there). Readers of a
+   * shard written without this field take STRATA_DEVICE_HOST. */
+  strata_device device;
 } strata_shard;
 
 /* Where the host reads a parameter and writes its gradient right now (ABI 1.1). Filled by
@@ -434,6 +440,21 @@ typedef struct strata_host_api {
    * name is dropped. Cheap (an append to an in-memory buffer that another thread writes out), so
    * a plugin may call it a few times per bucket; thread-safe. */
   void (*trace_span)(void* host_ctx, const strata_trace_span* span);
+
+  /* ---- ABI 1.7: CUDA devices. Check with STRATA_STRUCT_HAS before calling. ----
+   * alloc_bytes_at also takes STRATA_MEM_DEVICE from 1.7: cudaMalloc on the job's device (counted
+   * at that location; free with free_bytes); NULL when the runtime was built without CUDA, the job
+   * has no device, or the device is out of memory. */
+  /* The job's device: where the host registered its parameters (every parameter is on the same
+   * one), STRATA_DEVICE_HOST when they are in host memory. Known from finalize on (HOST before).
+   * Cheap; thread-safe. */
+  strata_device (*device)(void* host_ctx);
+  /* The cudaStream_t the host enqueues its forward and backward on (strata_set_stream; NULL: the
+   * legacy default stream). Device work a plugin does inside a runtime call must be ordered after
+   * the host's work already on this stream (enqueue on it, or wait on an event recorded on it),
+   * and be ordered before the host's later work on it when the call returns (enqueue on it, or
+   * make it wait on an event of yours). Valid for the call it was read in. Thread-safe. */
+  void* (*cuda_stream)(void* host_ctx);
 } strata_host_api;
 
 /* ------------------------------------------------------------------------------------------ */

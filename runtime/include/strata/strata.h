@@ -27,8 +27,9 @@ extern "C" {
  * in the host API (the version follows the plugin ABI's 1.4, which added a host service for
  * plugins). 1.5: strata_step_result says where the step's time went; the timeline
  * (STRATA_TIMELINE). 1.6: checkpoints (strata_save, strata_save_wait, strata_load) and the learning
- * rate (strata_lr, strata_set_lr; the manifest's "scheduler"). */
-#define STRATA_API_VERSION_MINOR 6
+ * rate (strata_lr, strata_set_lr; the manifest's "scheduler"). 1.7: CUDA device parameters and
+ * strata_set_stream. */
+#define STRATA_API_VERSION_MINOR 7
 
 #if defined(_WIN32)
 #define STRATA_API
@@ -258,6 +259,22 @@ STRATA_API strata_status strata_lr(const strata_runtime* rt, double* lr);
 /* Overrides the learning rate from the next optimizer step on, until cleared with NaN (back to the
  * schedule). The schedule keeps counting steps underneath. lr must be finite and >= 0, or NaN. */
 STRATA_API strata_status strata_set_lr(strata_runtime* rt, double lr, strata_error* err);
+
+/* ---- API 1.7: CUDA devices ----
+ *
+ * Parameters (and gradient buffers) may live in CUDA device memory: register every parameter with
+ * device = {STRATA_DEVICE_CUDA, ordinal}, all on the same device. strata_finalize refuses, naming
+ * both, a comm plugin that cannot move the parameters' memory (caps.device_mask: allreduce-mpi
+ * moves device memory only over a CUDA-aware MPI; allreduce-nccl moves device memory only), and
+ * parameters on different devices. The memory report counts them at STRATA_MEM_DEVICE.
+ *
+ * Streams: the host enqueues forward and backward on one stream and names it here (NULL, the
+ * default: the legacy default stream). Work the runtime and its plugins do for strata_grad_ready,
+ * strata_gather and strata_release is ordered after everything the host enqueued on the stream
+ * before the call and before everything it enqueues after (the calls may return before the device
+ * has done it); strata_step returns when the step's device work is done. Before finalize or
+ * between steps; not thread-safe (the thread that drives the runtime). */
+STRATA_API strata_status strata_set_stream(strata_runtime* rt, void* cuda_stream, strata_error* err);
 
 /* Human-readable name of a status code or dtype (static storage). */
 STRATA_API const char* strata_status_name(int32_t status);
