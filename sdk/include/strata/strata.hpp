@@ -348,6 +348,13 @@ class Runtime {
     detail::check(strata_set_lr(rt_, lr, &err), err, "strata_set_lr");
   }
 
+  // The CUDA stream (a cudaStream_t) the caller enqueues forward and backward on (API 1.7);
+  // nullptr: the legacy default stream. Before finalize or between steps.
+  void set_stream(void* cuda_stream) {
+    strata_error err = detail::make_error();
+    detail::check(strata_set_stream(rt_, cuda_stream, &err), err, "strata_set_stream");
+  }
+
   MemoryReport memory() const {
     MemoryReport report{};
     report.struct_size = sizeof(report);
