@@ -80,7 +80,7 @@ inline constexpr std::size_t kStatsChunk = std::size_t{1} << 16;
 std::size_t grad_stats_workspace_bytes(const DeviceTensor* tensors, std::size_t n_tensors);
 
 // Reads every element of every tensor (all of `dtype`) once, in as few launches as the tensor
-// table allows (one for up to a few hundred chunks; apex's multi_tensor_apply), writing one
+// table allows (one per 128 tensors or 2048 chunks; apex's multi_tensor_apply), writing one
 // partial per chunk into `workspace`, then one small kernel adds the partials in chunk order
 // and writes *out. Deterministic: the same data gives the same bits on every run and launch.
 // The sum equals the amp plugin's grad_stats to fp64 rounding (the order of the additions
