@@ -41,7 +41,8 @@ const char* error_string(int code);
 // dst[i] = src[i] converted, for i < n. Supported: f32 -> f16/bf16 (round to nearest even,
 // overflow to inf, nan kept as a quiet nan with its sign and top payload bits), f16/bf16 -> f32
 // (exact; a signalling nan becomes quiet), and any dtype to itself (a device-to-device copy).
-// src and dst must not overlap unless they are the same pointer with the same dtype.
+// f16 <-> bf16 is refused (cudaErrorInvalidValue). src and dst must not overlap unless they are
+// the same pointer with the same dtype.
 int cast(const void* src, strata_dtype src_dtype, void* dst, strata_dtype dst_dtype,
          std::size_t n, void* stream);
 
