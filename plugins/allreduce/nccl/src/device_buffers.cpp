@@ -1,0 +1,101 @@
+#include "device_buffers.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+namespace strata::allreduce_nccl {
+namespace {
+
+std::string device_text(const strata_device& d) {
+  if (d.type == STRATA_DEVICE_HOST) return "host memory";
+  if (d.type == STRATA_DEVICE_CUDA) return "cuda:" + std::to_string(d.index);
+  return "device type " + std::to_string(d.type);
+}
+
+[[noreturn]] void unsupported(const char* call, const std::string& message) {
+  sdk::fail(STRATA_ERR_UNSUPPORTED, std::string(call) + ": " + message);
+}
+
+// Where CUDA says `data` lives: "cuda:N", "host memory" or "memory CUDA does not know".
+std::string where_cuda_puts(const void* data, int device, bool* on_device) {
+  cudaPointerAttributes attributes{};
+  const cudaError_t asked = cudaPointerGetAttributes(&attributes, data);
+  if (asked != cudaSuccess) {
+    cudaGetLastError();  // clear it, so that no later CUDA call reports it again
+    *on_device = false;
+    return "memory CUDA does not know (" + std::string(cudaGetErrorName(asked)) + ")";
+  }
+  const bool device_memory =
+      attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+  *on_device = device_memory && attributes.device == device;
+  if (!device_memory) return "host memory";
+  return "cuda:" + std::to_string(attributes.device);
+}
+
+}  // namespace
+
+Buffer check_device_buffer(const char* call, const char* name, const strata_buffer* buffer, int device) {
+  const std::string ours = "cuda:" + std::to_string(device);
+  if (buffer != nullptr && buffer->struct_size >= sizeof(strata_buffer) &&
+      (buffer->device.type != STRATA_DEVICE_CUDA || buffer->device.index != device)) {
+    unsupported(call, std::string(name) + " is labelled " + device_text(buffer->device) + "; " + kPluginName +
+                          " moves CUDA memory of this rank's device (" + ours + ") only");
+  }
+  // The SDK's checks of everything else (NULL, struct_size, dtype, data, count), on a host-labelled
+  // copy: its only device rule is the one replaced above.
+  // (NULL and a too-small struct are handed on as they are: check_buffer refuses both.)
+  strata_buffer as_host{};
+  const strata_buffer* for_sdk = buffer;
+  if (buffer != nullptr && buffer->struct_size >= sizeof(strata_buffer)) {
+    as_host = *buffer;
+    as_host.device = strata_device{STRATA_DEVICE_HOST, 0};
+    for_sdk = &as_host;
+  }
+  const Buffer checked = check_buffer(call, name, for_sdk, kPluginName);
+  if (checked.count > 0) {
+    bool on_device = false;
+    const std::string found = where_cuda_puts(checked.data, device, &on_device);
+    if (!on_device) {
+      unsupported(call, std::string(name) + ".data is labelled " + ours + " but CUDA finds it in " + found +
+                            "; " + kPluginName + " moves CUDA memory of " + ours + " only");
+    }
+  }
+  return checked;
+}
+
+BufferPair check_device_pair(const char* call, const strata_buffer* send_arg, const strata_buffer* recv_arg,
+                             int device) {
+  const Buffer send = check_device_buffer(call, "send", send_arg, device);
+  const Buffer recv = check_device_buffer(call, "recv", recv_arg, device);
+  if (send.dtype != recv.dtype) {
+    invalid_argument(call, std::string("recv.dtype (") + sdk::dtype_name(recv.dtype) + ") must equal send.dtype (" +
+                               sdk::dtype_name(send.dtype) + ")");
+  }
+  return {send, recv};
+}
+
+ncclDataType_t nccl_type(int32_t dtype) {
+  switch (dtype) {
+    case STRATA_F32: return ncclFloat32;
+    case STRATA_F16: return ncclFloat16;
+    case STRATA_BF16: return ncclBfloat16;
+    case STRATA_F64: return ncclFloat64;
+    case STRATA_I32: return ncclInt32;
+    case STRATA_I64: return ncclInt64;
+    case STRATA_U8: return ncclUint8;
+    default: sdk::fail(STRATA_ERR_INTERNAL, "nccl_type: unknown dtype " + std::to_string(dtype));
+  }
+}
+
+ncclRedOp_t nccl_op(int32_t op) {
+  switch (op) {
+    case STRATA_SUM: return ncclSum;
+    case STRATA_AVG: return ncclAvg;
+    case STRATA_MIN: return ncclMin;
+    case STRATA_MAX: return ncclMax;
+    default: sdk::fail(STRATA_ERR_INTERNAL, "nccl_op: unknown op " + std::to_string(op));
+  }
+}
+
+}  // namespace strata::allreduce_nccl
