@@ -14,6 +14,10 @@ DeviceScratch::DeviceScratch(int device) {
     sdk::fail(STRATA_ERR_OUT_OF_MEMORY, "allreduce-nccl: cannot allocate barrier's 4 bytes on cuda:" +
                                             std::to_string(device));
   }
+  // A defined value (0): the sums barrier makes of it are never read, but stay 0.
+  const cudaError_t zeroed = cudaMemset(data_, 0, sizeof(float));
+  if (zeroed != cudaSuccess) cudaFree(data_);
+  check_cuda(zeroed, "allreduce-nccl: cudaMemset of barrier's operand");
 }
 
 DeviceScratch::~DeviceScratch() { cudaFree(data_); }
@@ -73,8 +77,9 @@ void Collectives::allgatherv(const strata_coll_args& a, Request& r) {
     for (int peer = 0; peer < comm_.size() && first == ncclSuccess; ++peer) {
       const uint64_t count = a.recv_counts[peer];
       if (count == 0) continue;
-      const void* from = peer == rank ? send.data : nullptr;  // read on the root only
-      first = ncclBroadcast(from, recv.at(a.displs[peer]), count, type, peer, c, s);
+      void* block = recv.at(a.displs[peer]);
+      // The root's block comes from send; elsewhere sendbuff is not read (given as the block).
+      first = ncclBroadcast(peer == rank ? send.data : block, block, count, type, peer, c, s);
     }
     const ncclResult_t ended = ncclGroupEnd();
     comm_.settle(first != ncclSuccess ? first : ended, call);
