@@ -37,11 +37,18 @@ std::string refusal(const strata_buffer& b, strata_status expected_code) {
 TEST(DeviceBuffers, HostAndOtherDeviceLabelsAreRefusedNamingBoth) {
   std::vector<float> host(4);
   EXPECT_EQ(refusal(labelled(host.data(), 4, STRATA_F32, {STRATA_DEVICE_HOST, 0}), STRATA_ERR_UNSUPPORTED),
-            "allreduce: send is labelled host memory; allreduce-nccl moves CUDA memory of this rank's "
-            "device (cuda:0) only");
+            "allreduce: send is in host memory; allreduce-nccl moves CUDA device memory only");
   EXPECT_EQ(refusal(labelled(host.data(), 4, STRATA_F32, {STRATA_DEVICE_CUDA, 1}), STRATA_ERR_UNSUPPORTED),
-            "allreduce: send is labelled cuda:1; allreduce-nccl moves CUDA memory of this rank's device "
+            "allreduce: send is on cuda:1; allreduce-nccl moves CUDA memory of this rank's device "
             "(cuda:0) only");
+  const strata_buffer send = labelled(nullptr, 0, STRATA_F32, {STRATA_DEVICE_CUDA, 0});
+  const strata_buffer recv = labelled(nullptr, 0, STRATA_F32, {STRATA_DEVICE_CUDA, 1});
+  try {
+    check_device_pair("allgather", &send, &recv, 0);
+    ADD_FAILURE() << "buffers on two devices were accepted";
+  } catch (const strata::sdk::Error& e) {
+    EXPECT_STREQ(e.what(), "allgather: recv is on cuda:1 but send is on cuda:0; both must be on one device");
+  }
 }
 
 TEST(DeviceBuffers, AHostPointerLabelledCudaIsRefusedNamingWhereItIs) {

@@ -1,7 +1,7 @@
 // The NCCL comm plugin where no GPU is needed: its descriptor passes strata-plugin-check's
 // descriptor checks, a bad config is refused naming the key before any device is touched, and on
 // a machine without a device create() fails naming the rank (run alone and under mpirun).
-#include "device_probe.hpp"
+#include <gpu_env.hpp>
 
 #include <descriptor_checks.hpp>
 #include <plugin_harness.hpp>
@@ -94,7 +94,7 @@ TEST(Config, BadKeysAndValuesAreRefusedNamingThem) {
 
 // Alone and as every rank of an mpirun job: the message names this process's rank and local rank.
 TEST(NoDevice, CreateFailsNamingTheRank) {
-  if (strata::test::cuda_devices() > 0) GTEST_SKIP() << "a CUDA device is visible: this checks the machine without one";
+  if (strata::test::gpu::device_available()) GTEST_SKIP() << "a CUDA device is visible: this checks the machine without one";
   const Created created = create(R"({"timeout_seconds": 5})");
   EXPECT_EQ(created.status, STRATA_ERR_UNSUPPORTED);
   const std::string expected = "allreduce-nccl: rank " + std::to_string(launcher_rank()) + " (local rank " +
@@ -106,7 +106,7 @@ TEST(NoDevice, CreateFailsNamingTheRank) {
 
 // A configured device cannot bring a device into being: the same message, not a different error.
 TEST(NoDevice, ConfiguredDeviceFailsTheSameWay) {
-  if (strata::test::cuda_devices() > 0) GTEST_SKIP() << "a CUDA device is visible: this checks the machine without one";
+  if (strata::test::gpu::device_available()) GTEST_SKIP() << "a CUDA device is visible: this checks the machine without one";
   const Created created = create(R"({"device": 0, "bootstrap": "tcp"})");
   EXPECT_EQ(created.status, STRATA_ERR_UNSUPPORTED);
   EXPECT_NE(created.message.find("no CUDA device visible"), std::string::npos) << created.message;

@@ -7,11 +7,7 @@
 namespace strata::allreduce_nccl {
 namespace {
 
-std::string device_text(const strata_device& d) {
-  if (d.type == STRATA_DEVICE_HOST) return "host memory";
-  if (d.type == STRATA_DEVICE_CUDA) return "cuda:" + std::to_string(d.index);
-  return "device type " + std::to_string(d.type);
-}
+constexpr uint32_t kCudaOnly = STRATA_DEVICE_BIT(STRATA_DEVICE_CUDA);
 
 [[noreturn]] void unsupported(const char* call, const std::string& message) {
   sdk::fail(STRATA_ERR_UNSUPPORTED, std::string(call) + ": " + message);
@@ -33,46 +29,38 @@ std::string where_cuda_puts(const void* data, int device, bool* on_device) {
   return "cuda:" + std::to_string(attributes.device);
 }
 
+// The rules beyond the SDK's for `buffer`, already checked as `checked`: labelled with this
+// rank's device, and CUDA places its data there.
+void check_on_device(const char* call, const char* name, const strata_buffer& buffer, const Buffer& checked,
+                     int device) {
+  const std::string ours = "cuda:" + std::to_string(device);
+  if (buffer.device.index != device) {
+    unsupported(call, std::string(name) + " is on " + device_name(buffer.device) + "; " + kPluginName +
+                          " moves CUDA memory of this rank's device (" + ours + ") only");
+  }
+  if (checked.count == 0) return;  // no pointer to ask about
+  bool on_device = false;
+  const std::string found = where_cuda_puts(checked.data, device, &on_device);
+  if (!on_device) {
+    unsupported(call, std::string(name) + ".data is labelled " + ours + " but CUDA finds it in " + found + "; " +
+                          kPluginName + " moves CUDA memory of " + ours + " only");
+  }
+}
+
 }  // namespace
 
 Buffer check_device_buffer(const char* call, const char* name, const strata_buffer* buffer, int device) {
-  const std::string ours = "cuda:" + std::to_string(device);
-  if (buffer != nullptr && buffer->struct_size >= sizeof(strata_buffer) &&
-      (buffer->device.type != STRATA_DEVICE_CUDA || buffer->device.index != device)) {
-    unsupported(call, std::string(name) + " is labelled " + device_text(buffer->device) + "; " + kPluginName +
-                          " moves CUDA memory of this rank's device (" + ours + ") only");
-  }
-  // The SDK's checks of everything else (NULL, struct_size, dtype, data, count), on a host-labelled
-  // copy: its only device rule is the one replaced above.
-  // (NULL and a too-small struct are handed on as they are: check_buffer refuses both.)
-  strata_buffer as_host{};
-  const strata_buffer* for_sdk = buffer;
-  if (buffer != nullptr && buffer->struct_size >= sizeof(strata_buffer)) {
-    as_host = *buffer;
-    as_host.device = strata_device{STRATA_DEVICE_HOST, 0};
-    for_sdk = &as_host;
-  }
-  const Buffer checked = check_buffer(call, name, for_sdk, kPluginName);
-  if (checked.count > 0) {
-    bool on_device = false;
-    const std::string found = where_cuda_puts(checked.data, device, &on_device);
-    if (!on_device) {
-      unsupported(call, std::string(name) + ".data is labelled " + ours + " but CUDA finds it in " + found +
-                            "; " + kPluginName + " moves CUDA memory of " + ours + " only");
-    }
-  }
+  const Buffer checked = check_buffer(call, name, buffer, kPluginName, kCudaOnly);
+  check_on_device(call, name, *buffer, checked, device);
   return checked;
 }
 
 BufferPair check_device_pair(const char* call, const strata_buffer* send_arg, const strata_buffer* recv_arg,
                              int device) {
-  const Buffer send = check_device_buffer(call, "send", send_arg, device);
-  const Buffer recv = check_device_buffer(call, "recv", recv_arg, device);
-  if (send.dtype != recv.dtype) {
-    invalid_argument(call, std::string("recv.dtype (") + sdk::dtype_name(recv.dtype) + ") must equal send.dtype (" +
-                               sdk::dtype_name(send.dtype) + ")");
-  }
-  return {send, recv};
+  const BufferPair pair = check_pair(call, send_arg, recv_arg, kPluginName, kCudaOnly);
+  check_on_device(call, "send", *send_arg, pair.send, device);
+  check_on_device(call, "recv", *recv_arg, pair.recv, device);
+  return pair;
 }
 
 ncclDataType_t nccl_type(int32_t dtype) {

@@ -23,11 +23,8 @@ StreamOrder::~StreamOrder() {
 }
 
 cudaStream_t StreamOrder::host_stream() const {
-  const strata_host_api* api = host_.raw();
-  if (!STRATA_STRUCT_HAS(api, strata_host_api, cuda_stream) || api->cuda_stream == nullptr) {
-    return nullptr;  // a runtime older than ABI 1.7: the host works on the legacy default stream
-  }
-  return static_cast<cudaStream_t>(api->cuda_stream(api->host_ctx));
+  // NULL (also from a runtime older than ABI 1.7): the legacy default stream.
+  return static_cast<cudaStream_t>(host_.cuda_stream());
 }
 
 void StreamOrder::after(cudaStream_t host, const char* call) const {
