@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -267,10 +269,23 @@ std::string self_path() {
   return n > 0 ? std::string(path, static_cast<size_t>(n)) : "";
 }
 
+// A port nothing listens on now (the kernel's pick), for rank 0's unique-id server.
+uint16_t free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof a;
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
 // Starts kRanks copies of this program as ranks of one job; returns their exit codes (-signal for
 // a signal; -1000 for one still running after `limit`, which is then killed).
 std::vector<int> run_job(const std::string& role, const std::string& config, std::chrono::seconds limit) {
-  const uint16_t port = static_cast<uint16_t>(20000 + getpid() % 20000);
+  const uint16_t port = free_port();
   std::vector<pid_t> pids;
   const std::string exe = self_path();
   for (int rank = 0; rank < kRanks; ++rank) {
