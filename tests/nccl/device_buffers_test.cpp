@@ -36,9 +36,11 @@ std::string refusal(const strata_buffer& b, strata_status expected_code) {
 
 TEST(DeviceBuffers, HostAndOtherDeviceLabelsAreRefusedNamingBoth) {
   std::vector<float> host(4);
-  EXPECT_EQ(refusal(labelled(host.data(), 4, STRATA_F32, {STRATA_DEVICE_HOST, 0}), STRATA_ERR_UNSUPPORTED),
+  EXPECT_EQ(refusal(labelled(host.data(), 4, STRATA_F32, {STRATA_DEVICE_HOST, 0}),
+                    STRATA_ERR_UNSUPPORTED),
             "allreduce: send is in host memory; allreduce-nccl moves CUDA device memory only");
-  EXPECT_EQ(refusal(labelled(host.data(), 4, STRATA_F32, {STRATA_DEVICE_CUDA, 1}), STRATA_ERR_UNSUPPORTED),
+  EXPECT_EQ(refusal(labelled(host.data(), 4, STRATA_F32, {STRATA_DEVICE_CUDA, 1}),
+                    STRATA_ERR_UNSUPPORTED),
             "allreduce: send is on cuda:1; allreduce-nccl moves CUDA memory of this rank's device "
             "(cuda:0) only");
   const strata_buffer send = labelled(nullptr, 0, STRATA_F32, {STRATA_DEVICE_CUDA, 0});
@@ -47,27 +49,32 @@ TEST(DeviceBuffers, HostAndOtherDeviceLabelsAreRefusedNamingBoth) {
     check_device_pair("allgather", &send, &recv, 0);
     ADD_FAILURE() << "buffers on two devices were accepted";
   } catch (const strata::sdk::Error& e) {
-    EXPECT_STREQ(e.what(), "allgather: recv is on cuda:1 but send is on cuda:0; both must be on one device");
+    EXPECT_STREQ(e.what(),
+                 "allgather: recv is on cuda:1 but send is on cuda:0; both must be on one device");
   }
 }
 
 TEST(DeviceBuffers, AHostPointerLabelledCudaIsRefusedNamingWhereItIs) {
   std::vector<float> host(4);
-  const std::string message =
-      refusal(labelled(host.data(), 4, STRATA_F32, {STRATA_DEVICE_CUDA, 0}), STRATA_ERR_UNSUPPORTED);
+  const std::string message = refusal(labelled(host.data(), 4, STRATA_F32, {STRATA_DEVICE_CUDA, 0}),
+                                      STRATA_ERR_UNSUPPORTED);
   // With a driver CUDA calls it host memory; without one it does not know the pointer at all.
-  EXPECT_EQ(message.rfind("allreduce: send.data is labelled cuda:0 but CUDA finds it in ", 0), 0u) << message;
-  EXPECT_NE(message.find("; allreduce-nccl moves CUDA memory of cuda:0 only"), std::string::npos) << message;
+  EXPECT_EQ(message.rfind("allreduce: send.data is labelled cuda:0 but CUDA finds it in ", 0), 0u)
+      << message;
+  EXPECT_NE(message.find("; allreduce-nccl moves CUDA memory of cuda:0 only"), std::string::npos)
+      << message;
 }
 
 TEST(DeviceBuffers, TheSdkChecksStillApply) {
-  EXPECT_EQ(refusal(labelled(nullptr, 4, STRATA_F32, {STRATA_DEVICE_CUDA, 0}), STRATA_ERR_INVALID_ARGUMENT),
+  EXPECT_EQ(refusal(labelled(nullptr, 4, STRATA_F32, {STRATA_DEVICE_CUDA, 0}),
+                    STRATA_ERR_INVALID_ARGUMENT),
             "allreduce: send.data is NULL but send.count is 4");
   EXPECT_EQ(refusal(labelled(nullptr, 0, 42, {STRATA_DEVICE_CUDA, 0}), STRATA_ERR_INVALID_ARGUMENT),
             "allreduce: send.dtype (42) is not a strata_dtype (expected 0..6)");
   strata_buffer small = labelled(nullptr, 0, STRATA_F32, {STRATA_DEVICE_CUDA, 0});
   small.struct_size = 8;
-  EXPECT_NE(refusal(small, STRATA_ERR_ABI).find("is smaller than strata_buffer"), std::string::npos);
+  EXPECT_NE(refusal(small, STRATA_ERR_ABI).find("is smaller than strata_buffer"),
+            std::string::npos);
   try {
     check_device_buffer("broadcast", "recv", nullptr, 0);
     ADD_FAILURE() << "NULL was accepted";

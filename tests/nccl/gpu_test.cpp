@@ -3,14 +3,8 @@
 // collective in every dtype against a host reference, and a killed peer ending the survivor with
 // a message within the timeout. Where no device is visible each test skips, saying so. On one
 // device the two ranks share it ("share_device": true; see the plugin's README).
-#include <gpu_env.hpp>
-
-#include <plugin_harness.hpp>
-#include <strata/half.hpp>
-
-#include <gtest/gtest.h>
-
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -23,6 +17,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <gpu_env.hpp>
+#include <plugin_harness.hpp>
+#include <strata/half.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,54 +60,116 @@ struct Rank {
 };
 
 // Small integers: every sum and average of two ranks' values is exact in every dtype.
-double input(int rank, size_t i) { return static_cast<double>((i * 3 + static_cast<size_t>(rank) * 5) % 50); }
+double input(int rank, size_t i) {
+  return static_cast<double>((i * 3 + static_cast<size_t>(rank) * 5) % 50);
+}
 
 size_t element_size(int32_t dtype) { return strata::sdk::dtype_size(dtype); }
 
 void encode(int32_t dtype, double v, void* out) {
   switch (dtype) {
-    case STRATA_F32: { const float f = static_cast<float>(v); std::memcpy(out, &f, 4); break; }
-    case STRATA_F64: std::memcpy(out, &v, 8); break;
-    case STRATA_F16: { const uint16_t h = strata::float_to_f16(static_cast<float>(v)); std::memcpy(out, &h, 2); break; }
-    case STRATA_BF16: { const uint16_t h = strata::float_to_bf16(static_cast<float>(v)); std::memcpy(out, &h, 2); break; }
-    case STRATA_I32: { const auto x = static_cast<int32_t>(v); std::memcpy(out, &x, 4); break; }
-    case STRATA_I64: { const auto x = static_cast<int64_t>(v); std::memcpy(out, &x, 8); break; }
-    case STRATA_U8: { const auto x = static_cast<uint8_t>(v); std::memcpy(out, &x, 1); break; }
+    case STRATA_F32: {
+      const float f = static_cast<float>(v);
+      std::memcpy(out, &f, 4);
+      break;
+    }
+    case STRATA_F64:
+      std::memcpy(out, &v, 8);
+      break;
+    case STRATA_F16: {
+      const uint16_t h = strata::float_to_f16(static_cast<float>(v));
+      std::memcpy(out, &h, 2);
+      break;
+    }
+    case STRATA_BF16: {
+      const uint16_t h = strata::float_to_bf16(static_cast<float>(v));
+      std::memcpy(out, &h, 2);
+      break;
+    }
+    case STRATA_I32: {
+      const auto x = static_cast<int32_t>(v);
+      std::memcpy(out, &x, 4);
+      break;
+    }
+    case STRATA_I64: {
+      const auto x = static_cast<int64_t>(v);
+      std::memcpy(out, &x, 8);
+      break;
+    }
+    case STRATA_U8: {
+      const auto x = static_cast<uint8_t>(v);
+      std::memcpy(out, &x, 1);
+      break;
+    }
   }
 }
 
 double decode(int32_t dtype, const void* in) {
   switch (dtype) {
-    case STRATA_F32: { float f; std::memcpy(&f, in, 4); return f; }
-    case STRATA_F64: { double d; std::memcpy(&d, in, 8); return d; }
-    case STRATA_F16: { uint16_t h; std::memcpy(&h, in, 2); return strata::f16_to_float(h); }
-    case STRATA_BF16: { uint16_t h; std::memcpy(&h, in, 2); return strata::bf16_to_float(h); }
-    case STRATA_I32: { int32_t x; std::memcpy(&x, in, 4); return x; }
-    case STRATA_I64: { int64_t x; std::memcpy(&x, in, 8); return static_cast<double>(x); }
-    case STRATA_U8: { uint8_t x; std::memcpy(&x, in, 1); return x; }
+    case STRATA_F32: {
+      float f;
+      std::memcpy(&f, in, 4);
+      return f;
+    }
+    case STRATA_F64: {
+      double d;
+      std::memcpy(&d, in, 8);
+      return d;
+    }
+    case STRATA_F16: {
+      uint16_t h;
+      std::memcpy(&h, in, 2);
+      return strata::f16_to_float(h);
+    }
+    case STRATA_BF16: {
+      uint16_t h;
+      std::memcpy(&h, in, 2);
+      return strata::bf16_to_float(h);
+    }
+    case STRATA_I32: {
+      int32_t x;
+      std::memcpy(&x, in, 4);
+      return x;
+    }
+    case STRATA_I64: {
+      int64_t x;
+      std::memcpy(&x, in, 8);
+      return static_cast<double>(x);
+    }
+    case STRATA_U8: {
+      uint8_t x;
+      std::memcpy(&x, in, 1);
+      return x;
+    }
   }
   return NAN;
 }
 
-bool integral(int32_t dtype) { return dtype == STRATA_I32 || dtype == STRATA_I64 || dtype == STRATA_U8; }
+bool integral(int32_t dtype) {
+  return dtype == STRATA_I32 || dtype == STRATA_I64 || dtype == STRATA_U8;
+}
 
 // A device array of `count` elements of `dtype`.
 struct DeviceArray {
   int32_t dtype;
   size_t count;
   void* data = nullptr;
-  DeviceArray(int32_t d, size_t n) : dtype(d), count(n) { cudaMalloc(&data, std::max<size_t>(n, 1) * element_size(d)); }
+  DeviceArray(int32_t d, size_t n) : dtype(d), count(n) {
+    cudaMalloc(&data, std::max<size_t>(n, 1) * element_size(d));
+  }
   ~DeviceArray() { cudaFree(data); }
   void fill(const std::function<double(size_t)>& value) {
     std::vector<char> host(count * element_size(dtype));
-    for (size_t i = 0; i < count; ++i) encode(dtype, value(i), host.data() + i * element_size(dtype));
+    for (size_t i = 0; i < count; ++i)
+      encode(dtype, value(i), host.data() + i * element_size(dtype));
     cudaMemcpy(data, host.data(), host.size(), cudaMemcpyHostToDevice);
   }
   std::vector<double> read() const {
     std::vector<char> host(count * element_size(dtype));
     cudaMemcpy(host.data(), data, host.size(), cudaMemcpyDeviceToHost);
     std::vector<double> out(count);
-    for (size_t i = 0; i < count; ++i) out[i] = decode(dtype, host.data() + i * element_size(dtype));
+    for (size_t i = 0; i < count; ++i)
+      out[i] = decode(dtype, host.data() + i * element_size(dtype));
     return out;
   }
   strata_buffer buffer(size_t offset = 0, size_t n = SIZE_MAX) const {
@@ -119,7 +178,11 @@ struct DeviceArray {
     b.data = static_cast<char*>(data) + offset * element_size(dtype);
     b.count = n == SIZE_MAX ? count - offset : n;
     b.dtype = dtype;
-    b.device = strata_device{STRATA_DEVICE_CUDA, [] { int d = 0; cudaGetDevice(&d); return d; }()};
+    b.device = strata_device{STRATA_DEVICE_CUDA, [] {
+                               int d = 0;
+                               cudaGetDevice(&d);
+                               return d;
+                             }()};
     return b;
   }
 };
@@ -132,17 +195,19 @@ strata_coll_args args(const strata_buffer* send, const strata_buffer* recv) {
   return a;
 }
 
-void compare(Rank& r, const std::string& what, const std::vector<double>& got, const std::function<double(size_t)>& expected) {
+void compare(Rank& r, const std::string& what, const std::vector<double>& got,
+             const std::function<double(size_t)>& expected) {
   for (size_t i = 0; i < got.size(); ++i) {
     if (got[i] != expected(i)) {
-      r.expect(false, what + ": element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", expected " +
-                          std::to_string(expected(i)));
+      r.expect(false, what + ": element " + std::to_string(i) + " is " + std::to_string(got[i]) +
+                          ", expected " + std::to_string(expected(i)));
       return;
     }
   }
 }
 
-void call(Rank& r, const std::string& what, strata_status (*fn)(void*, const strata_coll_args*, strata_request*, strata_error*),
+void call(Rank& r, const std::string& what,
+          strata_status (*fn)(void*, const strata_coll_args*, strata_request*, strata_error*),
           const strata_coll_args& a, bool nonblocking) {
   strata_error err = strata::sdk::make_error();
   strata_request req = nullptr;
@@ -172,10 +237,14 @@ int run_collectives(const std::string& config) {
         compare(r, "allreduce " + t + " op " + std::to_string(op), recv.read(), [&](size_t i) {
           const double a0 = input(0, i), a1 = input(1, i);
           switch (op) {
-            case STRATA_SUM: return a0 + a1;
-            case STRATA_AVG: return integral(dtype) ? std::trunc((a0 + a1) / size) : (a0 + a1) / size;
-            case STRATA_MIN: return std::min(a0, a1);
-            default: return std::max(a0, a1);
+            case STRATA_SUM:
+              return a0 + a1;
+            case STRATA_AVG:
+              return integral(dtype) ? std::trunc((a0 + a1) / size) : (a0 + a1) / size;
+            case STRATA_MIN:
+              return std::min(a0, a1);
+            default:
+              return std::max(a0, a1);
           }
         });
       }
@@ -185,7 +254,8 @@ int run_collectives(const std::string& config) {
       send.fill([&](size_t i) { return input(r.rank, i); });
       const strata_buffer sb = send.buffer(), rb = recv.buffer();
       call(r, "allgather " + t, r.ops.allgather, args(&sb, &rb), false);
-      compare(r, "allgather " + t, recv.read(), [&](size_t i) { return input(static_cast<int>(i / n), i % n); });
+      compare(r, "allgather " + t, recv.read(),
+              [&](size_t i) { return input(static_cast<int>(i / n), i % n); });
     }
     {
       const uint64_t counts[kRanks] = {7, 300}, displs[kRanks] = {300, 0};
@@ -196,7 +266,8 @@ int run_collectives(const std::string& config) {
       a.recv_counts = counts;
       a.displs = displs;
       call(r, "allgatherv " + t, r.ops.allgatherv, a, true);
-      compare(r, "allgatherv " + t, recv.read(), [&](size_t i) { return i < 300 ? input(1, i) : input(0, i - 300); });
+      compare(r, "allgatherv " + t, recv.read(),
+              [&](size_t i) { return i < 300 ? input(1, i) : input(0, i - 300); });
     }
     {
       DeviceArray send(dtype, n * kRanks), recv(dtype, n);
@@ -206,7 +277,8 @@ int run_collectives(const std::string& config) {
       a.op = STRATA_SUM;
       call(r, "reduce_scatter " + t, r.ops.reduce_scatter, a, false);
       const size_t base = static_cast<size_t>(r.rank) * n;
-      compare(r, "reduce_scatter " + t, recv.read(), [&](size_t i) { return input(0, base + i) + input(1, base + i); });
+      compare(r, "reduce_scatter " + t, recv.read(),
+              [&](size_t i) { return input(0, base + i) + input(1, base + i); });
     }
     {
       DeviceArray buffer(dtype, n);
@@ -225,7 +297,8 @@ int run_collectives(const std::string& config) {
     strata_coll_args a = args(&hb, &hb);
     strata_error err = strata::sdk::make_error();
     const strata_status s = r.ops.allreduce(r.self, &a, nullptr, &err);
-    r.expect(s == STRATA_ERR_UNSUPPORTED && std::strstr(err.message, "send is in host memory") != nullptr,
+    r.expect(s == STRATA_ERR_UNSUPPORTED &&
+                 std::strstr(err.message, "send is in host memory") != nullptr,
              std::string("host buffer refused: ") + err.message);
   }
   strata_coll_args none = args(nullptr, nullptr);
@@ -252,7 +325,8 @@ int run_killed_peer(const std::string& config) {
   const auto begin = Clock::now();
   const strata_status s = r.ops.allreduce(r.self, &a, nullptr, &err);
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-  std::printf("rank 0: allreduce returned %d after %.1f s: %s\n", static_cast<int>(s), seconds, err.message);
+  std::printf("rank 0: allreduce returned %d after %.1f s: %s\n", static_cast<int>(s), seconds,
+              err.message);
   r.expect(s == STRATA_ERR_COMM, "the allreduce failed with STRATA_ERR_COMM");
   r.expect(std::strstr(err.message, "allreduce-nccl: allreduce: rank 0 (local rank 0)") != nullptr,
            "the message names the collective and the rank");
@@ -284,7 +358,8 @@ uint16_t free_port() {
 
 // Starts kRanks copies of this program as ranks of one job; returns their exit codes (-signal for
 // a signal; -1000 for one still running after `limit`, which is then killed).
-std::vector<int> run_job(const std::string& role, const std::string& config, std::chrono::seconds limit) {
+std::vector<int> run_job(const std::string& role, const std::string& config,
+                         std::chrono::seconds limit) {
   const uint16_t port = free_port();
   std::vector<pid_t> pids;
   const std::string exe = self_path();
@@ -298,7 +373,8 @@ std::vector<int> run_job(const std::string& role, const std::string& config, std
       setenv("MASTER_ADDR", "127.0.0.1", 1);
       setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       setenv("STRATA_JOB_SECRET", std::string(64, '7').c_str(), 1);
-      execl(exe.c_str(), exe.c_str(), "--role", role.c_str(), config.c_str(), static_cast<char*>(nullptr));
+      execl(exe.c_str(), exe.c_str(), "--role", role.c_str(), config.c_str(),
+            static_cast<char*>(nullptr));
       std::_Exit(127);
     }
     pids.push_back(pid);
@@ -327,8 +403,9 @@ std::string job_config(double timeout_seconds) {
   int devices = 0;
   cudaGetDeviceCount(&devices);
   const bool share = devices < kRanks;
-  return std::string(R"({"bootstrap": "tcp", "timeout_seconds": )") + std::to_string(timeout_seconds) +
-         R"(, "share_device": )" + (share ? "true" : "false") + "}";
+  return std::string(R"({"bootstrap": "tcp", "timeout_seconds": )") +
+         std::to_string(timeout_seconds) + R"(, "share_device": )" + (share ? "true" : "false") +
+         "}";
 }
 
 TEST(NcclGpu, EveryCollectiveAndDtypeMatchesTheHostReference) {
@@ -340,7 +417,8 @@ TEST(NcclGpu, EveryCollectiveAndDtypeMatchesTheHostReference) {
 TEST(NcclGpu, AKilledPeerEndsTheSurvivorWithAMessage) {
   STRATA_REQUIRE_GPU();
   const auto begin = Clock::now();
-  const std::vector<int> codes = run_job("killed-peer", job_config(kKilledPeerTimeoutSeconds), std::chrono::seconds(120));
+  const std::vector<int> codes =
+      run_job("killed-peer", job_config(kKilledPeerTimeoutSeconds), std::chrono::seconds(120));
   EXPECT_EQ(codes[0], 0) << "rank 0 (the survivor) did not end with the expected message in time";
   EXPECT_EQ(codes[1], -SIGKILL);
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - begin).count(), 100.0);

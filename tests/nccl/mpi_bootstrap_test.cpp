@@ -5,7 +5,6 @@
 #include "mpi_bootstrap.hpp"
 
 #include <gtest/gtest.h>
-
 #include <mpi.h>
 
 #include <cstdlib>
@@ -26,7 +25,8 @@ void expect_rank_zeros_id(const MpiSession& session, int salt) {
   ncclUniqueId id = session.rank() == 0 ? patterned_id(salt) : ncclUniqueId{};
   session.broadcast(id);
   const ncclUniqueId expected = patterned_id(salt);
-  EXPECT_EQ(std::memcmp(id.internal, expected.internal, sizeof id.internal), 0) << "rank " << session.rank();
+  EXPECT_EQ(std::memcmp(id.internal, expected.internal, sizeof id.internal), 0)
+      << "rank " << session.rank();
 }
 
 TEST(MpiBootstrap, EveryRankGetsRankZerosIdAcrossSessions) {

@@ -1,14 +1,12 @@
 // The NCCL comm plugin where no GPU is needed: its descriptor passes strata-plugin-check's
 // descriptor checks, a bad config is refused naming the key before any device is touched, and on
 // a machine without a device create() fails naming the rank (run alone and under mpirun).
-#include <gpu_env.hpp>
-
-#include <descriptor_checks.hpp>
-#include <plugin_harness.hpp>
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <descriptor_checks.hpp>
+#include <gpu_env.hpp>
+#include <plugin_harness.hpp>
 #include <string>
 
 namespace {
@@ -58,14 +56,17 @@ TEST(Descriptor, PassesPluginCheckDescriptorChecks) {
   EXPECT_TRUE(report.usable);
   ASSERT_FALSE(report.checks.empty());
   for (const auto& [name, verdict] : report.checks) {
-    EXPECT_EQ(verdict.outcome, strata::plugin_check::Outcome::Pass) << name << ": " << verdict.detail;
+    EXPECT_EQ(verdict.outcome, strata::plugin_check::Outcome::Pass)
+        << name << ": " << verdict.detail;
   }
 }
 
 TEST(Descriptor, OffersEveryCollectiveNonBlocking) {
   const strata_comm_ops& ops = plugin().ops<strata_comm_ops>();
-  for (const void* fn : {reinterpret_cast<const void*>(ops.allgatherv), reinterpret_cast<const void*>(ops.reduce_scatter),
-                         reinterpret_cast<const void*>(ops.wait), reinterpret_cast<const void*>(ops.test)}) {
+  for (const void* fn :
+       {reinterpret_cast<const void*>(ops.allgatherv),
+        reinterpret_cast<const void*>(ops.reduce_scatter), reinterpret_cast<const void*>(ops.wait),
+        reinterpret_cast<const void*>(ops.test)}) {
     EXPECT_NE(fn, nullptr);
   }
 }
@@ -76,11 +77,17 @@ TEST(Config, BadKeysAndValuesAreRefusedNamingThem) {
     const char* config;
     const char* expected;
   } cases[] = {
-      {R"({"devcie": 0})", "comm config: unknown key 'devcie' (known keys: device, bootstrap, timeout_seconds, share_device)"},
-      {R"({"device": -1})", "comm config: device: expected a CUDA ordinal (a non-negative integer), got -1"},
-      {R"({"bootstrap": "ssh"})", "comm config: bootstrap: expected \"auto\", \"mpi\" or \"tcp\", got \"ssh\""},
-      {R"({"timeout_seconds": 0})", "comm config: timeout_seconds: expected a positive number of seconds, got 0"},
-      {R"({"share_device": "yes"})", "comm config: share_device: expected true or false, got \"yes\""},
+      {R"({"devcie": 0})",
+       "comm config: unknown key 'devcie' (known keys: device, bootstrap, timeout_seconds, "
+       "share_device)"},
+      {R"({"device": -1})",
+       "comm config: device: expected a CUDA ordinal (a non-negative integer), got -1"},
+      {R"({"bootstrap": "ssh"})",
+       "comm config: bootstrap: expected \"auto\", \"mpi\" or \"tcp\", got \"ssh\""},
+      {R"({"timeout_seconds": 0})",
+       "comm config: timeout_seconds: expected a positive number of seconds, got 0"},
+      {R"({"share_device": "yes"})",
+       "comm config: share_device: expected true or false, got \"yes\""},
       {R"([1, 2])", "comm config: expected a JSON object, got [1,2]"},
       {R"({"device": )", "comm config: not valid JSON: "},
   };
@@ -94,11 +101,12 @@ TEST(Config, BadKeysAndValuesAreRefusedNamingThem) {
 
 // Alone and as every rank of an mpirun job: the message names this process's rank and local rank.
 TEST(NoDevice, CreateFailsNamingTheRank) {
-  if (strata::test::gpu::device_available()) GTEST_SKIP() << "a CUDA device is visible: this checks the machine without one";
+  if (strata::test::gpu::device_available())
+    GTEST_SKIP() << "a CUDA device is visible: this checks the machine without one";
   const Created created = create(R"({"timeout_seconds": 5})");
   EXPECT_EQ(created.status, STRATA_ERR_UNSUPPORTED);
-  const std::string expected = "allreduce-nccl: rank " + std::to_string(launcher_rank()) + " (local rank " +
-                               std::to_string(launcher_local_rank()) +
+  const std::string expected = "allreduce-nccl: rank " + std::to_string(launcher_rank()) +
+                               " (local rank " + std::to_string(launcher_local_rank()) +
                                "): no CUDA device visible (cudaGetDeviceCount: ";
   EXPECT_NE(created.message.find(expected), std::string::npos)
       << "got: " << created.message << "\nexpected: " << expected;
@@ -106,7 +114,8 @@ TEST(NoDevice, CreateFailsNamingTheRank) {
 
 // A configured device cannot bring a device into being: the same message, not a different error.
 TEST(NoDevice, ConfiguredDeviceFailsTheSameWay) {
-  if (strata::test::gpu::device_available()) GTEST_SKIP() << "a CUDA device is visible: this checks the machine without one";
+  if (strata::test::gpu::device_available())
+    GTEST_SKIP() << "a CUDA device is visible: this checks the machine without one";
   const Created created = create(R"({"device": 0, "bootstrap": "tcp"})");
   EXPECT_EQ(created.status, STRATA_ERR_UNSUPPORTED);
   EXPECT_NE(created.message.find("no CUDA device visible"), std::string::npos) << created.message;

@@ -2,23 +2,22 @@
 // threads as the ranks: no NCCL call and no device is involved, so it runs on any machine. Every
 // rank ends with rank 0's id; a rank that never comes is named by rank 0; a peer without the job's
 // secret gets nothing, and a server without it is refused.
-#include "launch_env.hpp"
 #include "tcp_bootstrap.hpp"
-#include "tcp_socket.hpp"
-
-#include <strata/plugin.hpp>
 
 #include <gtest/gtest.h>
-
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <strata/plugin.hpp>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "launch_env.hpp"
+#include "tcp_socket.hpp"
 
 namespace {
 
@@ -58,9 +57,10 @@ struct Outcome {
   std::vector<ncclUniqueId> ids;
 };
 
-Outcome run_ranks(int size, const std::vector<int>& ranks, const std::vector<TcpRendezvous>& per_rank,
-                  std::chrono::milliseconds timeout) {
-  Outcome out{std::vector<std::string>(static_cast<size_t>(size)), std::vector<ncclUniqueId>(static_cast<size_t>(size))};
+Outcome run_ranks(int size, const std::vector<int>& ranks,
+                  const std::vector<TcpRendezvous>& per_rank, std::chrono::milliseconds timeout) {
+  Outcome out{std::vector<std::string>(static_cast<size_t>(size)),
+              std::vector<ncclUniqueId>(static_cast<size_t>(size))};
   std::vector<std::thread> threads;
   for (int rank : ranks) {
     threads.emplace_back([&, rank] {
@@ -83,7 +83,8 @@ TEST(TcpBootstrap, EveryRankGetsRankZerosId) {
   const ncclUniqueId expected = patterned_id();
   for (size_t rank = 0; rank < 4; ++rank) {
     EXPECT_EQ(out.errors[rank], "") << "rank " << rank;
-    EXPECT_EQ(std::memcmp(out.ids[rank].internal, expected.internal, sizeof expected.internal), 0) << "rank " << rank;
+    EXPECT_EQ(std::memcmp(out.ids[rank].internal, expected.internal, sizeof expected.internal), 0)
+        << "rank " << rank;
   }
 }
 
@@ -91,16 +92,21 @@ TEST(TcpBootstrap, RankZeroNamesTheRanksThatNeverCame) {
   const TcpRendezvous r = rendezvous(free_port(), 's');
   const Outcome out = run_ranks(4, {0, 2}, std::vector<TcpRendezvous>(4, r), 1500ms);
   EXPECT_EQ(out.errors[2], "");
-  EXPECT_NE(out.errors[0].find("allreduce-nccl: bootstrap tcp: rank 0 served the NCCL unique id at " + r.where),
-            std::string::npos) << out.errors[0];
-  EXPECT_NE(out.errors[0].find("but rank(s) 1, 3 never fetched it"), std::string::npos) << out.errors[0];
+  EXPECT_NE(out.errors[0].find(
+                "allreduce-nccl: bootstrap tcp: rank 0 served the NCCL unique id at " + r.where),
+            std::string::npos)
+      << out.errors[0];
+  EXPECT_NE(out.errors[0].find("but rank(s) 1, 3 never fetched it"), std::string::npos)
+      << out.errors[0];
 }
 
 TEST(TcpBootstrap, APeerWithoutTheSecretGetsNothing) {
   const uint16_t port = free_port();
   const Outcome out = run_ranks(2, {0, 1}, {rendezvous(port, 's'), rendezvous(port, 'x')}, 1500ms);
-  EXPECT_NE(out.errors[1].find("allreduce-nccl: bootstrap tcp: rank 1 could not fetch the NCCL unique id from rank 0 at"),
-            std::string::npos) << out.errors[1];
+  EXPECT_NE(out.errors[1].find("allreduce-nccl: bootstrap tcp: rank 1 could not fetch the NCCL "
+                               "unique id from rank 0 at"),
+            std::string::npos)
+      << out.errors[1];
   EXPECT_NE(out.errors[0].find("rank(s) 1 never fetched it"), std::string::npos) << out.errors[0];
   const ncclUniqueId expected = patterned_id();
   EXPECT_NE(std::memcmp(out.ids[1].internal, expected.internal, sizeof expected.internal), 0);
@@ -151,7 +157,8 @@ TEST(TcpBootstrap, MissingVariablesAreNamed) {
     read_tcp_rendezvous();
     FAIL() << "expected an error";
   } catch (const strata::sdk::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("STRATA_JOB_SECRET is malformed; expected 64 hex digits"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("STRATA_JOB_SECRET is malformed; expected 64 hex digits"),
+              std::string::npos)
         << e.what();
   }
   setenv("STRATA_JOB_SECRET", std::string(64, 'a').c_str(), 1);
@@ -163,7 +170,9 @@ TEST(TcpBootstrap, MissingVariablesAreNamed) {
 
 // The launcher's variables (launch_env.cpp, compiled in as well).
 TEST(LaunchEnv, StrataRunsVariablesAndTheirErrors) {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_SIZE"}) unsetenv(name);
+  for (const char* name :
+       {"OMPI_COMM_WORLD_SIZE", "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_SIZE"})
+    unsetenv(name);
   const LaunchEnv alone = read_launch_env();
   EXPECT_EQ(alone.size, 1);
   EXPECT_FALSE(alone.from_mpirun || alone.from_strata_run);

@@ -1,18 +1,20 @@
 #include "collectives.hpp"
 
+#include <string>
+
 #include "cuda_errors.hpp"
 #include "device_buffers.hpp"
-
-#include <string>
 
 namespace strata::allreduce_nccl {
 
 DeviceScratch::DeviceScratch(int device) {
-  check_cuda(cudaSetDevice(device), "allreduce-nccl: cudaSetDevice(" + std::to_string(device) + ")");
+  check_cuda(cudaSetDevice(device),
+             "allreduce-nccl: cudaSetDevice(" + std::to_string(device) + ")");
   if (cudaMalloc(reinterpret_cast<void**>(&data_), sizeof(float)) != cudaSuccess) {
     cudaGetLastError();
-    sdk::fail(STRATA_ERR_OUT_OF_MEMORY, "allreduce-nccl: cannot allocate barrier's 4 bytes on cuda:" +
-                                            std::to_string(device));
+    sdk::fail(
+        STRATA_ERR_OUT_OF_MEMORY,
+        "allreduce-nccl: cannot allocate barrier's 4 bytes on cuda:" + std::to_string(device));
   }
   // A defined value (0): the sums barrier makes of it are never read, but stay 0.
   const cudaError_t zeroed = cudaMemset(data_, 0, sizeof(float));
@@ -25,7 +27,8 @@ DeviceScratch::~DeviceScratch() { cudaFree(data_); }
 template <class Enqueue>
 void Collectives::launch(const char* call, Request& r, Enqueue&& enqueue) {
   comm_.check_usable(call);
-  check_cuda(cudaSetDevice(comm_.device()), std::string("allreduce-nccl: ") + call + ": cudaSetDevice");
+  check_cuda(cudaSetDevice(comm_.device()),
+             std::string("allreduce-nccl: ") + call + ": cudaSetDevice");
   const cudaStream_t host = order_.host_stream();
   order_.after(host, call);
   r.call = call;
@@ -42,7 +45,9 @@ void Collectives::allreduce(const strata_coll_args& a, Request& r) {
   check_in_place(call, send, recv, recv.at(0), "send.data == recv.data");
   launch(call, r, [&](ncclComm_t c, cudaStream_t s) {
     if (send.count == 0) return;
-    comm_.settle(ncclAllReduce(send.data, recv.data, send.count, nccl_type(send.dtype), nccl_op(a.op), c, s), call);
+    comm_.settle(
+        ncclAllReduce(send.data, recv.data, send.count, nccl_type(send.dtype), nccl_op(a.op), c, s),
+        call);
   });
 }
 
@@ -56,7 +61,8 @@ void Collectives::allgather(const strata_coll_args& a, Request& r) {
                  "send.data == recv.data + rank * send.count");
   launch(call, r, [&](ncclComm_t c, cudaStream_t s) {
     if (send.count == 0) return;
-    comm_.settle(ncclAllGather(send.data, recv.data, send.count, nccl_type(send.dtype), c, s), call);
+    comm_.settle(ncclAllGather(send.data, recv.data, send.count, nccl_type(send.dtype), c, s),
+                 call);
   });
 }
 
@@ -68,7 +74,8 @@ void Collectives::allgatherv(const strata_coll_args& a, Request& r) {
   check_counts_and_displs(call, a.recv_counts, a.displs);
   const int rank = comm_.rank();
   check_count(call, "send", send.count, a.recv_counts[rank], "recv_counts[rank]");
-  for (int peer = 0; peer < comm_.size(); ++peer) check_block(call, recv, a.recv_counts, a.displs, static_cast<size_t>(peer));
+  for (int peer = 0; peer < comm_.size(); ++peer)
+    check_block(call, recv, a.recv_counts, a.displs, static_cast<size_t>(peer));
   check_in_place(call, send, recv, recv.at(a.displs[rank]),
                  "send.data == recv.data + displs[rank]");
   launch(call, r, [&](ncclComm_t c, cudaStream_t s) {
@@ -99,7 +106,9 @@ void Collectives::reduce_scatter(const strata_coll_args& a, Request& r) {
   }
   launch(call, r, [&](ncclComm_t c, cudaStream_t s) {
     if (recv.count == 0) return;
-    comm_.settle(ncclReduceScatter(send.data, recv.data, recv.count, nccl_type(send.dtype), nccl_op(a.op), c, s), call);
+    comm_.settle(ncclReduceScatter(send.data, recv.data, recv.count, nccl_type(send.dtype),
+                                   nccl_op(a.op), c, s),
+                 call);
   });
 }
 
@@ -109,7 +118,9 @@ void Collectives::broadcast(const strata_coll_args& a, Request& r) {
   check_root(call, a.root, comm_.size());
   launch(call, r, [&](ncclComm_t c, cudaStream_t s) {
     if (buffer.count == 0) return;
-    comm_.settle(ncclBroadcast(buffer.data, buffer.data, buffer.count, nccl_type(buffer.dtype), a.root, c, s), call);
+    comm_.settle(ncclBroadcast(buffer.data, buffer.data, buffer.count, nccl_type(buffer.dtype),
+                               a.root, c, s),
+                 call);
   });
 }
 
@@ -117,7 +128,8 @@ void Collectives::broadcast(const strata_coll_args& a, Request& r) {
 void Collectives::barrier(Request& r) {
   const char* call = "barrier";
   launch(call, r, [&](ncclComm_t c, cudaStream_t s) {
-    comm_.settle(ncclAllReduce(scratch_.get(), scratch_.get(), 1, ncclFloat32, ncclSum, c, s), call);
+    comm_.settle(ncclAllReduce(scratch_.get(), scratch_.get(), 1, ncclFloat32, ncclSum, c, s),
+                 call);
   });
 }
 

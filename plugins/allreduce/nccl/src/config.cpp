@@ -1,9 +1,7 @@
 #include "config.hpp"
 
-#include <strata/plugin.hpp>
-
 #include <nlohmann/json.hpp>
-
+#include <strata/plugin.hpp>
 #include <string>
 
 namespace strata::allreduce_nccl {
@@ -68,9 +66,12 @@ Config parse_config(const char* config_json) {
 
 const char* bootstrap_name(Bootstrap bootstrap) {
   switch (bootstrap) {
-    case Bootstrap::kAuto: return "auto";
-    case Bootstrap::kMpi: return "mpi";
-    case Bootstrap::kTcp: return "tcp";
+    case Bootstrap::kAuto:
+      return "auto";
+    case Bootstrap::kMpi:
+      return "mpi";
+    case Bootstrap::kTcp:
+      return "tcp";
   }
   return "?";
 }

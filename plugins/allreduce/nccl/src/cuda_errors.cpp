@@ -6,8 +6,8 @@ namespace strata::allreduce_nccl {
 
 void check_cuda(cudaError_t result, const std::string& what) {
   if (result == cudaSuccess) return;
-  sdk::fail(STRATA_ERR_COMM, what + ": " + cudaGetErrorName(result) + ": " +
-                                 cudaGetErrorString(result));
+  sdk::fail(STRATA_ERR_COMM,
+            what + ": " + cudaGetErrorName(result) + ": " + cudaGetErrorString(result));
 }
 
 std::string nccl_error_text(ncclResult_t result, ncclComm_t comm) {

@@ -3,9 +3,9 @@
 // count, op, root, block and in-place checks apply unchanged.
 #pragma once
 
-#include <strata/comm/collective_args.hpp>
-
 #include <nccl.h>
+
+#include <strata/comm/collective_args.hpp>
 
 namespace strata::allreduce_nccl {
 
@@ -18,7 +18,8 @@ inline constexpr char kPluginName[] = "allreduce-nccl";
 // cuda:`device` and, when it holds elements, CUDA must know its data pointer as memory of that
 // device (device or managed memory): a host pointer, or one of another device, is
 // STRATA_ERR_UNSUPPORTED naming the buffer and both places, instead of a fault in an NCCL kernel.
-Buffer check_device_buffer(const char* call, const char* name, const strata_buffer* buffer, int device);
+Buffer check_device_buffer(const char* call, const char* name, const strata_buffer* buffer,
+                           int device);
 
 // sdk::comm::check_pair (same dtype, same device) and check_device_buffer of each.
 BufferPair check_device_pair(const char* call, const strata_buffer* send, const strata_buffer* recv,

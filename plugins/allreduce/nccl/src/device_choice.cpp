@@ -1,10 +1,9 @@
 #include "device_choice.hpp"
 
-#include <strata/plugin.hpp>
-
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
+#include <strata/plugin.hpp>
 
 namespace strata::allreduce_nccl {
 namespace {
@@ -30,13 +29,12 @@ DeviceChoice choose_device(const LaunchEnv& env, const Config& config) {
   DeviceChoice choice;
   const cudaError_t counted = cudaGetDeviceCount(&choice.visible);
   if (counted != cudaSuccess || choice.visible == 0) {
-    const std::string reason = counted != cudaSuccess
-                                   ? std::string(cudaGetErrorName(counted)) + ": " +
-                                         cudaGetErrorString(counted)
-                                   : "0 devices";
+    const std::string reason = counted != cudaSuccess ? std::string(cudaGetErrorName(counted)) +
+                                                            ": " + cudaGetErrorString(counted)
+                                                      : "0 devices";
     cudaGetLastError();  // clear it, so that no later CUDA call reports it again
-    refuse(env, "no CUDA device visible (cudaGetDeviceCount: " + reason + ")" +
-                    visible_devices_note());
+    refuse(env,
+           "no CUDA device visible (cudaGetDeviceCount: " + reason + ")" + visible_devices_note());
   }
   const std::string devices =
       std::to_string(choice.visible) + " CUDA device(s) visible" + visible_devices_note();

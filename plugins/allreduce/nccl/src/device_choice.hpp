@@ -2,10 +2,10 @@
 // rank's. Fails before any NCCL call when there is no such device, with the rank in the message.
 #pragma once
 
+#include <string>
+
 #include "config.hpp"
 #include "launch_env.hpp"
-
-#include <string>
 
 namespace strata::allreduce_nccl {
 

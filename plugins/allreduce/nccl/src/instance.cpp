@@ -1,13 +1,13 @@
 #include "instance.hpp"
 
-#include "cuda_errors.hpp"
-#include "tcp_bootstrap.hpp"
-
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <string>
+
+#include "cuda_errors.hpp"
+#include "tcp_bootstrap.hpp"
 
 namespace strata::allreduce_nccl {
 namespace {
@@ -28,9 +28,12 @@ void give_own_nccl_host_id(const sdk::Host& host, int rank) {
 
 const char* choose_bootstrap(Bootstrap configured, const LaunchEnv& env) {
   switch (configured) {
-    case Bootstrap::kMpi: return "mpi";
-    case Bootstrap::kTcp: return env.size > 1 ? "tcp" : "none";
-    case Bootstrap::kAuto: break;
+    case Bootstrap::kMpi:
+      return "mpi";
+    case Bootstrap::kTcp:
+      return env.size > 1 ? "tcp" : "none";
+    case Bootstrap::kAuto:
+      break;
   }
   if (env.from_mpirun) return "mpi";
   return env.size > 1 ? "tcp" : "none";
@@ -48,25 +51,29 @@ Instance::Instance(const strata_host_api* api, const Config& cfg)
     mpi = std::make_unique<MpiSession>();
     if (env.from_mpirun && (mpi->rank() != env.rank || mpi->size() != env.size)) {
       sdk::fail(STRATA_ERR_COMM, "allreduce-nccl: " + who(env) + ": MPI_COMM_WORLD has rank " +
-                                     std::to_string(mpi->rank()) + " of " + std::to_string(mpi->size()) +
-                                     ", but mpirun's environment says rank " + std::to_string(env.rank) +
-                                     " of " + std::to_string(env.size));
+                                     std::to_string(mpi->rank()) + " of " +
+                                     std::to_string(mpi->size()) +
+                                     ", but mpirun's environment says rank " +
+                                     std::to_string(env.rank) + " of " + std::to_string(env.size));
     }
     rank = mpi->rank();
     size = mpi->size();
   }
-  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.timeout_seconds * 1000));
-  check_cuda(cudaSetDevice(device.device),
-             "allreduce-nccl: " + who(env) + ": cudaSetDevice(" + std::to_string(device.device) + ")");
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(config.timeout_seconds * 1000));
+  check_cuda(cudaSetDevice(device.device), "allreduce-nccl: " + who(env) + ": cudaSetDevice(" +
+                                               std::to_string(device.device) + ")");
   ncclUniqueId id{};
   if (rank == 0) {
     const ncclResult_t made = ncclGetUniqueId(&id);
     if (made != ncclSuccess) {
-      sdk::fail(STRATA_ERR_COMM, "allreduce-nccl: " + who(env) + ": ncclGetUniqueId: " + ncclGetErrorString(made));
+      sdk::fail(STRATA_ERR_COMM,
+                "allreduce-nccl: " + who(env) + ": ncclGetUniqueId: " + ncclGetErrorString(made));
     }
   }
   if (mpi) mpi->broadcast(id);
-  if (std::string(bootstrap) == "tcp") exchange_id_over_tcp(id, rank, size, timeout, read_tcp_rendezvous());
+  if (std::string(bootstrap) == "tcp")
+    exchange_id_over_tcp(id, rank, size, timeout, read_tcp_rendezvous());
   comm = std::make_unique<NcclComm>(id, rank, size, device.device, timeout, who(env));
   order = std::make_unique<StreamOrder>(host, device.device);
   scratch = std::make_unique<DeviceScratch>(device.device);

@@ -3,6 +3,9 @@
 // communicator, the stream, barrier's scratch and the collectives over them.
 #pragma once
 
+#include <memory>
+#include <strata/plugin.hpp>
+
 #include "collectives.hpp"
 #include "config.hpp"
 #include "device_choice.hpp"
@@ -10,10 +13,6 @@
 #include "mpi_bootstrap.hpp"
 #include "nccl_comm.hpp"
 #include "stream_order.hpp"
-
-#include <strata/plugin.hpp>
-
-#include <memory>
 
 namespace strata::allreduce_nccl {
 
@@ -28,8 +27,8 @@ struct Instance {
   Config config;
   LaunchEnv env;
   DeviceChoice device;
-  const char* bootstrap = "none";     // how the unique id travelled: "mpi", "tcp" or "none"
-  std::unique_ptr<MpiSession> mpi;     // kept up until destroy: MPI_Finalize may run only once
+  const char* bootstrap = "none";   // how the unique id travelled: "mpi", "tcp" or "none"
+  std::unique_ptr<MpiSession> mpi;  // kept up until destroy: MPI_Finalize may run only once
   std::unique_ptr<NcclComm> comm;
   std::unique_ptr<StreamOrder> order;
   std::unique_ptr<DeviceScratch> scratch;

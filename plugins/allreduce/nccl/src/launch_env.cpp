@@ -1,9 +1,8 @@
 #include "launch_env.hpp"
 
-#include <strata/plugin.hpp>
-
 #include <cerrno>
 #include <cstdlib>
+#include <strata/plugin.hpp>
 #include <string>
 
 namespace strata::allreduce_nccl {
@@ -26,8 +25,8 @@ int number(const char* name, int low, int high, const char* what) {
   errno = 0;
   const long value = std::strtol(text, &end, 10);
   if (errno != 0 || end == text || *end != '\0' || value < low || value >= high) {
-    sdk::fail(STRATA_ERR_INVALID_ARGUMENT, std::string("allreduce-nccl: ") + name + "='" + text +
-                                               "': expected " + what);
+    sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
+              std::string("allreduce-nccl: ") + name + "='" + text + "': expected " + what);
   }
   return static_cast<int>(value);
 }

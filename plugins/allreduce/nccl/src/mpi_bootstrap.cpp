@@ -1,9 +1,8 @@
 #include "mpi_bootstrap.hpp"
 
-#include <strata/plugin.hpp>
-
 #include <mpi.h>
 
+#include <strata/plugin.hpp>
 #include <string>
 
 namespace strata::allreduce_nccl {
@@ -15,7 +14,8 @@ int g_owned_sessions = 0;
 std::string mpi_error(int code) {
   char text[MPI_MAX_ERROR_STRING] = {};
   int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
   return text;
 }
 
@@ -31,8 +31,9 @@ MpiSession::MpiSession() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) {
-    sdk::fail(STRATA_ERR_COMM, "allreduce-nccl: bootstrap mpi: MPI was already finalized in this "
-                               "process; it cannot be initialised again");
+    sdk::fail(STRATA_ERR_COMM,
+              "allreduce-nccl: bootstrap mpi: MPI was already finalized in this "
+              "process; it cannot be initialised again");
   }
   int initialized = 0;
   MPI_Initialized(&initialized);

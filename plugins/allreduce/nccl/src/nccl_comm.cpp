@@ -1,11 +1,10 @@
 #include "nccl_comm.hpp"
 
-#include "cuda_errors.hpp"
-
-#include <strata/plugin.hpp>
-
 #include <cstdio>
+#include <strata/plugin.hpp>
 #include <thread>
+
+#include "cuda_errors.hpp"
 
 namespace strata::allreduce_nccl {
 namespace {
@@ -33,7 +32,8 @@ std::string seconds(std::chrono::milliseconds timeout) {
 NcclComm::NcclComm(const ncclUniqueId& id, int rank, int size, int device,
                    std::chrono::milliseconds timeout, std::string who)
     : rank_(rank), size_(size), device_(device), timeout_(timeout), who_(std::move(who)) {
-  check_cuda(cudaSetDevice(device), "allreduce-nccl: " + who_ + ": cudaSetDevice(" + std::to_string(device) + ")");
+  check_cuda(cudaSetDevice(device),
+             "allreduce-nccl: " + who_ + ": cudaSetDevice(" + std::to_string(device) + ")");
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   const ncclResult_t started = ncclCommInitRankConfig(&comm_, size, id, rank, &config);
@@ -41,13 +41,14 @@ NcclComm::NcclComm(const ncclUniqueId& id, int rank, int size, int device,
     const std::string text = nccl_error_text(started, comm_);
     if (comm_ != nullptr) ncclCommAbort(comm_);
     comm_ = nullptr;
-    sdk::fail(STRATA_ERR_COMM, "allreduce-nccl: init: " + who_ + " on cuda:" + std::to_string(device) +
-                                   ": ncclCommInitRankConfig: " + text);
+    sdk::fail(STRATA_ERR_COMM, "allreduce-nccl: init: " + who_ + " on cuda:" +
+                                   std::to_string(device) + ": ncclCommInitRankConfig: " + text);
   }
   const auto begin = Clock::now();
   int polls = 0;
   while (in_progress("init")) {
-    check_deadline(begin, "init", "the NCCL communicator's set-up (a peer may not have started, or failed)");
+    check_deadline(begin, "init",
+                   "the NCCL communicator's set-up (a peer may not have started, or failed)");
     pause(polls);
   }
 }
@@ -75,7 +76,8 @@ NcclComm::~NcclComm() {
 void NcclComm::check_usable(const char* call) const {
   if (!aborted_.empty()) {
     sdk::fail(STRATA_ERR_COMM, std::string("allreduce-nccl: ") + call + ": " + who_ +
-                                   ": the NCCL communicator was aborted earlier (" + aborted_ + ")");
+                                   ": the NCCL communicator was aborted earlier (" + aborted_ +
+                                   ")");
   }
 }
 
@@ -84,21 +86,23 @@ void NcclComm::abort_with(const char* call, const std::string& reason) {
     aborted_ = std::string(call) + ": " + reason;
     ncclCommAbort(comm_);
   }
-  sdk::fail(STRATA_ERR_COMM, std::string("allreduce-nccl: ") + call + ": " + who_ + " on cuda:" +
-                                 std::to_string(device_) + ": " + reason +
+  sdk::fail(STRATA_ERR_COMM, std::string("allreduce-nccl: ") + call + ": " + who_ +
+                                 " on cuda:" + std::to_string(device_) + ": " + reason +
                                  "; the NCCL communicator was aborted");
 }
 
 bool NcclComm::in_progress(const char* call) {
   ncclResult_t state = ncclSuccess;
   const ncclResult_t asked = ncclCommGetAsyncError(comm_, &state);
-  if (asked != ncclSuccess) abort_with(call, "ncclCommGetAsyncError: " + nccl_error_text(asked, comm_));
+  if (asked != ncclSuccess)
+    abort_with(call, "ncclCommGetAsyncError: " + nccl_error_text(asked, comm_));
   if (state == ncclInProgress) return true;
   if (state != ncclSuccess) abort_with(call, "NCCL reported " + nccl_error_text(state, comm_));
   return false;
 }
 
-void NcclComm::check_deadline(Clock::time_point started, const char* call, const char* waiting_for) {
+void NcclComm::check_deadline(Clock::time_point started, const char* call,
+                              const char* waiting_for) {
   if (Clock::now() - started <= timeout_) return;
   abort_with(call, std::string("still waiting for ") + waiting_for + " after " + seconds(timeout_) +
                        " (timeout_seconds)");
@@ -120,7 +124,8 @@ bool NcclComm::poll(cudaEvent_t done, Clock::time_point started, const char* cal
   const cudaError_t state = cudaEventQuery(done);
   if (state == cudaSuccess) return true;
   if (state != cudaErrorNotReady) {
-    abort_with(call, std::string("CUDA reported ") + cudaGetErrorName(state) + ": " + cudaGetErrorString(state));
+    abort_with(call, std::string("CUDA reported ") + cudaGetErrorName(state) + ": " +
+                         cudaGetErrorString(state));
   }
   in_progress(call);  // throws on an NCCL error (a peer gone, a network failure)
   check_deadline(started, call, "the collective to complete (a peer may have failed or stalled)");

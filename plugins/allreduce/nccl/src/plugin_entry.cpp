@@ -1,12 +1,11 @@
 // The plugin's C boundary: descriptor, strata_comm_ops table and the functions in it. Every body
 // runs inside sdk::guard so that no exception crosses into the host.
+#include <memory>
+#include <strata/comm/collective_args.hpp>
+#include <string>
+
 #include "config.hpp"
 #include "instance.hpp"
-
-#include <strata/comm/collective_args.hpp>
-
-#include <memory>
-#include <string>
 
 namespace strata::allreduce_nccl {
 namespace {
@@ -58,8 +57,8 @@ strata_status create(const strata_plugin_create_args* args, void** self, strata_
     inst->host.log(STRATA_LOG_INFO,
                    "allreduce-nccl: rank %d of %d (local %d of %d) on cuda:%d of %d visible, "
                    "unique id through %s, timeout %g s, NCCL %d",
-                   inst->comm->rank(), inst->comm->size(), inst->env.local_rank, inst->env.local_size,
-                   inst->device.device, inst->device.visible, inst->bootstrap,
+                   inst->comm->rank(), inst->comm->size(), inst->env.local_rank,
+                   inst->env.local_size, inst->device.device, inst->device.visible, inst->bootstrap,
                    inst->config.timeout_seconds, NCCL_VERSION_CODE);
     *self = inst.release();
   });
@@ -96,19 +95,22 @@ strata_status query(void* self, strata_comm_caps* caps, strata_error* err) {
   });
 }
 
-strata_status allreduce(void* self, const strata_coll_args* args, strata_request* req, strata_error* err) {
+strata_status allreduce(void* self, const strata_coll_args* args, strata_request* req,
+                        strata_error* err) {
   return run(self, req, err, [&](Collectives& c, Request& r) {
     c.allreduce(sdk::comm::coll_args(args, "allreduce"), r);
   });
 }
 
-strata_status allgather(void* self, const strata_coll_args* args, strata_request* req, strata_error* err) {
+strata_status allgather(void* self, const strata_coll_args* args, strata_request* req,
+                        strata_error* err) {
   return run(self, req, err, [&](Collectives& c, Request& r) {
     c.allgather(sdk::comm::coll_args(args, "allgather"), r);
   });
 }
 
-strata_status allgatherv(void* self, const strata_coll_args* args, strata_request* req, strata_error* err) {
+strata_status allgatherv(void* self, const strata_coll_args* args, strata_request* req,
+                         strata_error* err) {
   return run(self, req, err, [&](Collectives& c, Request& r) {
     c.allgatherv(sdk::comm::coll_args(args, "allgatherv"), r);
   });
@@ -121,13 +123,15 @@ strata_status reduce_scatter(void* self, const strata_coll_args* args, strata_re
   });
 }
 
-strata_status broadcast(void* self, const strata_coll_args* args, strata_request* req, strata_error* err) {
+strata_status broadcast(void* self, const strata_coll_args* args, strata_request* req,
+                        strata_error* err) {
   return run(self, req, err, [&](Collectives& c, Request& r) {
     c.broadcast(sdk::comm::coll_args(args, "broadcast"), r);
   });
 }
 
-strata_status barrier(void* self, const strata_coll_args* args, strata_request* req, strata_error* err) {
+strata_status barrier(void* self, const strata_coll_args* args, strata_request* req,
+                      strata_error* err) {
   return run(self, req, err, [&](Collectives& c, Request& r) {
     sdk::comm::coll_args(args, "barrier");
     c.barrier(r);

@@ -1,8 +1,8 @@
 #include "stream_order.hpp"
 
-#include "cuda_errors.hpp"
-
 #include <string>
+
+#include "cuda_errors.hpp"
 
 namespace strata::allreduce_nccl {
 
@@ -11,7 +11,8 @@ StreamOrder::StreamOrder(const sdk::Host& host, int device) : host_(host) {
   check_cuda(cudaSetDevice(device), where + ": cudaSetDevice");
   // Non-blocking: our stream must not synchronise implicitly with the legacy default stream; it
   // is ordered with the host's stream by events only.
-  check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), where + ": cudaStreamCreateWithFlags");
+  check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+             where + ": cudaStreamCreateWithFlags");
   const cudaError_t made = cudaEventCreateWithFlags(&host_ready_, cudaEventDisableTiming);
   if (made != cudaSuccess) cudaStreamDestroy(stream_);
   check_cuda(made, where + ": cudaEventCreateWithFlags");
@@ -36,7 +37,8 @@ void StreamOrder::after(cudaStream_t host, const char* call) const {
 void StreamOrder::before(cudaStream_t host, cudaEvent_t done, const char* call) const {
   const std::string what = std::string("allreduce-nccl: ") + call;
   check_cuda(cudaEventRecord(done, stream_), what + ": cudaEventRecord");
-  check_cuda(cudaStreamWaitEvent(host, done, 0), what + ": cudaStreamWaitEvent on the host's stream");
+  check_cuda(cudaStreamWaitEvent(host, done, 0),
+             what + ": cudaStreamWaitEvent on the host's stream");
 }
 
 }  // namespace strata::allreduce_nccl

@@ -4,8 +4,8 @@
 // nonces, as the allreduce-gloo plugin's store does), and the server's proof covers the id, so a
 // rank never joins a communicator that a process outside the job announced:
 //   server -> client  server nonce (16 bytes)
-//   client -> server  client nonce (16) | rank (u32 little-endian) | HMAC(s, "nccl-id-client", sn|cn|rank)
-//   server -> client  HMAC(s, "nccl-id-server", cn|sn|rank|id) (32) | id (128)
+//   client -> server  client nonce (16) | rank (u32 little-endian) | HMAC(s, "nccl-id-client",
+//   sn|cn|rank) server -> client  HMAC(s, "nccl-id-server", cn|sn|rank|id) (32) | id (128)
 // The server lives only inside create(): no thread, nothing left listening afterwards.
 #pragma once
 
