@@ -3,8 +3,14 @@
 // collective in every dtype against a host reference, and a killed peer ending the survivor with
 // a message within the timeout. Where no device is visible each test skips, saying so. On one
 // device the two ranks share it ("share_device": true; see the plugin's README).
-#include <cuda_runtime_api.h>
+#include <gpu_env.hpp>
+
+#include <plugin_harness.hpp>
+#include <strata/half.hpp>
+
 #include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -17,9 +23,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <gpu_env.hpp>
-#include <plugin_harness.hpp>
-#include <strata/half.hpp>
 #include <string>
 #include <thread>
 #include <vector>

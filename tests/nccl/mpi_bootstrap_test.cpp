@@ -5,6 +5,7 @@
 #include "mpi_bootstrap.hpp"
 
 #include <gtest/gtest.h>
+
 #include <mpi.h>
 
 #include <cstdlib>

@@ -1,12 +1,14 @@
 // The NCCL comm plugin where no GPU is needed: its descriptor passes strata-plugin-check's
 // descriptor checks, a bad config is refused naming the key before any device is touched, and on
 // a machine without a device create() fails naming the rank (run alone and under mpirun).
+#include <gpu_env.hpp>
+
+#include <descriptor_checks.hpp>
+#include <plugin_harness.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <descriptor_checks.hpp>
-#include <gpu_env.hpp>
-#include <plugin_harness.hpp>
 #include <string>
 
 namespace {

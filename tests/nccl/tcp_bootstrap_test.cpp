@@ -3,21 +3,22 @@
 // rank ends with rank 0's id; a rank that never comes is named by rank 0; a peer without the job's
 // secret gets nothing, and a server without it is refused.
 #include "tcp_bootstrap.hpp"
+#include "launch_env.hpp"
+#include "tcp_socket.hpp"
+
+#include <strata/plugin.hpp>
 
 #include <gtest/gtest.h>
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <strata/plugin.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "launch_env.hpp"
-#include "tcp_socket.hpp"
 
 namespace {
 

@@ -1,9 +1,9 @@
 #include "collectives.hpp"
 
-#include <string>
-
 #include "cuda_errors.hpp"
 #include "device_buffers.hpp"
+
+#include <string>
 
 namespace strata::allreduce_nccl {
 

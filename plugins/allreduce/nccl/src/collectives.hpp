@@ -3,11 +3,11 @@
 // records the request's event. Nothing here waits: the caller waits on the request.
 #pragma once
 
-#include <strata/plugin_api.h>
-
 #include "nccl_comm.hpp"
 #include "request.hpp"
 #include "stream_order.hpp"
+
+#include <strata/plugin_api.h>
 
 namespace strata::allreduce_nccl {
 

@@ -1,7 +1,9 @@
 #include "config.hpp"
 
-#include <nlohmann/json.hpp>
 #include <strata/plugin.hpp>
+
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 namespace strata::allreduce_nccl {

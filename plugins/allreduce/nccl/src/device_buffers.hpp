@@ -3,9 +3,9 @@
 // count, op, root, block and in-place checks apply unchanged.
 #pragma once
 
-#include <nccl.h>
-
 #include <strata/comm/collective_args.hpp>
+
+#include <nccl.h>
 
 namespace strata::allreduce_nccl {
 

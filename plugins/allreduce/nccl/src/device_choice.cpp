@@ -1,9 +1,10 @@
 #include "device_choice.hpp"
 
+#include <strata/plugin.hpp>
+
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
-#include <strata/plugin.hpp>
 
 namespace strata::allreduce_nccl {
 namespace {
@@ -26,13 +27,23 @@ std::string who(const LaunchEnv& env) {
 }
 
 DeviceChoice choose_device(const LaunchEnv& env, const Config& config) {
-  DeviceChoice choice;
-  const cudaError_t counted = cudaGetDeviceCount(&choice.visible);
-  if (counted != cudaSuccess || choice.visible == 0) {
-    const std::string reason = counted != cudaSuccess ? std::string(cudaGetErrorName(counted)) +
-                                                            ": " + cudaGetErrorString(counted)
-                                                      : "0 devices";
+  int visible = 0;
+  const cudaError_t counted = cudaGetDeviceCount(&visible);
+  if (counted != cudaSuccess) {
     cudaGetLastError();  // clear it, so that no later CUDA call reports it again
+    return choose_device_among(
+        env, config, 0,
+        std::string(cudaGetErrorName(counted)) + ": " + cudaGetErrorString(counted));
+  }
+  return choose_device_among(env, config, visible, "");
+}
+
+DeviceChoice choose_device_among(const LaunchEnv& env, const Config& config, int visible,
+                                 const std::string& count_failure) {
+  DeviceChoice choice;
+  choice.visible = visible;
+  if (!count_failure.empty() || visible == 0) {
+    const std::string reason = count_failure.empty() ? "0 devices" : count_failure;
     refuse(env,
            "no CUDA device visible (cudaGetDeviceCount: " + reason + ")" + visible_devices_note());
   }

@@ -2,10 +2,10 @@
 // rank's. Fails before any NCCL call when there is no such device, with the rank in the message.
 #pragma once
 
-#include <string>
-
 #include "config.hpp"
 #include "launch_env.hpp"
+
+#include <string>
 
 namespace strata::allreduce_nccl {
 
@@ -20,6 +20,11 @@ struct DeviceChoice {
 //   "rank R (local rank L): N ranks on this host but M CUDA device(s) visible ...", or
 //   "rank R (local rank L): config device D, but M CUDA device(s) visible ...".
 DeviceChoice choose_device(const LaunchEnv& env, const Config& config);
+
+// The rule itself, given what cudaGetDeviceCount said: `visible` devices, or `count_failure`
+// (its error, non-empty) when it failed. Asks CUDA nothing (tests run it without a device).
+DeviceChoice choose_device_among(const LaunchEnv& env, const Config& config, int visible,
+                                 const std::string& count_failure);
 
 // "rank R (local rank L)", the prefix of every per-rank message.
 std::string who(const LaunchEnv& env);

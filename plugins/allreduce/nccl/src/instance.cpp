@@ -1,13 +1,13 @@
 #include "instance.hpp"
 
+#include "cuda_errors.hpp"
+#include "tcp_bootstrap.hpp"
+
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <string>
-
-#include "cuda_errors.hpp"
-#include "tcp_bootstrap.hpp"
 
 namespace strata::allreduce_nccl {
 namespace {

@@ -3,9 +3,6 @@
 // communicator, the stream, barrier's scratch and the collectives over them.
 #pragma once
 
-#include <memory>
-#include <strata/plugin.hpp>
-
 #include "collectives.hpp"
 #include "config.hpp"
 #include "device_choice.hpp"
@@ -13,6 +10,10 @@
 #include "mpi_bootstrap.hpp"
 #include "nccl_comm.hpp"
 #include "stream_order.hpp"
+
+#include <strata/plugin.hpp>
+
+#include <memory>
 
 namespace strata::allreduce_nccl {
 

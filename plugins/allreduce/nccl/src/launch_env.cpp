@@ -1,8 +1,9 @@
 #include "launch_env.hpp"
 
+#include <strata/plugin.hpp>
+
 #include <cerrno>
 #include <cstdlib>
-#include <strata/plugin.hpp>
 #include <string>
 
 namespace strata::allreduce_nccl {

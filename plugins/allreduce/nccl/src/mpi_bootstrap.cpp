@@ -1,8 +1,9 @@
 #include "mpi_bootstrap.hpp"
 
+#include <strata/plugin.hpp>
+
 #include <mpi.h>
 
-#include <strata/plugin.hpp>
 #include <string>
 
 namespace strata::allreduce_nccl {

@@ -1,10 +1,11 @@
 #include "nccl_comm.hpp"
 
-#include <cstdio>
-#include <strata/plugin.hpp>
-#include <thread>
-
 #include "cuda_errors.hpp"
+
+#include <strata/plugin.hpp>
+
+#include <cstdio>
+#include <thread>
 
 namespace strata::allreduce_nccl {
 namespace {

@@ -1,11 +1,12 @@
 // The plugin's C boundary: descriptor, strata_comm_ops table and the functions in it. Every body
 // runs inside sdk::guard so that no exception crosses into the host.
-#include <memory>
-#include <strata/comm/collective_args.hpp>
-#include <string>
-
 #include "config.hpp"
 #include "instance.hpp"
+
+#include <strata/comm/collective_args.hpp>
+
+#include <memory>
+#include <string>
 
 namespace strata::allreduce_nccl {
 namespace {

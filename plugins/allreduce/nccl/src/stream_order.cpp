@@ -1,8 +1,8 @@
 #include "stream_order.hpp"
 
-#include <string>
-
 #include "cuda_errors.hpp"
+
+#include <string>
 
 namespace strata::allreduce_nccl {
 

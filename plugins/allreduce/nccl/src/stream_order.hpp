@@ -5,9 +5,9 @@
 // CPU and NCCL's kernels never run inside the host's stream.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <strata/plugin.hpp>
+
+#include <cuda_runtime_api.h>
 
 namespace strata::allreduce_nccl {
 

@@ -1,16 +1,17 @@
 #include "tcp_bootstrap.hpp"
 
+#include "tcp_socket.hpp"
+
+#include <strata/plugin.hpp>
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <cstdlib>
-#include <strata/plugin.hpp>
 #include <string>
 #include <vector>
-
-#include "tcp_socket.hpp"
 
 namespace strata::allreduce_nccl {
 namespace {
