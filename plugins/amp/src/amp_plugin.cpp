@@ -1,13 +1,16 @@
 // strata_amp: the entry point and the strata_precision_ops table. fp32, fp16 (DeepSpeed's static
 // or dynamic loss scaling) and bf16 (no scaling); casts and grad_stats on the best instruction set.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <span>
 #include <strata/plugin.hpp>
 #include <string>
+#include <vector>
 
 #include "cast.hpp"
+#include "device_ops.hpp"
 #include "grad_stats.hpp"
 #include "isa.hpp"
 #include "loss_scaler.hpp"
@@ -26,6 +29,7 @@ struct Instance {
   LossScaler scaler;  // only consulted for fp16
   bool rank0;         // logs that every rank would repeat come from rank 0 only
   sdk::Tracer tracer;  // "grad_stats" and "cast" spans on the job's timeline
+  DeviceScratch scratch;  // grad_stats' device workspace, for shards in device memory
 };
 
 Instance& instance(void* self) {
@@ -94,7 +98,7 @@ strata_status create(const strata_plugin_create_args* args, void** self, strata_
     const Exec exec{&kernels_for(isa), thread_budget(config.threads, place)};
     const LossScaler scaler(config.scaler);
     auto* amp = new Instance{services, std::move(config), isa, exec, scaler, place.rank == 0,
-                             sdk::Tracer(services)};
+                             sdk::Tracer(services), DeviceScratch(services)};
     *self = amp;
     log_setup(*amp);
   });
@@ -123,15 +127,40 @@ strata_status loss_scale(void* self, double* scale, strata_error* err) {
   });
 }
 
+// Host shards on the CPU kernels as always; shards in device memory (ABI 1.7) in one pass on the
+// device; the two sums added, host first.
+GradStats all_grad_stats(Instance& amp, std::span<const strata_shard> shards) {
+  size_t on_device = 0;
+  for (const strata_shard& s : shards) on_device += shard_on_device(s) ? 1 : 0;
+  if (on_device == 0) return amp::grad_stats(shards, amp.exec);
+  std::vector<strata_shard> host, device;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const strata_shard& s = shards[i];
+    if (!shard_on_device(s)) {
+      host.push_back(s);
+      continue;
+    }
+    if (s.count > 0 && s.grad == nullptr) {
+      sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
+                "shards[" + std::to_string(i) + "].grad: NULL for a non-empty shard");
+    }
+    device.push_back(s);
+  }
+  GradStats result = amp::grad_stats(host, amp.exec);
+  const GradStats there = device_grad_stats(device, amp.scratch, host_stream(amp.host));
+  result.sum_sq += there.sum_sq;
+  result.nonfinite = result.nonfinite || there.nonfinite || !std::isfinite(result.sum_sq);
+  return result;
+}
+
 strata_status grad_stats(void* self, const strata_shard* shards, size_t count,
                          strata_grad_stats* stats, strata_error* err) {
   return sdk::guard(err, [&] {
-    const Instance& amp = instance(self);
+    Instance& amp = instance(self);
     if (stats == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "stats: NULL");
     sdk::require_array(shards, count, "shards");
     const int64_t begin = amp.tracer.now();
-    const GradStats result =
-        amp::grad_stats(std::span<const strata_shard>(shards, count), amp.exec);
+    const GradStats result = all_grad_stats(amp, std::span<const strata_shard>(shards, count));
     if (amp.tracer.enabled()) {  // the shards are valid now: grad_stats checked them
       uint64_t bytes = 0;
       for (size_t i = 0; i < count; ++i) bytes += shards[i].count * sizeof(float);
@@ -195,7 +224,7 @@ strata_status cast(void* self, const strata_buffer* src, const strata_buffer* ds
       sdk::fail(STRATA_ERR_INVALID_ARGUMENT, src == nullptr ? "src: NULL" : "dst: NULL");
     }
     const int64_t begin = amp.tracer.now();
-    amp::cast(*src, *dst, amp.exec);
+    amp::cast(*src, *dst, amp.exec, host_stream(amp.host));
     // After the cast: its descriptors are checked, so count and dtype may be read.
     amp.tracer.span("cast", begin, -1, src->count * sdk::dtype_size(src->dtype));
   });
