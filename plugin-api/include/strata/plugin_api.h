@@ -40,7 +40,7 @@ extern "C" {
  * stratum's per-element state (state_slots, read_state, write_state), save_state/load_state on
  * the precision and offload strata, the step's lr and momentum, the configured ones in the caps.
  * 1.7: CUDA devices: host services device() and cuda_stream(), alloc_bytes_at in
- * STRATA_MEM_DEVICE, strata_shard.device. */
+ * STRATA_MEM_DEVICE (shards then hold device pointers). */
 #define STRATA_ABI_MINOR 7
 /* The first minor with the 1.3 table layout: the lowest floor a plugin built with this header can
  * declare (a 1.0-1.2 runtime would read its tables in the old layout). */
@@ -338,11 +338,11 @@ typedef struct strata_shard {
    * writes_model_copy, else by the runtime (precision cast). See "Model-dtype copies" below. */
   void* model;
   int32_t model_dtype;
-  /* ABI 1.7: where master, grad and model live (STRATA_DEVICE_CUDA: device pointers on that
-   * ordinal; the offload plugin copies them to the host itself if it steps there). Readers of a
-   * shard written without this field take STRATA_DEVICE_HOST. */
-  strata_device device;
 } strata_shard;
+/* Shards travel in arrays, so this struct never grows (a larger stride would break every plugin
+ * of an earlier minor). Where master, grad and model live is the job's device (host service
+ * device(), ABI 1.7): device pointers when it is STRATA_DEVICE_CUDA; an offload plugin that steps
+ * on the host copies them itself. */
 
 /* Where the host reads a parameter and writes its gradient right now (ABI 1.1). Filled by
  * param_view; the pointers stay valid until the next gather/release/step call on the runtime, or
