@@ -1,13 +1,11 @@
 // strata_amp: the entry point and the strata_precision_ops table. fp32, fp16 (DeepSpeed's static
 // or dynamic loss scaling) and bf16 (no scaling); casts and grad_stats on the best instruction set.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <span>
 #include <strata/plugin.hpp>
 #include <string>
-#include <vector>
 
 #include "cast.hpp"
 #include "device_ops.hpp"
@@ -127,30 +125,23 @@ strata_status loss_scale(void* self, double* scale, strata_error* err) {
   });
 }
 
-// Host shards on the CPU kernels as always; shards in device memory (ABI 1.7) in one pass on the
-// device; the two sums added, host first.
+// Host shards on the CPU kernels as always; shards in device memory (the job's device is CUDA,
+// ABI 1.7) in one multi-tensor pass there.
 GradStats all_grad_stats(Instance& amp, std::span<const strata_shard> shards) {
-  size_t on_device = 0;
-  for (const strata_shard& s : shards) on_device += shard_on_device(s) ? 1 : 0;
-  if (on_device == 0) return amp::grad_stats(shards, amp.exec);
-  std::vector<strata_shard> host, device;
+  if (!shards_on_device(amp.host)) return amp::grad_stats(shards, amp.exec);
   for (size_t i = 0; i < shards.size(); ++i) {
     const strata_shard& s = shards[i];
-    if (!shard_on_device(s)) {
-      host.push_back(s);
-      continue;
+    if (s.struct_size < offsetof(strata_shard, grad) + sizeof(s.grad)) {
+      sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "shards[" + std::to_string(i) +
+                                                 "].struct_size: too small, got " +
+                                                 std::to_string(s.struct_size));
     }
     if (s.count > 0 && s.grad == nullptr) {
       sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
                 "shards[" + std::to_string(i) + "].grad: NULL for a non-empty shard");
     }
-    device.push_back(s);
   }
-  GradStats result = amp::grad_stats(host, amp.exec);
-  const GradStats there = device_grad_stats(device, amp.scratch, host_stream(amp.host));
-  result.sum_sq += there.sum_sq;
-  result.nonfinite = result.nonfinite || there.nonfinite || !std::isfinite(result.sum_sq);
-  return result;
+  return device_grad_stats(shards, amp.scratch, host_stream(amp.host));
 }
 
 strata_status grad_stats(void* self, const strata_shard* shards, size_t count,

@@ -50,9 +50,12 @@ inline void* host_stream(const sdk::Host& host) {
   return api->cuda_stream(api->host_ctx);
 }
 
-// Whether a shard's buffers are in CUDA device memory (ABI 1.7; older shards are on the host).
-inline bool shard_on_device(const strata_shard& s) {
-  return STRATA_STRUCT_HAS(&s, strata_shard, device) && s.device.type == STRATA_DEVICE_CUDA;
+// Whether the job's shards hold CUDA device pointers: exactly when the host's device() is CUDA
+// (ABI 1.7; older runtimes have host shards only).
+inline bool shards_on_device(const sdk::Host& host) {
+  const strata_host_api* api = host.raw();
+  return STRATA_STRUCT_HAS(api, strata_host_api, device) && api->device != nullptr &&
+         api->device(api->host_ctx).type == STRATA_DEVICE_CUDA;
 }
 
 }  // namespace strata::amp

@@ -8,7 +8,6 @@ MasterPartition::MasterPartition(const sdk::Host& host, const Caster& caster,
     : layout_(&layout), dtype_(dtype),
       master_(host, layout.partition_elements(), STRATA_MEM_MASTER),
       ranges_(layout.owned_ranges()) {
-  const strata_device device = Memory(host).device();
   for (size_t b = 0; b < layout.buckets().size(); ++b) {
     const uint64_t begin = layout.my_begin(b);
     float* slice = master_.data() + layout.bucket(b).offset;
@@ -26,7 +25,6 @@ MasterPartition::MasterPartition(const sdk::Host& host, const Caster& caster,
     shard.param_index = r.param_index;
     shard.offset = r.param_offset;
     shard.count = r.count;
-    shard.device = device;  // ABI 1.7: where the master, grad and model copy are
     shard.master = master_.data() + r.partition_offset;
     shards_.push_back(shard);
   }

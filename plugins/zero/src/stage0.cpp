@@ -35,14 +35,12 @@ void Stage0::finalize(const std::vector<ParamRecord>& params,
     buffers = copies_.get();
   }
   shards_.clear();
-  const strata_device device = Memory(host_).device();
   for (uint32_t i = 0; i < params_.size(); ++i) {
     strata_shard shard{};
     shard.struct_size = sizeof(shard);
     shard.param_index = i;
     shard.offset = 0;
     shard.count = params_[i].count;
-    shard.device = device;  // ABI 1.7: masters, grads and model copies are where the params are
     // fp32 model: the parameter itself is the master copy, the host grad is the grad. Otherwise
     // the grads are set by owned_shards (the fp32 gradient copy comes and goes), and the step
     // writes the rounded master straight into the parameter: its model copy.
