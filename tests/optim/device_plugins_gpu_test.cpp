@@ -201,7 +201,7 @@ TEST(OffloadGpu, DeviceNoneStepsOnTheDeviceLikeTheCpu) {
                  ASSERT_LE(std::fabs(got[k] - want), 1e-6f * std::max(1.0f, std::fabs(want)))
                      << "shard " << i << " element " << k;
                  // The model copy is the device master rounded once.
-                 ASSERT_EQ(model[k], half::float_to_f16(got[k])) << "shard " << i << " element " << k;
+                 ASSERT_EQ(model[k], float_to_f16(got[k])) << "shard " << i << " element " << k;
                }
              }
            });
@@ -219,7 +219,7 @@ TEST(OffloadGpu, DeviceCpuPipelineIsTheCpuStepBitForBit) {
                    << "shard " << i;
                const std::vector<uint16_t> model = gpu.model(i);
                for (size_t k = 0; k < got.size(); ++k) {
-                 ASSERT_EQ(model[k], half::float_to_f16(got[k])) << "shard " << i << " element " << k;
+                 ASSERT_EQ(model[k], float_to_f16(got[k])) << "shard " << i << " element " << k;
                }
                // State read back by range across piece boundaries, both slots.
                for (uint32_t slot = 0; slot < 2; ++slot) {
@@ -278,7 +278,7 @@ TEST(AmpGpu, GradStatsAndCastsOnDeviceBuffers) {
   cuda_ok(cudaDeviceSynchronize());
   const std::vector<uint16_t> got = mirror.model(4);
   for (size_t k = 0; k < got.size(); ++k) {
-    ASSERT_EQ(got[k], half::float_to_f16(host.master(4)[k])) << "element " << k;
+    ASSERT_EQ(got[k], float_to_f16(host.master(4)[k])) << "element " << k;
   }
   // Host to device is refused, naming dst.device.
   strata_buffer host_src = sdk::host_buffer(host.master(4).data(), big.count, STRATA_F32);

@@ -34,7 +34,9 @@ TEST(OffloadPiecePlan, CoversEveryElementOnceInOrder) {
       }
       EXPECT_EQ(p.elements, staged);
       EXPECT_LE(p.elements, size);
-      if (k + 1 < pieces.size()) EXPECT_EQ(p.elements, size) << "only the last piece is short";
+      if (k + 1 < pieces.size()) {
+        EXPECT_EQ(p.elements, size) << "only the last piece is short";
+      }
     }
     EXPECT_EQ(next, counts) << "size " << size;
   }

@@ -49,7 +49,7 @@ float to_float(const unsigned char* p, strata_dtype dtype, uint64_t i) {
   }
   uint16_t h;
   std::memcpy(&h, p + 2 * i, 2);
-  return dtype == STRATA_F16 ? strata::half::f16_to_float(h) : strata::half::bf16_to_float(h);
+  return dtype == STRATA_F16 ? strata::f16_to_float(h) : strata::bf16_to_float(h);
 }
 
 void from_float(unsigned char* p, strata_dtype dtype, uint64_t i, float f) {
@@ -58,7 +58,7 @@ void from_float(unsigned char* p, strata_dtype dtype, uint64_t i, float f) {
     return;
   }
   const uint16_t h =
-      dtype == STRATA_F16 ? strata::half::float_to_f16(f) : strata::half::float_to_bf16(f);
+      dtype == STRATA_F16 ? strata::float_to_f16(f) : strata::float_to_bf16(f);
   std::memcpy(p + 2 * i, &h, 2);
 }
 

@@ -42,20 +42,10 @@ GradStats device_grad_stats(std::span<const strata_shard> shards, DeviceScratch&
                             void* stream);
 
 // The host's CUDA stream for the current call (ABI 1.7), nullptr on older runtimes.
-inline void* host_stream(const sdk::Host& host) {
-  const strata_host_api* api = host.raw();
-  if (!STRATA_STRUCT_HAS(api, strata_host_api, cuda_stream) || api->cuda_stream == nullptr) {
-    return nullptr;
-  }
-  return api->cuda_stream(api->host_ctx);
-}
+inline void* host_stream(const sdk::Host& host) { return host.cuda_stream(); }
 
 // Whether the job's shards hold CUDA device pointers: exactly when the host's device() is CUDA
 // (ABI 1.7; older runtimes have host shards only).
-inline bool shards_on_device(const sdk::Host& host) {
-  const strata_host_api* api = host.raw();
-  return STRATA_STRUCT_HAS(api, strata_host_api, device) && api->device != nullptr &&
-         api->device(api->host_ctx).type == STRATA_DEVICE_CUDA;
-}
+inline bool shards_on_device(const sdk::Host& host) { return host.on_cuda(); }
 
 }  // namespace strata::amp

@@ -27,10 +27,7 @@ void* DeviceScratch::at_least(std::size_t bytes) {
   if (data_ != nullptr) host_.free(data_);
   data_ = nullptr;
   bytes_ = 0;
-  const strata_host_api* api = host_.raw();
-  if (STRATA_STRUCT_HAS(api, strata_host_api, cuda_stream) && api->alloc_bytes_at != nullptr) {
-    data_ = api->alloc_bytes_at(api->host_ctx, bytes, 256, STRATA_MEM_OTHER, STRATA_MEM_DEVICE);
-  }
+  data_ = host_.try_alloc_device(bytes, STRATA_MEM_OTHER);
   if (data_ == nullptr) {
     sdk::fail(STRATA_ERR_OUT_OF_MEMORY, "amp grad_stats: could not allocate " +
                                             std::to_string(bytes) +

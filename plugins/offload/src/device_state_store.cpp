@@ -9,33 +9,20 @@
 namespace strata::offload {
 namespace {
 
-void* host_stream(const sdk::Host& host) {
-  const strata_host_api* api = host.raw();
-  if (!STRATA_STRUCT_HAS(api, strata_host_api, cuda_stream) || api->cuda_stream == nullptr) {
-    return nullptr;
-  }
-  return api->cuda_stream(api->host_ctx);
-}
-
 class DeviceStore final : public StateStore {
  public:
   DeviceStore(const sdk::Host& host, const StateLayout& layout) : host_(host) {
     const uint64_t floats = layout.floats_per_element * layout.elements();
     bytes_ = floats * sizeof(float);
     if (floats > 0) {
-      const strata_host_api* api = host_.raw();
-      if (STRATA_STRUCT_HAS(api, strata_host_api, cuda_stream) && api->alloc_bytes_at != nullptr) {
-        data_ = static_cast<float*>(api->alloc_bytes_at(api->host_ctx, bytes_, 256,
-                                                        STRATA_MEM_OPTIMIZER_STATE,
-                                                        STRATA_MEM_DEVICE));
-      }
+      data_ = static_cast<float*>(host_.try_alloc_device(bytes_, STRATA_MEM_OPTIMIZER_STATE));
       if (data_ == nullptr) {
         sdk::fail(STRATA_ERR_OUT_OF_MEMORY,
                   "offload: could not allocate " + format_bytes(bytes_) +
                       " of optimizer state on the device (runtime older than ABI 1.7, built "
                       "without CUDA, or the device is full)");
       }
-      device::fill_zero(data_, bytes_, host_stream(host_), "offload: zeroing the device state");
+      device::fill_zero(data_, bytes_, host_.cuda_stream(), "offload: zeroing the device state");
     }
     float* next = data_;
     for (size_t i = 0; i < layout.shard_counts.size(); ++i) {
@@ -59,9 +46,9 @@ class DeviceStore final : public StateStore {
     float* at = s.state + slot * s.count + first;
     const size_t bytes = count * sizeof(float);
     if (direction == Direction::read) {
-      device::copy(data, at, bytes, host_stream(host_), "offload read_state: device to host");
+      device::copy(data, at, bytes, host_.cuda_stream(), "offload read_state: device to host");
     } else {
-      device::copy(at, data, bytes, host_stream(host_), "offload write_state: host to device");
+      device::copy(at, data, bytes, host_.cuda_stream(), "offload write_state: host to device");
     }
   }
 

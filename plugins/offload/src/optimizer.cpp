@@ -42,21 +42,6 @@ HalfCopy model_copy(const strata_shard& s, uint64_t begin, bool enabled) {
   return {static_cast<uint16_t*>(s.model) + begin, type};
 }
 
-// Shards hold device pointers exactly when the job's device is CUDA (ABI 1.7).
-bool job_on_device(const sdk::Host& host) {
-  const strata_host_api* api = host.raw();
-  return STRATA_STRUCT_HAS(api, strata_host_api, device) && api->device != nullptr &&
-         api->device(api->host_ctx).type == STRATA_DEVICE_CUDA;
-}
-
-void* host_stream(const sdk::Host& host) {
-  const strata_host_api* api = host.raw();
-  if (!STRATA_STRUCT_HAS(api, strata_host_api, cuda_stream) || api->cuda_stream == nullptr) {
-    return nullptr;
-  }
-  return api->cuda_stream(api->host_ctx);
-}
-
 // Elements per staged piece with device cpu: 4 Mi (16 MiB of masters, as much of gradients),
 // or sub_group_size when that is smaller.
 constexpr uint64_t kStagedPiece = uint64_t{1} << 22;
@@ -66,7 +51,8 @@ constexpr size_t kStagingBuffers = 3;
 }  // namespace
 
 Optimizer::Placement Optimizer::placement_for() const {
-  if (!job_on_device(host_)) return Placement::host;
+  // Shards hold device pointers exactly when the job's device is CUDA (ABI 1.7).
+  if (!host_.on_cuda()) return Placement::host;
   switch (config_.offload.device) {
     case OffloadDevice::none:
       return Placement::device;
@@ -83,7 +69,7 @@ Optimizer::Placement Optimizer::placement_for() const {
 int32_t Optimizer::step_device_type() const {
   if (initialized_) return placement_ == Placement::device ? STRATA_DEVICE_CUDA : STRATA_DEVICE_HOST;
   // Before init_state: the step runs on the job's device when the state stays beside it.
-  return job_on_device(host_) && config_.offload.device == OffloadDevice::none ? STRATA_DEVICE_CUDA
+  return host_.on_cuda() && config_.offload.device == OffloadDevice::none ? STRATA_DEVICE_CUDA
                                                                          : STRATA_DEVICE_HOST;
 }
 
@@ -284,7 +270,7 @@ void Optimizer::step_sgd(std::span<const strata_shard> shards,
     arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, buffer, sl.count,
                       model_copy(sh, sl.begin, config_.offload.fused_copy_out)});
   }
-  if (placement_ == Placement::device) return device::sgd_step(s, arrays, host_stream(host_));
+  if (placement_ == Placement::device) return device::sgd_step(s, arrays, host_.cuda_stream());
   sgd_step(pool_, s, arrays);
 }
 
@@ -318,7 +304,7 @@ void Optimizer::step_adam(std::span<const strata_shard> shards,
     arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, exp_avg, exp_avg_sq, sl.count,
                       model_copy(sh, sl.begin, config_.offload.fused_copy_out)});
   }
-  if (placement_ == Placement::device) return device::adam_step(s, arrays, host_stream(host_));
+  if (placement_ == Placement::device) return device::adam_step(s, arrays, host_.cuda_stream());
   adam_step(pool_, s, arrays);
 }
 
@@ -341,7 +327,7 @@ void Optimizer::step_lion(std::span<const strata_shard> shards,
     arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, sl.state, sl.count,
                       model_copy(sh, sl.begin, config_.offload.fused_copy_out)});
   }
-  if (placement_ == Placement::device) return device::lion_step(s, arrays, host_stream(host_));
+  if (placement_ == Placement::device) return device::lion_step(s, arrays, host_.cuda_stream());
   lion_step(pool_, s, arrays);
 }
 

@@ -5,14 +5,6 @@
 namespace strata::offload {
 namespace {
 
-void* host_stream(const sdk::Host& host) {
-  const strata_host_api* api = host.raw();
-  if (!STRATA_STRUCT_HAS(api, strata_host_api, cuda_stream) || api->cuda_stream == nullptr) {
-    return nullptr;
-  }
-  return api->cuda_stream(api->host_ctx);
-}
-
 bool has_model(const strata_shard& s) {
   return STRATA_STRUCT_HAS(&s, strata_shard, model_dtype) && s.model != nullptr;
 }
@@ -103,7 +95,7 @@ void StagedPipeline::upload(std::span<const strata_shard> shards, size_t k, size
 void StagedPipeline::step(std::span<const strata_shard> shards, std::span<float* const> run_state,
                           const PieceStep& step) {
   if (pieces_.empty()) return;
-  void* stream = host_stream(host_);
+  void* stream = host_.cuda_stream();
   pipe_->begin(stream);  // the gradients the host's stream produced are complete
   std::vector<strata_shard> staged;
   std::vector<StateSlice> slices;

@@ -4,27 +4,9 @@
 
 namespace strata::zero {
 
-namespace {
+Memory::Memory(const sdk::Host& host) : host_(host), device_(host.device()) {}
 
-strata_device job_device(const strata_host_api* api) {
-  if (api == nullptr || !STRATA_STRUCT_HAS(api, strata_host_api, device) ||
-      api->device == nullptr) {
-    return {STRATA_DEVICE_HOST, 0};
-  }
-  return api->device(api->host_ctx);
-}
-
-}  // namespace
-
-Memory::Memory(const sdk::Host& host) : host_(host), device_(job_device(host.raw())) {}
-
-void* Memory::stream() const {
-  const strata_host_api* api = host_.raw();
-  if (!STRATA_STRUCT_HAS(api, strata_host_api, cuda_stream) || api->cuda_stream == nullptr) {
-    return nullptr;
-  }
-  return api->cuda_stream(api->host_ctx);
-}
+void* Memory::stream() const { return host_.cuda_stream(); }
 
 void* Memory::alloc(size_t bytes, strata_mem_category category) const {
   if (!on_device()) {
@@ -33,11 +15,7 @@ void* Memory::alloc(size_t bytes, strata_mem_category category) const {
     return p;
   }
   if (bytes == 0) return nullptr;
-  const strata_host_api* api = host_.raw();
-  void* p = nullptr;
-  if (STRATA_STRUCT_HAS(api, strata_host_api, cuda_stream) && api->alloc_bytes_at != nullptr) {
-    p = api->alloc_bytes_at(api->host_ctx, bytes, 256, category, STRATA_MEM_DEVICE);
-  }
+  void* p = host_.try_alloc_device(bytes, category);
   if (p == nullptr) {
     sdk::fail(STRATA_ERR_OUT_OF_MEMORY,
               "zero: could not allocate " + std::to_string(bytes) + " bytes on CUDA device " +
