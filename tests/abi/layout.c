@@ -137,9 +137,9 @@ PIN_FIELD(strata_param_desc, data, 40, 8);
 PIN_FIELD(strata_param_desc, grad, 48, 8);
 
 /* strata_shard */
-/* 1.7 appended `device`: 64 -> 72 bytes, which changes the stride of shard arrays (see the
- * legacy adapter for 1.0-1.1's shard_1_0). */
-PIN_STRUCT(strata_shard, 72, 8);
+/* Shards cross in arrays: the stride never changes again (1.7 kept it; the job's device says where
+ * they live). */
+PIN_STRUCT(strata_shard, 64, 8);
 PIN_FIELD(strata_shard, struct_size, 0, 8);
 PIN_FIELD(strata_shard, param_index, 8, 4);
 PIN_FIELD(strata_shard, offset, 16, 8);
@@ -148,7 +148,6 @@ PIN_FIELD(strata_shard, master, 32, 8);
 PIN_FIELD(strata_shard, grad, 40, 8);
 PIN_FIELD(strata_shard, model, 48, 8);
 PIN_FIELD(strata_shard, model_dtype, 56, 4);
-PIN_FIELD(strata_shard, device, 60, 8); /* ABI 1.7 */
 
 /* strata_param_view */
 PIN_STRUCT(strata_param_view, 40, 8);
