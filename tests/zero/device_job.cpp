@@ -18,6 +18,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <strata/half.hpp>
 #include <strata/strata.hpp>
 #include <vector>
@@ -33,7 +34,7 @@ void cuda_check(cudaError_t rc, const char* what) {
 
 struct Tensor {
   std::string name;
-  uint64_t count;
+  uint64_t count = 0;
   uint32_t index = 0;
   uint32_t group = 0;
   std::vector<float> target;
@@ -97,7 +98,12 @@ int train(const std::string& manifest, const std::string& overrides, bool on_dev
   const auto dtype = static_cast<strata_dtype>(runtime.training().model_dtype);
   const size_t esize = dtype == STRATA_F32 ? 4 : 2;
   // Sizes that leave partial buckets, a bucket of one large parameter and an odd tail.
-  std::vector<Tensor> tensors = {{"w1", 3000}, {"b1", 17}, {"w2", 1500}, {"b2", 5}};
+  std::vector<Tensor> tensors(4);
+  const std::pair<const char*, uint64_t> shapes[] = {{"w1", 3000}, {"b1", 17}, {"w2", 1500}, {"b2", 5}};
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    tensors[t].name = shapes[t].first;
+    tensors[t].count = shapes[t].second;
+  }
   for (size_t t = 0; t < tensors.size(); ++t) {
     Tensor& x = tensors[t];
     x.target.resize(x.count);
