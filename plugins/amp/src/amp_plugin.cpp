@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cast.hpp"
+#include "device_ops.hpp"
 #include "grad_stats.hpp"
 #include "isa.hpp"
 #include "loss_scaler.hpp"
@@ -26,6 +27,7 @@ struct Instance {
   LossScaler scaler;  // only consulted for fp16
   bool rank0;         // logs that every rank would repeat come from rank 0 only
   sdk::Tracer tracer;  // "grad_stats" and "cast" spans on the job's timeline
+  DeviceScratch scratch;  // grad_stats' device workspace, for shards in device memory
 };
 
 Instance& instance(void* self) {
@@ -94,7 +96,7 @@ strata_status create(const strata_plugin_create_args* args, void** self, strata_
     const Exec exec{&kernels_for(isa), thread_budget(config.threads, place)};
     const LossScaler scaler(config.scaler);
     auto* amp = new Instance{services, std::move(config), isa, exec, scaler, place.rank == 0,
-                             sdk::Tracer(services)};
+                             sdk::Tracer(services), DeviceScratch(services)};
     *self = amp;
     log_setup(*amp);
   });
@@ -123,15 +125,33 @@ strata_status loss_scale(void* self, double* scale, strata_error* err) {
   });
 }
 
+// Host shards on the CPU kernels as always; shards in device memory (the job's device is CUDA,
+// ABI 1.7) in one multi-tensor pass there.
+GradStats all_grad_stats(Instance& amp, std::span<const strata_shard> shards) {
+  if (!shards_on_device(amp.host)) return amp::grad_stats(shards, amp.exec);
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const strata_shard& s = shards[i];
+    if (s.struct_size < offsetof(strata_shard, grad) + sizeof(s.grad)) {
+      sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "shards[" + std::to_string(i) +
+                                                 "].struct_size: too small, got " +
+                                                 std::to_string(s.struct_size));
+    }
+    if (s.count > 0 && s.grad == nullptr) {
+      sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
+                "shards[" + std::to_string(i) + "].grad: NULL for a non-empty shard");
+    }
+  }
+  return device_grad_stats(shards, amp.scratch, host_stream(amp.host));
+}
+
 strata_status grad_stats(void* self, const strata_shard* shards, size_t count,
                          strata_grad_stats* stats, strata_error* err) {
   return sdk::guard(err, [&] {
-    const Instance& amp = instance(self);
+    Instance& amp = instance(self);
     if (stats == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "stats: NULL");
     sdk::require_array(shards, count, "shards");
     const int64_t begin = amp.tracer.now();
-    const GradStats result =
-        amp::grad_stats(std::span<const strata_shard>(shards, count), amp.exec);
+    const GradStats result = all_grad_stats(amp, std::span<const strata_shard>(shards, count));
     if (amp.tracer.enabled()) {  // the shards are valid now: grad_stats checked them
       uint64_t bytes = 0;
       for (size_t i = 0; i < count; ++i) bytes += shards[i].count * sizeof(float);
@@ -195,7 +215,7 @@ strata_status cast(void* self, const strata_buffer* src, const strata_buffer* ds
       sdk::fail(STRATA_ERR_INVALID_ARGUMENT, src == nullptr ? "src: NULL" : "dst: NULL");
     }
     const int64_t begin = amp.tracer.now();
-    amp::cast(*src, *dst, amp.exec);
+    amp::cast(*src, *dst, amp.exec, host_stream(amp.host));
     // After the cast: its descriptors are checked, so count and dtype may be read.
     amp.tracer.span("cast", begin, -1, src->count * sdk::dtype_size(src->dtype));
   });

@@ -3,7 +3,9 @@
 #include <cstring>
 #include <strata/plugin.hpp>
 #include <string>
+#include <utility>
 
+#include "device_ops.hpp"
 #include "parallel.hpp"
 
 namespace strata::amp {
@@ -19,11 +21,9 @@ void check_buffer(const strata_buffer& b, const char* name) {
     sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
               where + ".data: NULL with count " + std::to_string(b.count));
   }
-  if (b.device.type != STRATA_DEVICE_HOST) {
-    sdk::fail(STRATA_ERR_UNSUPPORTED,
-              where + ".device: only host memory can be cast by strata_amp");
-  }
 }
+
+bool on_device(const strata_buffer& b) { return b.device.type == STRATA_DEVICE_CUDA; }
 
 bool overlap(const strata_buffer& a, const strata_buffer& b) {
   const auto begin_a = reinterpret_cast<uintptr_t>(a.data),
@@ -55,13 +55,27 @@ void f64_to_f32(const double* src, float* dst, std::size_t n) {
 
 }  // namespace
 
-void cast(const strata_buffer& src, const strata_buffer& dst, const Exec& exec) {
+void cast(const strata_buffer& src, const strata_buffer& dst, const Exec& exec, void* stream) {
   check_buffer(src, "src");
   check_buffer(dst, "dst");
   if (src.count != dst.count) {
     sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "dst.count: expected " + std::to_string(src.count) +
                                                " (src.count), got " + std::to_string(dst.count));
   }
+  for (const auto& [b, name] : {std::pair{&src, "src"}, std::pair{&dst, "dst"}}) {
+    if (b->device.type != STRATA_DEVICE_HOST && !on_device(*b)) {
+      sdk::fail(STRATA_ERR_UNSUPPORTED, std::string(name) + ".device: strata_amp casts host or "
+                                                            "CUDA memory, got device type " +
+                                            std::to_string(b->device.type));
+    }
+  }
+  if (on_device(src) != on_device(dst)) {
+    sdk::fail(STRATA_ERR_UNSUPPORTED,
+              std::string("dst.device: strata_amp casts within host memory or within one CUDA "
+                          "device, not from ") +
+                  (on_device(src) ? "a device to the host" : "the host to a device"));
+  }
+  if (on_device(src)) return device_cast(src, dst, stream);
   const std::size_t n = src.count;
   const int32_t from = src.dtype, to = dst.dtype;
   if (from == STRATA_F32 && to == STRATA_F32) {

@@ -48,7 +48,7 @@ strata_status query(void* self, strata_offload_caps* caps, strata_error* err) {
     const Optimizer& opt = instance(self);
     if (caps == nullptr) sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "caps: NULL");
     if (STRATA_STRUCT_HAS(caps, strata_offload_caps, device_type)) {
-      caps->device_type = STRATA_DEVICE_HOST;
+      caps->device_type = opt.step_device_type();
     }
     if (STRATA_STRUCT_HAS(caps, strata_offload_caps, optimizer)) {
       caps->optimizer = optimizer_name(opt.kind());

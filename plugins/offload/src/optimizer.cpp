@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cpu_isa.hpp"
+#include "device_ops.hpp"
 #include "swap_file.hpp"
 #include "tiled_step.hpp"
 
@@ -41,7 +42,42 @@ HalfCopy model_copy(const strata_shard& s, uint64_t begin, bool enabled) {
   return {static_cast<uint16_t*>(s.model) + begin, type};
 }
 
+// Elements per staged piece with device cpu: 4 Mi (16 MiB of masters, as much of gradients),
+// or sub_group_size when that is smaller.
+constexpr uint64_t kStagedPiece = uint64_t{1} << 22;
+// Staging buffers: one coming down, one stepped, one going up.
+constexpr size_t kStagingBuffers = 3;
+
 }  // namespace
+
+Optimizer::Placement Optimizer::placement_for() const {
+  // Shards hold device pointers exactly when the job's device is CUDA (ABI 1.7).
+  if (!host_.on_cuda()) return Placement::host;
+  switch (config_.offload.device) {
+    case OffloadDevice::none:
+      return Placement::device;
+    case OffloadDevice::cpu:
+      return Placement::staged;
+    case OffloadDevice::nvme:
+      break;
+  }
+  sdk::fail(STRATA_ERR_UNSUPPORTED,
+            "offload_optimizer.device: 'nvme' with parameters in CUDA device memory is not "
+            "implemented; use 'cpu' (state in host memory, pinned staging) or 'none'");
+}
+
+int32_t Optimizer::step_device_type() const {
+  if (initialized_) return placement_ == Placement::device ? STRATA_DEVICE_CUDA : STRATA_DEVICE_HOST;
+  // Before init_state: the step runs on the job's device when the state stays beside it.
+  return host_.on_cuda() && config_.offload.device == OffloadDevice::none ? STRATA_DEVICE_CUDA
+                                                                         : STRATA_DEVICE_HOST;
+}
+
+std::string Optimizer::state_location() const {
+  if (!store_) return std::string();
+  if (placement_ == Placement::staged) return store_->describe() + "; " + staged_->describe();
+  return store_->describe();
+}
 
 Optimizer::Optimizer(const sdk::Host& host, const OptimizerConfig& config)
     : host_(host),
@@ -81,9 +117,26 @@ void Optimizer::init_state(std::span<const strata_shard> shards) {
     elements += shards[i].count;
   }
   store_.reset();  // give back the old state (memory, disk) before asking for the new
+  staged_.reset();
+  run_state_.clear();
   initialized_ = false;
   const OffloadConfig& where = config_.offload;
-  if (where.device == OffloadDevice::nvme) {
+  placement_ = placement_for();
+  if (placement_ == Placement::device) {
+    store_ = make_device_store(host_, layout);
+  } else if (placement_ == Placement::staged) {
+    staged_ = std::make_unique<StagedPipeline>(
+        host_, shards, std::min(kStagedPiece, where.sub_group_size), kStagingBuffers,
+        where.fused_copy_out);
+    // One contiguous run of state per staged run: a piece's state is whole runs.
+    StateLayout runs;
+    runs.floats_per_element = layout.floats_per_element;
+    runs.shard_counts = staged_->run_counts();
+    store_ = make_memory_store(host_, runs, where.pin_memory);
+    store_->for_each_piece([&](std::span<const StateSlice> slices) {
+      for (const StateSlice& s : slices) run_state_.push_back(s.state);
+    });
+  } else if (where.device == OffloadDevice::nvme) {
     store_ = make_nvme_store(host_, layout, where);
   } else {
     store_ = make_memory_store(host_, layout,
@@ -165,10 +218,21 @@ void Optimizer::step(std::span<const strata_shard> shards, const strata_step_arg
   const sdk::TraceScope span(tracer_, "optimizer", -1, master_bytes_);
   const StepScalars k = resolve(args);
   check_same_shards(shards);
-  store_->for_each_piece(
-      [&](std::span<const StateSlice> slices) { step_piece(shards, slices, k); });
+  if (placement_ == Placement::staged) {
+    step_staged(shards, k);
+  } else {
+    store_->for_each_piece(
+        [&](std::span<const StateSlice> slices) { step_piece(shards, slices, k); });
+  }
   // SGD with momentum 0 this step leaves its buffer as it was (torch skips it).
   if (config_.kind != OptimizerKind::sgd || k.momentum > 0) stepped_ = true;
+}
+
+void Optimizer::step_staged(std::span<const strata_shard> shards, const StepScalars& k) {
+  staged_->step(shards, run_state_,
+                [&](std::span<const strata_shard> staged, std::span<const StateSlice> slices) {
+                  step_piece(staged, slices, k);
+                });
 }
 
 void Optimizer::step_piece(std::span<const strata_shard> shards,
@@ -206,6 +270,7 @@ void Optimizer::step_sgd(std::span<const strata_shard> shards,
     arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, buffer, sl.count,
                       model_copy(sh, sl.begin, config_.offload.fused_copy_out)});
   }
+  if (placement_ == Placement::device) return device::sgd_step(s, arrays, host_.cuda_stream());
   sgd_step(pool_, s, arrays);
 }
 
@@ -239,6 +304,7 @@ void Optimizer::step_adam(std::span<const strata_shard> shards,
     arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, exp_avg, exp_avg_sq, sl.count,
                       model_copy(sh, sl.begin, config_.offload.fused_copy_out)});
   }
+  if (placement_ == Placement::device) return device::adam_step(s, arrays, host_.cuda_stream());
   adam_step(pool_, s, arrays);
 }
 
@@ -261,6 +327,7 @@ void Optimizer::step_lion(std::span<const strata_shard> shards,
     arrays.push_back({sh.master + sl.begin, sh.grad + sl.begin, sl.state, sl.count,
                       model_copy(sh, sl.begin, config_.offload.fused_copy_out)});
   }
+  if (placement_ == Placement::device) return device::lion_step(s, arrays, host_.cuda_stream());
   lion_step(pool_, s, arrays);
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "optimizer_config.hpp"
+#include "staged_step.hpp"
 #include "state_store.hpp"
 #include "thread_pool.hpp"
 
@@ -27,7 +28,10 @@ class Optimizer {
   unsigned threads() const { return pool_.threads(); }
   bool writes_model_copy() const { return config_.offload.fused_copy_out; }
   // Where the state lives, for the log; empty before init_state.
-  std::string state_location() const { return store_ ? store_->describe() : std::string(); }
+  std::string state_location() const;
+  // Where the step runs for shards on the job's device (ABI 1.7): the device itself with
+  // offload_optimizer.device none, else the host.
+  int32_t step_device_type() const;
 
   // Zeroed state (STRATA_MEM_OPTIMIZER_STATE) for exactly these shards, replacing any earlier
   // state: in memory, or in a file reserved now (so a full drive fails before training starts).
@@ -66,6 +70,15 @@ class Optimizer {
     bool buffer_live;  // SGD: the momentum buffer holds state (else it becomes the gradient)
   };
 
+  // Where the shards given to init_state live and so where the step runs (ABI 1.7).
+  enum class Placement {
+    host,    // host shards: the CPU kernels, state in the store (as always)
+    device,  // device shards, offload_optimizer.device none: fused CUDA kernels, state on device
+    staged,  // device shards, offload_optimizer.device cpu: CPU kernels through pinned staging
+  };
+  Placement placement_for() const;
+  void step_staged(std::span<const strata_shard> shards, const StepScalars& k);
+
   size_t state_floats_per_element() const;
   void check_same_shards(std::span<const strata_shard> shards) const;
   StepScalars resolve(const strata_step_args& args) const;
@@ -86,6 +99,9 @@ class Optimizer {
   std::string isa_choice_;  // chosen before the pool starts: a bad STRATA_CPU_ISA fails first
   ThreadPool pool_;
   std::unique_ptr<StateStore> store_;
+  Placement placement_ = Placement::host;
+  std::unique_ptr<StagedPipeline> staged_;  // Placement::staged
+  std::vector<float*> run_state_;           // Placement::staged: each staged run's state
   std::vector<ShardShape> shards_;
   uint64_t master_bytes_ = 0;  // fp32 master elements of shards_, times 4
   bool initialized_ = false;

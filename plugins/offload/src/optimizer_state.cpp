@@ -74,7 +74,16 @@ void Optimizer::copy_state(StateStore::Direction direction, const strata_state_i
   const auto slots = static_cast<uint32_t>(slot_names().size());
   const strata_state_io_args& a = sdk::check_state_io(
       args, call, shards_.size(), slots, [this](size_t i) { return shards_[i].count; });
-  store_->copy_range(direction, a.shard, a.slot, a.first, a.count, a.data);
+  if (placement_ != Placement::staged) {
+    store_->copy_range(direction, a.shard, a.slot, a.first, a.count, a.data);
+    return;
+  }
+  // Staged: the store holds one run of state per staged run of the shard.
+  staged_->for_each_run(a.shard, a.first, a.count,
+                        [&](size_t run, uint64_t first, uint64_t count, uint64_t offset) {
+                          store_->copy_range(direction, run, a.slot, first, count,
+                                             a.data + offset);
+                        });
 }
 
 }  // namespace strata::offload

@@ -57,6 +57,9 @@ class StateStore {
 std::unique_ptr<StateStore> make_memory_store(const sdk::Host& host, const StateLayout& layout,
                                               bool pinned);
 
+// State in CUDA device memory (device none with shards on a device; device_state_store.cpp).
+std::unique_ptr<StateStore> make_device_store(const sdk::Host& host, const StateLayout& layout);
+
 // State in a file under config.nvme_path, streamed in sub_group_size pieces (nvme_state_store.cpp).
 std::unique_ptr<StateStore> make_nvme_store(const sdk::Host& host, const StateLayout& layout,
                                             const OffloadConfig& config);

@@ -3,9 +3,12 @@
 // what each one was for when it fails.
 #pragma once
 
+#include "device_memory.hpp"
+
 #include <strata/plugin.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,13 +17,18 @@ namespace strata::zero {
 class CommLink {
  public:
   // Throws STRATA_ERR_UNSUPPORTED if there is no comm stratum or it lacks what `stage` needs:
-  // f32 allreduce of host memory always; reduce_scatter and allgather from stage 1; i64 allgather
+  // f32 allreduce of host or CUDA memory always (the job's device is checked at the first
+  // collective, once finalize made it known); reduce_scatter and allgather from stage 1; i64 allgather
   // (the gather/release sequence check) from stage 2.
   CommLink(const sdk::Host& host, int stage);
 
   int rank() const { return caps_.rank; }
   int size() const { return caps_.size; }
   bool can_move(int32_t dtype) const { return (caps_.dtype_mask & STRATA_DTYPE_BIT(dtype)) != 0; }
+
+  // Data collectives take buffers at the job's location (Memory); control data (the i64 and f64
+  // vectors below) lives on the host and is staged through device memory when the comm plugin
+  // moves only device memory.
 
   // Starts an allreduce of `count` f32 elements (send may equal recv). Returns the request to
   // wait on, or nullptr if the comm plugin has no non-blocking collectives and already finished.
@@ -45,6 +53,16 @@ class CommLink {
                                 const std::vector<std::string>& names);
 
  private:
+  // The job's memory, checked once against what the comm plugin can move.
+  const Memory& memory();
+  // Runs a blocking collective `call(in, out)` over host arrays, through device copies when the
+  // comm plugin cannot move host memory.
+  template <class Call>
+  void on_host_data(void* in, void* out, uint64_t in_count, uint64_t out_count, int32_t dtype,
+                    Call&& call);
+
+  sdk::Host host_;
+  std::optional<Memory> memory_;
   sdk::Comm comm_;
   strata_comm_caps caps_{};  // collective_mask without the collectives whose function is NULL
 };

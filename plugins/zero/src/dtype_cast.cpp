@@ -38,8 +38,9 @@ void Caster::require(int32_t dtype, const std::string& who) const {
 void Caster::convert(const void* src, int32_t src_dtype, void* dst, int32_t dst_dtype,
                      uint64_t count) const {
   if (count == 0) return;
+  const Memory memory(host_);
   if (src_dtype == dst_dtype) {
-    std::memcpy(dst, src, count * sdk::dtype_size(src_dtype));
+    memory.copy(dst, src, count * sdk::dtype_size(src_dtype));
     return;
   }
   const strata_precision_ops* ops = host_.precision();
@@ -49,21 +50,21 @@ void Caster::convert(const void* src, int32_t src_dtype, void* dst, int32_t dst_
                                           " without a precision stratum");
   }
   // The ABI's buffer views are non-const; cast only reads `src`.
-  const strata_buffer in = sdk::host_buffer(const_cast<void*>(src), count, src_dtype);
-  const strata_buffer out = sdk::host_buffer(dst, count, dst_dtype);
+  const strata_buffer in = memory.buffer(const_cast<void*>(src), count, src_dtype);
+  const strata_buffer out = memory.buffer(dst, count, dst_dtype);
   strata_error err = sdk::make_error();
   sdk::check(ops->cast(host_.precision_self(), &in, &out, &err), err, "precision cast");
 }
 
 void Caster::add_into(void* dst, int32_t dtype, const float* src, uint64_t count) const {
+  const Memory memory(host_);
   if (dtype == STRATA_F32) {
-    float* out = static_cast<float*>(dst);
-    for (uint64_t i = 0; i < count; ++i) out[i] += src[i];
+    memory.add(static_cast<float*>(dst), src, count);
     return;
   }
-  sdk::HostArray<float> wide(host_, count, STRATA_MEM_COMM_BUFFERS);
+  Buffer<float> wide(host_, count, STRATA_MEM_COMM_BUFFERS);
   convert(dst, dtype, wide.data(), STRATA_F32, count);
-  for (uint64_t i = 0; i < count; ++i) wide[i] += src[i];
+  memory.add(wide.data(), src, count);
   convert(wide.data(), STRATA_F32, dst, dtype, count);
 }
 

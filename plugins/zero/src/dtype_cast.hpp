@@ -3,6 +3,7 @@
 // no precision stratum at all).
 #pragma once
 
+#include "device_memory.hpp"
 #include "param.hpp"
 
 #include <strata/plugin.hpp>

@@ -13,15 +13,15 @@ Fp32Copies::Fp32Copies(const sdk::Host& host, const Caster& caster,
     elements_ += bucket.count;
   }
   if (elements_ == 0) return;
-  master_ = sdk::HostArray<float>(host_, elements_, STRATA_MEM_MASTER);
+  master_ = Buffer<float>(host_, elements_, STRATA_MEM_MASTER);
   for (uint32_t i = 0; i < params_.size(); ++i) {
     caster_.convert(params_[i].data, dtype_, master_of(i), STRATA_F32, params_[i].count);
   }
 }
 
-const sdk::HostArray<float>& Fp32Copies::grads() {
+const Buffer<float>& Fp32Copies::grads() {
   if (grads_.data() == nullptr && elements_ > 0) {
-    grads_ = sdk::HostArray<float>(host_, elements_, STRATA_MEM_GRADS);
+    grads_ = Buffer<float>(host_, elements_, STRATA_MEM_GRADS);
   }
   return grads_;
 }

@@ -11,6 +11,7 @@
 // parameters as the shards' model copies, which the step writes (never this plugin).
 #pragma once
 
+#include "device_memory.hpp"
 #include "bucket_plan.hpp"
 #include "dtype_cast.hpp"
 #include "param.hpp"
@@ -38,13 +39,13 @@ class Fp32Copies final : public BucketBuffers {
   void unload(size_t /*k*/) override {}  // reduced where the shards read
 
   // Frees the gradient copy; the next step's first bucket creates it again.
-  void drop_grads() { grads_ = sdk::HostArray<float>(); }
+  void drop_grads() { grads_ = Buffer<float>(); }
 
   uint64_t elements() const { return elements_; }
 
  private:
-  const sdk::HostArray<float>& grads();
-  float* at(const sdk::HostArray<float>& copy, uint32_t param) const {
+  const Buffer<float>& grads();
+  float* at(const Buffer<float>& copy, uint32_t param) const {
     return copy.data() == nullptr ? nullptr : copy.data() + offset_[param];
   }
 
@@ -57,8 +58,8 @@ class Fp32Copies final : public BucketBuffers {
   std::vector<uint64_t> bucket_offset_;  // per bucket: its first element in the flat layout
   std::vector<uint64_t> offset_;         // per parameter (0 for empty ones)
   uint64_t elements_ = 0;
-  sdk::HostArray<float> master_;
-  sdk::HostArray<float> grads_;
+  Buffer<float> master_;
+  Buffer<float> grads_;
 };
 
 }  // namespace strata::zero

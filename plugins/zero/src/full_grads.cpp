@@ -27,10 +27,10 @@ FullGrads::FullGrads(const sdk::Host& host, std::vector<ParamRecord>& params,
   }
 }
 
-void FullGrads::zero(const std::vector<ParamRecord>& params) {
+void FullGrads::zero(const std::vector<ParamRecord>& params, const Memory& memory) {
   for (const ParamRecord& p : params) {
     if (p.count > 0 && p.grad != nullptr)
-      std::memset(p.grad, 0, p.count * sdk::dtype_size(p.dtype));
+      memory.zero(p.grad, p.count * sdk::dtype_size(p.dtype));
   }
 }
 

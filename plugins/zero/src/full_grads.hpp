@@ -2,6 +2,7 @@
 // (ABI 1.1) the plugin allocates that whole buffer itself and uses it exactly like a host one.
 #pragma once
 
+#include "device_memory.hpp"
 #include "bucket_plan.hpp"
 #include "param.hpp"
 
@@ -25,11 +26,11 @@ class FullGrads {
             const BucketPlan* plan = nullptr);
   // Bucket k's gradients, laid out as the bucket (see above), or nullptr.
   float* bucket_arena(size_t k) const { return k < arenas_.size() ? arenas_[k] : nullptr; }
-  // Zeroes every parameter's gradient, host-owned or ours.
-  static void zero(const std::vector<ParamRecord>& params);
+  // Zeroes every parameter's gradient, host-owned or ours, where `memory` says they are.
+  static void zero(const std::vector<ParamRecord>& params, const Memory& memory);
 
  private:
-  std::vector<sdk::HostArray<unsigned char>> owned_;
+  std::vector<Buffer<unsigned char>> owned_;
   std::vector<float*> arenas_;  // per bucket of the plan; nullptr where none
 };
 

@@ -22,7 +22,7 @@ void* GradPartition::view(uint32_t p) const {
 float* GradPartition::fp32() {
   if (dtype_ == STRATA_F32) return reinterpret_cast<float*>(partition_.data());
   if (fp32_copy_.data() == nullptr) {
-    fp32_copy_ = sdk::HostArray<float>(host_, layout_->partition_elements(), STRATA_MEM_GRADS);
+    fp32_copy_ = Buffer<float>(host_, layout_->partition_elements(), STRATA_MEM_GRADS);
   }
   return fp32_copy_.data();
 }
@@ -36,9 +36,10 @@ void GradPartition::to_fp32() {
 }
 
 void GradPartition::zero() {
-  std::memset(partition_.data(), 0, layout_->partition_elements() * sdk::dtype_size(dtype_));
-  FullGrads::zero(*params_);  // the host-owned ones (ours are lent, and freed once reduced)
-  fp32_copy_ = sdk::HostArray<float>();
+  const Memory memory(host_);
+  memory.zero(partition_.data(), layout_->partition_elements() * sdk::dtype_size(dtype_));
+  FullGrads::zero(*params_, memory);  // the host-owned ones (ours are lent, and freed once reduced)
+  fp32_copy_ = Buffer<float>();
 }
 
 const float* GradPartition::ready_buffer(size_t b) {
@@ -47,11 +48,12 @@ const float* GradPartition::ready_buffer(size_t b) {
   // fp32 and contiguous: the lent bucket buffer is already what the reduction sends. Host-owned
   // gradients of the bucket join it, and the host starts the next micro-batch from zero.
   auto* out = static_cast<float*>(whole);
+  const Memory memory(host_);
   for (const BucketSlot& slot : layout_->plan().buckets[b].slots) {
     void* host = (*params_)[slot.param_index].grad;
     if (host == nullptr) continue;
-    std::memcpy(out + slot.offset, host, slot.count * sizeof(float));
-    std::memset(host, 0, slot.count * sizeof(float));
+    memory.copy(out + slot.offset, host, slot.count * sizeof(float));
+    memory.zero(host, slot.count * sizeof(float));
   }
   direct_[b] = 1;
   return out;
@@ -59,19 +61,20 @@ const float* GradPartition::ready_buffer(size_t b) {
 
 void GradPartition::fill(size_t b, uint64_t first, uint64_t count, float* out) {
   const size_t esize = sdk::dtype_size(dtype_);
-  fill_range(*layout_, b, first, count, out,
+  const Memory memory(host_);
+  fill_range(memory, *layout_, b, first, count, out,
              [&](const BucketSlot& slot, uint64_t param_offset, float* dst, uint64_t n) {
                void* host = (*params_)[slot.param_index].grad;
                const void* source = host != nullptr ? host : lent_.source(slot.param_index);
                if (source == nullptr) {
-                 std::fill(dst, dst + n, 0.0f);
+                 memory.zero(dst, n * sizeof(float));
                  return;
                }
                caster_.convert(element_at(source, dtype_, param_offset), dtype_, dst, STRATA_F32,
                                n);
                // The host starts the next micro-batch from zero (only what was read is zeroed).
                if (host != nullptr) {
-                 std::memset(element_at(host, dtype_, param_offset), 0, n * esize);
+                 memory.zero(element_at(host, dtype_, param_offset), n * esize);
                }
              });
 }

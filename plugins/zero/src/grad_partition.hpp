@@ -9,6 +9,7 @@
 // (or owned_shards) to zero_grad.
 #pragma once
 
+#include "device_memory.hpp"
 #include "dtype_cast.hpp"
 #include "lent_grads.hpp"
 #include "param.hpp"
@@ -55,8 +56,8 @@ class GradPartition final : public ReduceTarget {
   const PartitionLayout* layout_ = nullptr;
   const std::vector<ParamRecord>* params_ = nullptr;
   int32_t dtype_ = STRATA_F32;
-  sdk::HostArray<unsigned char> partition_;  // model dtype, accumulates over micro-batches
-  sdk::HostArray<float> fp32_copy_;          // half models: from finish_reduce to zero_grad
+  Buffer<unsigned char> partition_;  // model dtype, accumulates over micro-batches
+  Buffer<float> fp32_copy_;          // half models: from finish_reduce to zero_grad
   LentGrads lent_;
   std::vector<uint8_t> direct_;  // per bucket: sent straight from its lent buffer
 };

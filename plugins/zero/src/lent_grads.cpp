@@ -22,11 +22,11 @@ void LentGrads::lend(const std::vector<uint32_t>& params) {
     if (contiguous_) {
       if (bucket.buffer.data() == nullptr) {
         const uint64_t padded = layout_->bucket(b).slice * static_cast<uint64_t>(layout_->ranks());
-        bucket.buffer = sdk::HostArray<unsigned char>(host_, padded * sdk::dtype_size(dtype_),
+        bucket.buffer = Buffer<unsigned char>(host_, padded * sdk::dtype_size(dtype_),
                                                       STRATA_MEM_GRADS);
       }
     } else if (own_[p].data() == nullptr) {
-      own_[p] = sdk::HostArray<unsigned char>(
+      own_[p] = Buffer<unsigned char>(
           host_, (*params_)[p].count * sdk::dtype_size(dtype_), STRATA_MEM_GRADS);
     }
     lent_[p] = 1;
@@ -64,9 +64,9 @@ void LentGrads::consumed(size_t b) {
 void LentGrads::maybe_free(size_t b) {
   BucketState& bucket = buckets_[b];
   if (!bucket.consumed || bucket.viewers > 0) return;
-  bucket.buffer = sdk::HostArray<unsigned char>();
+  bucket.buffer = Buffer<unsigned char>();
   for (const BucketSlot& s : layout_->plan().buckets[b].slots) {
-    own_[s.param_index] = sdk::HostArray<unsigned char>();
+    own_[s.param_index] = Buffer<unsigned char>();
   }
 }
 

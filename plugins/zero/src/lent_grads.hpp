@@ -10,6 +10,7 @@
 // STRATA_MEM_GRADS.
 #pragma once
 
+#include "device_memory.hpp"
 #include "param.hpp"
 #include "partition_layout.hpp"
 
@@ -43,7 +44,7 @@ class LentGrads {
 
  private:
   struct BucketState {
-    sdk::HostArray<unsigned char> buffer;  // contiguous_gradients: the whole bucket
+    Buffer<unsigned char> buffer;  // contiguous_gradients: the whole bucket
     size_t viewers = 0;                    // its parameters lent now
     bool consumed = false;
   };
@@ -55,7 +56,7 @@ class LentGrads {
   int32_t dtype_ = STRATA_F32;
   bool contiguous_ = true;
   std::vector<BucketState> buckets_;
-  std::vector<sdk::HostArray<unsigned char>> own_;  // per parameter, without contiguous_gradients
+  std::vector<Buffer<unsigned char>> own_;  // per parameter, without contiguous_gradients
   std::vector<uint8_t> lent_;                        // per parameter: viewed now
   std::vector<uint64_t> slot_offset_;                // per parameter, within its bucket
 };

@@ -8,6 +8,7 @@
 // stage 3's partitioned buckets the rank's slice of the parameter partition.
 #pragma once
 
+#include "device_memory.hpp"
 #include "dtype_cast.hpp"
 #include "param.hpp"
 #include "partition_layout.hpp"
@@ -40,7 +41,7 @@ class MasterPartition {
  private:
   const PartitionLayout* layout_ = nullptr;
   int32_t dtype_ = STRATA_F32;
-  sdk::HostArray<float> master_;
+  Buffer<float> master_;
   std::vector<OwnedRange> ranges_;
   std::vector<strata_shard> shards_;
 };

@@ -62,13 +62,14 @@ void* ParamGatherer::slice(size_t b) const {
 }
 
 void ParamGatherer::fill_from_params() {
+  const Memory memory(host_);
   for (size_t b = 0; b < layout_.buckets().size(); ++b) {
     if (!layout_.bucket(b).partitioned) continue;
     const uint64_t begin = layout_.my_begin(b);
     layout_.for_each_piece(b, begin, layout_.bucket(b).slice,
                            [&](const BucketSlot& slot, uint64_t param_offset, uint64_t flat,
                                uint64_t n) {
-                             std::memcpy(element_at(slice(b), dtype_, flat - begin),
+                             memory.copy(element_at(slice(b), dtype_, flat - begin),
                                          element_at(params_[slot.param_index].data, dtype_,
                                                     param_offset),
                                          n * sdk::dtype_size(dtype_));
@@ -78,7 +79,12 @@ void ParamGatherer::fill_from_params() {
   // From now on the host's own buffers of partitioned parameters are stale: make a read of
   // them visible (param_view says where the parameters are).
   for (uint32_t p = 0; p < params_.size(); ++p) {
-    if (partitioned(p)) fill_nan(params_[p].data, dtype_, params_[p].count);
+    if (!partitioned(p)) continue;
+    if (memory.on_device()) {
+      memory.poison(params_[p].data, params_[p].count * sdk::dtype_size(dtype_));
+    } else {
+      fill_nan(params_[p].data, dtype_, params_[p].count);
+    }
   }
 #endif
 }
@@ -103,7 +109,7 @@ ParamGatherer::Live ParamGatherer::fetch(uint32_t group) {
   const size_t esize = sdk::dtype_size(dtype_);
   for (size_t b : buckets_of_[group]) {
     const uint64_t slice_elements = layout_.bucket(b).slice;
-    Fetch f{b, sdk::HostArray<unsigned char>(
+    Fetch f{b, Buffer<unsigned char>(
                    host_, slice_elements * static_cast<uint64_t>(layout_.ranks()) * esize,
                    STRATA_MEM_PARAMS)};
     f.request = comm_.start_allgather(slice(b), f.buffer.data(), slice_elements, dtype_);

@@ -12,6 +12,7 @@
 // counts here are of the gathered buffers (padding included): what the memory holds.
 #pragma once
 
+#include "device_memory.hpp"
 #include "comm_link.hpp"
 #include "config.hpp"
 #include "group_state.hpp"
@@ -59,7 +60,7 @@ class ParamGatherer {
  private:
   struct Fetch {
     size_t bucket;
-    sdk::HostArray<unsigned char> buffer;
+    Buffer<unsigned char> buffer;
     strata_request request = nullptr;
   };
   struct Live {
@@ -82,7 +83,7 @@ class ParamGatherer {
   const GroupState& groups_;
   int32_t dtype_;
   uint64_t prefetch_limit_, live_limit_;
-  sdk::HostArray<unsigned char> partition_;  // model dtype
+  Buffer<unsigned char> partition_;  // model dtype
   std::vector<std::vector<size_t>> buckets_of_;  // per group: its partitioned buckets
   std::vector<uint64_t> elements_of_;            // per group: N*S summed over those
   std::vector<uint64_t> slot_offset_;            // per parameter, within its bucket

@@ -16,7 +16,8 @@ uint64_t reduce_piece(uint64_t reduce_bucket_size, int ranks) {
 PartitionReducer::PartitionReducer(const sdk::Host& host, CommLink& comm,
                                    const PartitionLayout& layout, size_t params,
                                    ReduceTarget& target, bool overlap, uint64_t piece)
-    : comm_(comm), layout_(layout), target_(target), tracer_(host), overlap_(overlap),
+    : comm_(comm), layout_(layout), target_(target), tracer_(host), memory_(host),
+      overlap_(overlap),
       piece_(std::max(piece, kSliceAlignment)), marked_(params, 0),
       marked_in_(layout.buckets().size(), 0) {
   if (layout.buckets().empty()) return;
@@ -24,8 +25,8 @@ PartitionReducer::PartitionReducer(const sdk::Host& host, CommLink& comm,
   const auto ranks = static_cast<uint64_t>(layout.ranks());
   const size_t pairs = overlap ? 2 : 1;
   for (size_t i = 0; i < pairs; ++i) {
-    fusion_.push_back({sdk::HostArray<float>(host, ranks * slice, STRATA_MEM_COMM_BUFFERS),
-                       sdk::HostArray<float>(host, slice, STRATA_MEM_COMM_BUFFERS)});
+    fusion_.push_back({Buffer<float>(host, ranks * slice, STRATA_MEM_COMM_BUFFERS),
+                       Buffer<float>(host, slice, STRATA_MEM_COMM_BUFFERS)});
     free_fusion_.push_back(pairs - 1 - i);
   }
 }
@@ -110,7 +111,7 @@ void PartitionReducer::gather_piece(size_t b, const float* ready, uint64_t o, ui
   for (uint64_t r = 0; r < ranks; ++r) {
     const uint64_t first = r * slice + o;  // flat position of block r's piece
     if (ready != nullptr) {
-      std::memcpy(send + r * n, ready + first, n * sizeof(float));
+      memory_.copy(send + r * n, ready + first, n * sizeof(float));
     } else {
       target_.fill(b, first, n, send + r * n);
     }

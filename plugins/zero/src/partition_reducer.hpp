@@ -23,6 +23,7 @@
 // piece handed to the target.
 #pragma once
 
+#include "device_memory.hpp"
 #include "comm_link.hpp"
 #include "partition_layout.hpp"
 
@@ -39,20 +40,21 @@ namespace strata::zero {
 // rounded up to a multiple of 16, so a bucket within the capacity always travels whole.
 uint64_t reduce_piece(uint64_t reduce_bucket_size, int ranks);
 
-// For ReduceTarget::fill: writes the flat range [first, first + count) of bucket b into `out`,
-// read(slot, param_offset, dst, n) for every part of a parameter in it and zeros elsewhere.
+// For ReduceTarget::fill: writes the flat range [first, first + count) of bucket b into `out`
+// (in `memory`), read(slot, param_offset, dst, n) for every part of a parameter in it and zeros
+// elsewhere.
 template <class Read>
-void fill_range(const PartitionLayout& layout, size_t b, uint64_t first, uint64_t count,
-                float* out, Read&& read) {
+void fill_range(const Memory& memory, const PartitionLayout& layout, size_t b, uint64_t first,
+                uint64_t count, float* out, Read&& read) {
   uint64_t at = first;  // first flat element not yet written
   layout.for_each_piece(b, first, count,
                         [&](const BucketSlot& slot, uint64_t param_offset, uint64_t flat,
                             uint64_t n) {
-                          std::fill(out + (at - first), out + (flat - first), 0.0f);
+                          memory.zero(out + (at - first), (flat - at) * sizeof(float));
                           read(slot, param_offset, out + (flat - first), n);
                           at = flat + n;
                         });
-  std::fill(out + (at - first), out + count, 0.0f);
+  memory.zero(out + (at - first), (first + count - at) * sizeof(float));
 }
 
 // Where a stage's gradients come from and where the reduced slices go.
@@ -104,7 +106,7 @@ class PartitionReducer {
 
  private:
   struct Fusion {
-    sdk::HostArray<float> send, recv;
+    Buffer<float> send, recv;
   };
   struct Pending {
     size_t bucket;
@@ -126,6 +128,7 @@ class PartitionReducer {
   const PartitionLayout& layout_;
   ReduceTarget& target_;
   sdk::Tracer tracer_;
+  Memory memory_;  // where the fusion buffers and the gradients are
   bool overlap_;
   uint64_t piece_;
   std::vector<Fusion> fusion_;

@@ -15,21 +15,21 @@ uint64_t allgather_piece(uint64_t allgather_bucket_size, int ranks) {
 namespace {
 
 // Writes elements [o, o + n) of this rank's slice of bucket b, in the model dtype, into `send`.
-void pack_own(const PartitionLayout& layout, size_t b, uint64_t o, uint64_t n,
-              const std::vector<ParamRecord>& params, int32_t dtype, const float* master,
-              unsigned char* send) {
+void pack_own(const Memory& memory, const PartitionLayout& layout, size_t b, uint64_t o,
+              uint64_t n, const std::vector<ParamRecord>& params, int32_t dtype,
+              const float* master, unsigned char* send) {
   const size_t esize = sdk::dtype_size(dtype);
   if (dtype == STRATA_F32) {  // the masters are the values
-    std::memcpy(send, master + layout.bucket(b).offset + o, n * esize);
+    memory.copy(send, master + layout.bucket(b).offset + o, n * esize);
     return;
   }
   // Padding travels as zeros (receivers skip it); the rest is where the step wrote it.
-  std::memset(send, 0, n * esize);
+  memory.zero(send, n * esize);
   const uint64_t first = layout.my_begin(b) + o;
   layout.for_each_piece(b, first, n,
                         [&](const BucketSlot& slot, uint64_t param_offset, uint64_t flat,
                             uint64_t count) {
-                          std::memcpy(send + (flat - first) * esize,
+                          memory.copy(send + (flat - first) * esize,
                                       element_at(params[slot.param_index].data, dtype,
                                                  param_offset),
                                       count * esize);
@@ -48,16 +48,17 @@ uint64_t publish_by_allgather(const sdk::Host& host, CommLink& comm, const Parti
   if (widest == 0) return 0;
   const size_t esize = sdk::dtype_size(dtype);
   const auto ranks = static_cast<uint64_t>(layout.ranks());
-  sdk::HostArray<unsigned char> send(host, widest * esize, STRATA_MEM_COMM_BUFFERS);
-  sdk::HostArray<unsigned char> recv(host, ranks * widest * esize, STRATA_MEM_COMM_BUFFERS);
+  Buffer<unsigned char> send(host, widest * esize, STRATA_MEM_COMM_BUFFERS);
+  Buffer<unsigned char> recv(host, ranks * widest * esize, STRATA_MEM_COMM_BUFFERS);
   uint64_t received = 0;
+  const Memory memory(host);
 
   for (size_t b = 0; b < layout.buckets().size(); ++b) {
     const BucketPartition& part = layout.bucket(b);
     if (part.partitioned) continue;
     for (uint64_t o = 0; o < part.slice; o += piece) {
       const uint64_t n = std::min(piece, part.slice - o);
-      pack_own(layout, b, o, n, params, dtype, master, send.data());
+      pack_own(memory, layout, b, o, n, params, dtype, master, send.data());
       comm.wait(comm.start_allgather(send.data(), recv.data(), n, dtype));
       received += ranks * n * esize;
       for (uint64_t r = 0; r < ranks; ++r) {
@@ -66,7 +67,7 @@ uint64_t publish_by_allgather(const sdk::Host& host, CommLink& comm, const Parti
         layout.for_each_piece(b, first, n,
                               [&](const BucketSlot& slot, uint64_t param_offset, uint64_t flat,
                                   uint64_t count) {
-                                std::memcpy(element_at(params[slot.param_index].data, dtype,
+                                memory.copy(element_at(params[slot.param_index].data, dtype,
                                                        param_offset),
                                             block + (flat - first) * esize, count * esize);
                               });

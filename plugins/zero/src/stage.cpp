@@ -26,8 +26,9 @@ std::unique_ptr<Stage> make_stage(const ZeroConfig& config, const sdk::Host& hos
 void check_host_param(const ParamRecord& param, int stage) {
   const std::string who = "parameter " + param.name + ": sharding stage " + std::to_string(stage);
   check_model_dtype(param.dtype, who);
-  if (param.device.type != STRATA_DEVICE_HOST) {
-    sdk::fail(STRATA_ERR_UNSUPPORTED, who + " supports host memory only");
+  if (param.device.type != STRATA_DEVICE_HOST && param.device.type != STRATA_DEVICE_CUDA) {
+    sdk::fail(STRATA_ERR_UNSUPPORTED, who + " supports host and CUDA device memory, got device type " +
+                                          std::to_string(param.device.type));
   }
   if (param.count > 0 && param.data == nullptr) {
     sdk::fail(STRATA_ERR_INVALID_ARGUMENT,

@@ -51,8 +51,8 @@ class Stage {
 // (e.g. no comm stratum, or one without the collectives the stage needs).
 std::unique_ptr<Stage> make_stage(const ZeroConfig& config, const sdk::Host& host);
 
-// Rejects what no stage handles: a dtype other than f32/f16/bf16, device memory, a non-empty
-// parameter without data. Names the parameter and the stage.
+// Rejects what no stage handles: a dtype other than f32/f16/bf16, memory other than host or CUDA
+// device memory, a non-empty parameter without data. Names the parameter and the stage.
 void check_host_param(const ParamRecord& param, int stage);
 
 }  // namespace strata::zero

@@ -116,7 +116,7 @@ void Stage0::zero_grad() {
   } else {
     reducer_->reset_step();
   }
-  FullGrads::zero(params_);
+  FullGrads::zero(params_, Memory(host_));
   if (copies_) {
     copies_->drop_grads();
     for (strata_shard& shard : shards_) shard.grad = nullptr;

@@ -6,10 +6,11 @@ namespace strata::zero {
 
 Fp32Buckets::Fp32Buckets(const sdk::Host& host, const std::vector<ParamRecord>& params,
                          const BucketPlan& plan, const FullGrads& grads)
-    : params_(params), plan_(plan), grads_(grads), tracer_(host), fusion_(plan.buckets.size()) {
+    : params_(params), plan_(plan), grads_(grads), tracer_(host), memory_(host),
+      fusion_(plan.buckets.size()) {
   for (size_t k = 0; k < plan_.buckets.size(); ++k) {
     if (where_it_lies(k) == nullptr) {
-      fusion_[k] = sdk::HostArray<float>(host, plan_.buckets[k].count, STRATA_MEM_COMM_BUFFERS);
+      fusion_[k] = Buffer<float>(host, plan_.buckets[k].count, STRATA_MEM_COMM_BUFFERS);
     }
   }
 }
@@ -28,7 +29,7 @@ size_t Fp32Buckets::reduced_where_they_lie() const {
 
 uint64_t Fp32Buckets::fused_elements() const {
   uint64_t n = 0;
-  for (const sdk::HostArray<float>& f : fusion_) n += f.size();
+  for (const Buffer<float>& f : fusion_) n += f.size();
   return n;
 }
 
@@ -39,7 +40,7 @@ float* Fp32Buckets::load(size_t k) {
                              bucket.count * sizeof(float));
   float* fused = fusion_[k].data();
   for (const BucketSlot& slot : bucket.slots) {
-    std::memcpy(fused + slot.offset, grad_of(slot.param_index), slot.count * sizeof(float));
+    memory_.copy(fused + slot.offset, grad_of(slot.param_index), slot.count * sizeof(float));
   }
   return fused;
 }
@@ -50,7 +51,7 @@ void Fp32Buckets::unload(size_t k) {
   const sdk::TraceScope span(tracer_, "bucket_unpack", static_cast<int64_t>(k),
                              bucket.count * sizeof(float));
   for (const BucketSlot& slot : bucket.slots) {
-    std::memcpy(grad_of(slot.param_index), fusion_[k].data() + slot.offset,
+    memory_.copy(grad_of(slot.param_index), fusion_[k].data() + slot.offset,
                 slot.count * sizeof(float));
   }
 }

@@ -3,6 +3,7 @@
 // depends on the model dtype (fp32 here, f16/bf16 in fp32_copies.hpp).
 #pragma once
 
+#include "device_memory.hpp"
 #include "bucket_plan.hpp"
 #include "full_grads.hpp"
 #include "param.hpp"
@@ -49,7 +50,8 @@ class Fp32Buckets final : public BucketBuffers {
   const BucketPlan& plan_;
   const FullGrads& grads_;
   sdk::Tracer tracer_;
-  std::vector<sdk::HostArray<float>> fusion_;  // per bucket; empty where none is needed
+  Memory memory_;                           // where the gradients and fusion buffers are
+  std::vector<Buffer<float>> fusion_;  // per bucket; empty where none is needed
 };
 
 }  // namespace strata::zero

@@ -72,7 +72,7 @@ void Stage1::zero_grad() {
   } else {
     reducer_->reset_round();
   }
-  FullGrads::zero(params_);
+  FullGrads::zero(params_, Memory(host_));
   grads_.drop();
 }
 

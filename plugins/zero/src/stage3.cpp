@@ -118,7 +118,8 @@ void Stage3::publish() {
   for (size_t b = 0; b < layout_.buckets().size() && dtype_ == STRATA_F32; ++b) {
     const BucketPartition& part = layout_.bucket(b);
     if (!part.partitioned) continue;
-    std::memcpy(gatherer_->slice(b), masters_.data() + part.offset, part.slice * sizeof(float));
+    Memory(host_).copy(gatherer_->slice(b), masters_.data() + part.offset,
+                       part.slice * sizeof(float));
     bytes += part.slice * sizeof(float);
   }
   tracer_.span("publish", begin, -1, bytes);

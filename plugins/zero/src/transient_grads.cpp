@@ -4,13 +4,13 @@ namespace strata::zero {
 
 float* TransientGrads::fp32() {
   if (partition_.data() == nullptr) {
-    partition_ = sdk::HostArray<float>(host_, layout_->partition_elements(), STRATA_MEM_GRADS);
+    partition_ = Buffer<float>(host_, layout_->partition_elements(), STRATA_MEM_GRADS);
   }
   return partition_.data();
 }
 
 void TransientGrads::fill(size_t b, uint64_t first, uint64_t count, float* out) {
-  fill_range(*layout_, b, first, count, out,
+  fill_range(Memory(host_), *layout_, b, first, count, out,
              [&](const BucketSlot& slot, uint64_t param_offset, float* dst, uint64_t n) {
                caster_.convert(element_at((*params_)[slot.param_index].grad, dtype_, param_offset),
                                dtype_, dst, STRATA_F32, n);

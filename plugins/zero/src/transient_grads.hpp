@@ -4,6 +4,7 @@
 // adds this rank's averaged slice through deliver().
 #pragma once
 
+#include "device_memory.hpp"
 #include "dtype_cast.hpp"
 #include "param.hpp"
 #include "partition_layout.hpp"
@@ -25,7 +26,7 @@ class TransientGrads final : public ReduceTarget {
 
   // The partition, created (zeroed) if there is none.
   float* fp32();
-  void drop() { partition_ = sdk::HostArray<float>(); }
+  void drop() { partition_ = Buffer<float>(); }
 
   void fill(size_t bucket, uint64_t first, uint64_t count, float* out) override;
   void deliver(size_t bucket, uint64_t offset, uint64_t count, const float* values) override;
@@ -36,7 +37,7 @@ class TransientGrads final : public ReduceTarget {
   const PartitionLayout* layout_ = nullptr;
   const std::vector<ParamRecord>* params_ = nullptr;
   int32_t dtype_ = STRATA_F32;
-  sdk::HostArray<float> partition_;  // STRATA_MEM_GRADS
+  Buffer<float> partition_;  // STRATA_MEM_GRADS
 };
 
 }  // namespace strata::zero

@@ -15,6 +15,12 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+std::string device_text(const strata_device& d) {
+  return d.type == STRATA_DEVICE_CUDA ? "CUDA device " + std::to_string(d.index)
+                                      : d.type == STRATA_DEVICE_HOST ? std::string("the host")
+                                                                     : "device type " + std::to_string(d.type);
+}
+
 }  // namespace
 
 ZeroPlugin::ZeroPlugin(const char* config_json, const strata_host_api* host)
@@ -95,6 +101,7 @@ void ZeroPlugin::define_group(uint32_t group, const char* name, const uint32_t* 
 
 void ZeroPlugin::finalize() {
   if (finalized_) fail(STRATA_ERR_INVALID_ARGUMENT, "finalize: called twice");
+  check_devices();
   stage_->finalize(params_, groups_);
   finalized_ = true;
 }
@@ -163,6 +170,20 @@ void ZeroPlugin::publish() {
 void ZeroPlugin::zero_grad() {
   require_finalized("zero_grad");
   stage_->zero_grad();
+}
+
+void ZeroPlugin::check_devices() const {
+  // Every buffer of the plugin follows the job's device (Memory): a parameter elsewhere would be
+  // read with the wrong kind of copy.
+  const strata_device job = Memory(host_).device();
+  for (const ParamRecord& p : params_) {
+    if (p.count == 0) continue;
+    if (p.device.type != job.type || (job.type == STRATA_DEVICE_CUDA && p.device.index != job.index)) {
+      fail(STRATA_ERR_INVALID_ARGUMENT,
+           "parameter " + p.name + " is on " + device_text(p.device) + " but the job's device is " +
+               device_text(job) + " (every parameter must be where the host registered the first)");
+    }
+  }
 }
 
 void ZeroPlugin::require_finalized(const char* call) const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "config.hpp"
+#include "device_memory.hpp"
 #include "param.hpp"
 #include "stage.hpp"
 
@@ -35,6 +36,8 @@ class ZeroPlugin {
 
  private:
   void require_finalized(const char* call) const;
+  // Every non-empty parameter is on the job's device (the host's device(), ABI 1.7).
+  void check_devices() const;
   void check_index(const char* call, uint32_t index) const;
 
   sdk::Host host_;
