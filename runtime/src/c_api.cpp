@@ -264,6 +264,10 @@ strata_status strata_set_lr(strata_runtime* rt, double lr, strata_error* err) {
   return translate(err, [&] { engine_of(rt, "set_lr").set_lr(lr); });
 }
 
+strata_status strata_set_stream(strata_runtime* rt, void* cuda_stream, strata_error* err) {
+  return translate(err, [&] { engine_of(rt, "set_stream").set_stream(cuda_stream); });
+}
+
 strata_status strata_loss_scale(const strata_runtime* rt, double* scale) {
   if (rt == nullptr || !rt->engine || scale == nullptr) return STRATA_ERR_INVALID_ARGUMENT;
   return translate(nullptr, [&] { *scale = rt->engine->loss_scale(); });

@@ -1,5 +1,7 @@
 #include "checkpoint_state.hpp"
 
+#include "cuda_device.hpp"
+#include "device_placement.hpp"
 #include "error.hpp"
 
 #include <cstring>
@@ -68,7 +70,8 @@ void copy_state_out(std::span<const strata_shard> shards, const std::vector<Save
                     size_t slots, const PluginInstance<strata_offload_ops>& offload, float* out) {
   for (const SavedRange& r : ranges) {
     const uint64_t n = r.range.count;
-    std::memcpy(out, shards[r.shard].master + r.first, n * sizeof(float));
+    const strata_shard& s = shards[r.shard];
+    cuda::copy(out, s.master + r.first, n * sizeof(float), shard_device(s), "save: masters");
     out += n;
     for (size_t slot = 1; slot < slots; ++slot) {
       const strata_state_io_args args = io_args(r.shard, slot, r.first, n, out);
@@ -82,7 +85,8 @@ void write_shard_state(std::span<const strata_shard> shards, uint32_t shard, siz
                        uint64_t first, uint64_t count, const float* values,
                        const PluginInstance<strata_offload_ops>& offload) {
   if (slot == 0) {
-    std::memcpy(shards[shard].master + first, values, count * sizeof(float));
+    const strata_shard& s = shards[shard];
+    cuda::copy(s.master + first, values, count * sizeof(float), shard_device(s), "load: masters");
     return;
   }
   const strata_state_io_args args = io_args(shard, slot, first, count, const_cast<float*>(values));

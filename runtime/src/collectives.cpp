@@ -38,6 +38,13 @@ void Collectives::broadcast(void* buf, uint64_t count, int32_t dtype, int32_t ro
   run([&](const sdk::Comm& c) { c.broadcast(host_buffer(buf, count, dtype), root); });
 }
 
+void Collectives::broadcast(void* buf, uint64_t count, int32_t dtype, int32_t root,
+                            const strata_device& device) const {
+  strata_buffer b = host_buffer(buf, count, dtype);
+  b.device = device;
+  run([&](const sdk::Comm& c) { c.broadcast(b, root); });
+}
+
 void Collectives::barrier() const {
   run([](const sdk::Comm& c) { c.barrier(); });
 }

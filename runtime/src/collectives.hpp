@@ -1,4 +1,4 @@
-// Blocking collectives on host buffers through the comm stratum, for the runtime's own needs
+// Blocking collectives on host buffers (and a parameter's broadcast on its device) through the comm stratum, for the runtime's own needs
 // (agreement on errors, parameter checks, statistics) and the host API's metric collectives.
 #pragma once
 
@@ -26,6 +26,9 @@ class Collectives {
   void allreduce(const void* send, void* recv, uint64_t count, int32_t dtype, int32_t op) const;
   void allgather(const void* send, void* recv, uint64_t count_per_rank, int32_t dtype) const;
   void broadcast(void* buf, uint64_t count, int32_t dtype, int32_t root) const;
+  // `buf` in `device`'s memory (a parameter's: finalize checked the comm stratum moves it).
+  void broadcast(void* buf, uint64_t count, int32_t dtype, int32_t root,
+                 const strata_device& device) const;
   void barrier() const;
   int world_size() const { return world_size_; }
 

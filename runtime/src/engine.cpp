@@ -1,6 +1,8 @@
 #include "engine.hpp"
 #include "engine_calls.hpp"
 
+#include "cuda_device.hpp"
+#include "device_placement.hpp"
 #include "error.hpp"
 #include "log.hpp"
 #include "manifest_agreement.hpp"
@@ -15,6 +17,7 @@
 #include <initializer_list>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace strata::rt {
 namespace {
@@ -284,8 +287,11 @@ void Engine::finalize() {
   if (finalized_) throw Error(STRATA_ERR_INVALID_ARGUMENT, "finalize: called twice");
   guarded(ApiCall::Finalize, -1, [&] {
     registry_.verify_same_on_all_ranks(*collectives_);
+    // Where the parameters are, and whether every stratum can work there, before their memory is
+    // read or written (a device pointer must never be dereferenced on the host).
+    run_agreed("finalize", [&] { place_parameters(); });
     for (const ParamRecord& p : registry_.params()) {
-      collectives_->broadcast(p.data, p.count, p.dtype, 0);
+      collectives_->broadcast(p.data, p.count, p.dtype, 0, p.device);
     }
     run_agreed("finalize", [&] { setup_after_registration(); });
     finalized_ = true;
@@ -297,6 +303,25 @@ void Engine::finalize() {
     }
     logger().info("memory: {}", ledger_.summary());
   });
+}
+
+void Engine::place_parameters() {
+  if (registry_.params().empty()) return;  // setup_after_registration says so
+  std::vector<PlacedParam> placed;
+  for (const ParamRecord& p : registry_.params()) placed.push_back({p.name, p.device});
+  PlacementRules rules;
+  rules.comm_name = comm_.name();
+  rules.comm_device_mask = comm_caps_.device_mask;
+  rules.offload_name = offload_.name();
+  rules.offload_device_type = offload_caps_.device_type;
+  rules.plugins = {{"sharding", sharding_.name(), sharding_.ops().header.abi_minor},
+                   {"precision", precision_.name(), precision_.ops().header.abi_minor},
+                   {"offload", offload_.name(), offload_.ops().header.abi_minor}};
+  const strata_device device = check_device_placement(placed, rules);
+  host_services_.set_device(device);
+  if (device.type == STRATA_DEVICE_CUDA && world_.rank == 0) {
+    logger().info("parameters are in {} memory", device_text(device));
+  }
 }
 
 void Engine::setup_after_registration() {
@@ -346,8 +371,9 @@ void Engine::record_host_buffers() {
   for (uint32_t i = 0; i < registry_.params().size(); ++i) {
     const ParamRecord& p = registry_.params()[i];
     const strata_param_view view = param_view(i);
-    if (view.data == p.data) ledger_.record(STRATA_MEM_PARAMS, p.bytes());
-    if (p.grad != nullptr && view.grad == p.grad) ledger_.record(STRATA_MEM_GRADS, p.bytes());
+    const strata_mem_location where = memory_location(p.device);
+    if (view.data == p.data) ledger_.record(STRATA_MEM_PARAMS, p.bytes(), where);
+    if (p.grad != nullptr && view.grad == p.grad) ledger_.record(STRATA_MEM_GRADS, p.bytes(), where);
   }
 }
 
@@ -513,6 +539,8 @@ strata_step_result Engine::step_once() {
   } else {
     result.outcome = STRATA_STEP_ACCUMULATED;
   }
+  // strata_step returns when the step's device work is done (API 1.7).
+  cuda::synchronize(host_services_.stream(), host_services_.device(), "step");
   result.loss_scale = loss_scale();
   result.global_steps = global_steps_;
   result.skipped_steps = skipped_steps_;
@@ -566,10 +594,19 @@ void Engine::fail_runaway_skips(const strata_shard* shards, size_t count) {
   constexpr int64_t kElementBits = 40;
   constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
   int64_t mine = kNone;
+  std::vector<float> staged;  // a device shard's gradient, copied to the host to be read
   for (size_t i = 0; i < count; ++i) {
     const strata_shard& s = shards[i];
+    const float* grad = s.grad;
+    const strata_device device = shard_device(s);
+    if (device.type != STRATA_DEVICE_HOST) {
+      staged.resize(s.count);
+      cuda::copy(staged.data(), s.grad, s.count * sizeof(float), device,
+                 "naming the non-finite gradient");
+      grad = staged.data();
+    }
     for (uint64_t e = 0; e < s.count; ++e) {
-      if (std::isfinite(s.grad[e])) continue;
+      if (std::isfinite(grad[e])) continue;
       const uint64_t element = std::min<uint64_t>(s.offset + e, (uint64_t{1} << kElementBits) - 1);
       mine = std::min(mine, static_cast<int64_t>((uint64_t{s.param_index} << kElementBits) | element));
       break;

@@ -73,6 +73,8 @@ class Engine {
   // host's override of it (NaN clears it).
   double lr() const;
   void set_lr(double lr);
+  // The host's CUDA stream (API 1.7), which plugins read through the host services.
+  void set_stream(void* stream) { host_services_.set_stream(stream); }
 
  private:
   void start_watchdog();
@@ -88,6 +90,9 @@ class Engine {
   void log_breakdown(const StepTimes& window) const;
   void create_training_strata(LoadedPlugin precision, LoadedPlugin sharding, LoadedPlugin offload);
   void check_capabilities() const;
+  // finalize's first step: checks where the parameters are against what the strata can move
+  // (device_placement.hpp) and tells the host services the job's device.
+  void place_parameters();
   void setup_after_registration();
   // Runs `body`, then agrees across ranks whether any rank failed, so that a rank that failed
   // locally does not leave the others waiting forever in the next collective.

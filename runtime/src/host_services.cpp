@@ -1,5 +1,6 @@
 #include "host_services.hpp"
 
+#include "cuda_device.hpp"
 #include "log.hpp"
 #include "runtime_abi.hpp"
 
@@ -38,6 +39,10 @@ const strata_host_api* HostServices::make_table(std::string plugin_label,
     api.trace_enabled = &HostServices::trace_enabled;
     api.trace_span = &HostServices::trace_span;
   }
+  if (STRATA_STRUCT_HAS(&api, strata_host_api, cuda_stream)) {
+    api.device = &HostServices::device;
+    api.cuda_stream = &HostServices::cuda_stream;
+  }
   contexts_.push_back(std::move(ctx));
   return &contexts_.back()->api;
 }
@@ -66,9 +71,50 @@ void HostServices::free_bytes(void* ctx, void* ptr) {
 
 void* HostServices::alloc_bytes_at(void* ctx, size_t bytes, size_t alignment, int32_t category,
                                    int32_t location) {
-  // Device memory is not the host's to hand out, and disk is accounted, never allocated: the
-  // ledger answers NULL for both, as the ABI says.
-  return static_cast<Context*>(ctx)->owner->ledger_.allocate(bytes, alignment, category, location);
+  auto* context = static_cast<Context*>(ctx);
+  // Device memory exists for plugins of 1.7 on (an emulated older runtime has none to give).
+  if (location == STRATA_MEM_DEVICE &&
+      STRATA_STRUCT_HAS(&context->api, strata_host_api, cuda_stream)) {
+    return context->owner->alloc_device(*context, bytes, category);
+  }
+  // Disk is accounted, never allocated: the ledger answers NULL for it, as the ABI says. cudaMalloc
+  // aligns to 256 bytes at least, which covers any alignment a plugin asks of device memory.
+  return context->owner->ledger_.allocate(bytes, alignment, category, location);
+}
+
+void* HostServices::alloc_device(Context& context, size_t bytes, int32_t category) {
+  const strata_device where = device();
+  std::string why;
+  void* ptr = nullptr;
+  if (where.type != STRATA_DEVICE_CUDA) {
+    why = cuda::built_with_cuda() ? "the job's parameters are in host memory, so it has no device"
+                                  : cuda::without_cuda_reason();
+  } else {
+    ptr = ledger_.allocate_device(bytes, category, where.index, &why);
+  }
+  if (ptr == nullptr && !context.device_refusal_logged.exchange(true)) {
+    logger().warn("{}: alloc_bytes_at(STRATA_MEM_DEVICE, {} bytes) returns NULL: {}", context.label,
+                  bytes, why);
+  }
+  return ptr;
+}
+
+void HostServices::set_device(strata_device where) {
+  device_index_.store(where.index, std::memory_order_relaxed);
+  device_type_.store(where.type, std::memory_order_release);
+}
+
+strata_device HostServices::device() const {
+  const int32_t type = device_type_.load(std::memory_order_acquire);
+  return strata_device{type, device_index_.load(std::memory_order_relaxed)};
+}
+
+strata_device HostServices::device(void* ctx) {
+  return static_cast<const Context*>(ctx)->owner->device();
+}
+
+void* HostServices::cuda_stream(void* ctx) {
+  return static_cast<const Context*>(ctx)->owner->stream();
 }
 
 void HostServices::account_bytes(void* ctx, int32_t category, int32_t location, int64_t delta) {

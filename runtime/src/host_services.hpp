@@ -2,8 +2,9 @@
 // accounted allocation (pageable or pinned) and disk accounting through the MemoryLedger, and the
 // comm/precision strata's instances (in today's table layout: the tracked comm proxy and the
 // precision instance's table; a 1.0-1.2 plugin's adapter converts them for it), log_enabled
-// (1.4), and trace_enabled / trace_span (1.5: spans go to the Timeline, with the stratum's name as
-// their category). Each table reports runtime_abi_minor() and has that minor's struct_size.
+// (1.4), trace_enabled / trace_span (1.5: spans go to the Timeline, with the stratum's name as
+// their category), and the job's CUDA device and stream with device allocation (1.7). Each table
+// reports runtime_abi_minor() and has that minor's struct_size.
 #pragma once
 
 #include "memory_ledger.hpp"
@@ -11,6 +12,7 @@
 
 #include <strata/plugin_api.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,11 +38,20 @@ class HostServices {
   // any plugin is created (spans that arrive before the timeline is in its slot are dropped).
   void set_timeline_wanted(bool wanted) { timeline_wanted_ = wanted; }
 
+  // Where the parameters are (finalize sets it; HOST before): what device() answers, and where
+  // alloc_bytes_at(STRATA_MEM_DEVICE) allocates.
+  void set_device(strata_device device);
+  strata_device device() const;
+  // The host's stream (strata_set_stream): what cuda_stream() answers.
+  void set_stream(void* stream) { stream_.store(stream, std::memory_order_release); }
+  void* stream() const { return stream_.load(std::memory_order_acquire); }
+
  private:
   struct Context {
     HostServices* owner;
     std::string label;
     strata_host_api api;
+    std::atomic<bool> device_refusal_logged{false};
   };
   static void log(void* ctx, int32_t level, const char* message);
   static int32_t log_enabled(void* ctx, int32_t level);
@@ -51,9 +62,17 @@ class HostServices {
   static void account_bytes(void* ctx, int32_t category, int32_t location, int64_t delta);
   static int32_t trace_enabled(void* ctx);
   static void trace_span(void* ctx, const strata_trace_span* span);
+  static strata_device device(void* ctx);
+  static void* cuda_stream(void* ctx);
+  // alloc_bytes_at(STRATA_MEM_DEVICE): on the job's CUDA device, or NULL with the reason logged
+  // once per plugin.
+  void* alloc_device(Context& context, size_t bytes, int32_t category);
 
   MemoryLedger& ledger_;
   bool timeline_wanted_ = false;
+  std::atomic<int32_t> device_type_{STRATA_DEVICE_HOST};
+  std::atomic<int32_t> device_index_{0};
+  std::atomic<void*> stream_{nullptr};
   const TimelineSlot& timeline_;
   std::vector<std::unique_ptr<Context>> contexts_;
 };

@@ -1,5 +1,6 @@
 #include "memory_ledger.hpp"
 
+#include "cuda_device.hpp"
 #include "log.hpp"
 
 #include <sys/mman.h>
@@ -57,6 +58,16 @@ std::string describe(const strata_memory_report& r, int c) {
   return text;
 }
 
+// Returns one block of live_ to where it came from.
+void free_block(void* ptr, int32_t location, size_t allocated) {
+  if (location == STRATA_MEM_DEVICE) {
+    cuda::device_free(ptr);
+    return;
+  }
+  if (location == STRATA_MEM_HOST_PINNED) munlock(ptr, allocated);
+  std::free(ptr);
+}
+
 }  // namespace
 
 MemoryLedger::~MemoryLedger() {
@@ -65,8 +76,7 @@ MemoryLedger::~MemoryLedger() {
   for (auto& [ptr, allocation] : live_) {
     logger().warn("memory: {} bytes of {} still allocated at shutdown", allocation.bytes,
                   kCategoryNames[allocation.category]);
-    if (allocation.location == STRATA_MEM_HOST_PINNED) munlock(ptr, allocation.allocated);
-    std::free(ptr);
+    free_block(ptr, allocation.location, allocation.allocated);
   }
 }
 
@@ -125,8 +135,20 @@ void MemoryLedger::release(void* ptr) {
     subtract(allocation.category, allocation.location, allocation.bytes);
     live_.erase(it);
   }
-  if (allocation.location == STRATA_MEM_HOST_PINNED) munlock(ptr, allocation.allocated);
-  std::free(ptr);
+  free_block(ptr, allocation.location, allocation.allocated);
+}
+
+void* MemoryLedger::allocate_device(size_t bytes, int32_t category, int ordinal, std::string* why) {
+  if (!valid_category(category)) {
+    if (why != nullptr) *why = "invalid category " + std::to_string(category);
+    return nullptr;
+  }
+  void* ptr = cuda::device_alloc(ordinal, bytes, why);
+  if (ptr == nullptr) return nullptr;
+  std::lock_guard lock(mutex_);
+  live_[ptr] = {bytes, bytes, category, STRATA_MEM_DEVICE};
+  add(category, STRATA_MEM_DEVICE, bytes);
+  return ptr;
 }
 
 void MemoryLedger::record(strata_mem_category category, uint64_t bytes,

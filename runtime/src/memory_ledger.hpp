@@ -26,6 +26,10 @@ class MemoryLedger {
   // lock the pages; errno then says why.
   void* allocate(size_t bytes, size_t alignment, int32_t category,
                  int32_t location = STRATA_MEM_HOST);
+  // Thread-safe. cudaMalloc on CUDA device `ordinal` (cuda_device.hpp), counted at
+  // STRATA_MEM_DEVICE; release() frees it. nullptr on failure (an invalid category, a build without
+  // CUDA, no such device, out of memory) with *why saying which.
+  void* allocate_device(size_t bytes, int32_t category, int ordinal, std::string* why);
   void release(void* ptr);
   // Stops accounting `ptr` and never frees it: for memory a thread that cannot be stopped may still
   // read while the process ends (a failed rank's checkpoint writer).

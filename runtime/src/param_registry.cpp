@@ -1,5 +1,7 @@
 #include "param_registry.hpp"
 
+#include "cuda_device.hpp"
+#include "device_placement.hpp"
 #include "error.hpp"
 #include "host_structs.hpp"
 
@@ -57,8 +59,21 @@ uint32_t ParamRegistry::add(const strata_param_desc& desc) {
   if (sdk::dtype_size(desc.dtype) == 0) {
     throw Error(STRATA_ERR_INVALID_ARGUMENT, where + "unknown dtype " + std::to_string(desc.dtype));
   }
-  if (desc.device.type != STRATA_DEVICE_HOST) {
-    throw Error(STRATA_ERR_UNSUPPORTED, where + "only host memory is supported in this build");
+  if (desc.device.type == STRATA_DEVICE_CUDA) {
+    if (desc.device.index < 0) {
+      throw Error(STRATA_ERR_INVALID_ARGUMENT, where + "device.index " +
+                                                   std::to_string(desc.device.index) +
+                                                   " is not a CUDA ordinal (expected >= 0)");
+    }
+    if (!cuda::built_with_cuda()) {
+      throw Error(STRATA_ERR_UNSUPPORTED, where + "the parameter is in " +
+                                              device_text(desc.device) + " memory, but " +
+                                              cuda::without_cuda_reason());
+    }
+  } else if (desc.device.type != STRATA_DEVICE_HOST) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                where + "unknown device type " + std::to_string(desc.device.type) +
+                    " (expected STRATA_DEVICE_HOST or STRATA_DEVICE_CUDA)");
   }
   if (desc.count == 0 || desc.data == nullptr) {
     throw Error(STRATA_ERR_INVALID_ARGUMENT,

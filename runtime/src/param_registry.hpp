@@ -32,8 +32,9 @@ struct GroupRecord {
 
 class ParamRegistry {
  public:
-  // Validates one registration (names unique and non-empty, known dtype, host memory, non-null
-  // data) and returns its dense index. Throws strata::rt::Error naming the parameter.
+  // Validates one registration (names unique and non-empty, known dtype, host or CUDA memory (CUDA
+  // only in a build with CUDA), non-null data) and returns its dense index. Throws
+  // strata::rt::Error naming the parameter.
   uint32_t add(const strata_param_desc& desc);
   // Validates a group (unique non-empty name, known indices, none already grouped) and returns
   // its dense id.

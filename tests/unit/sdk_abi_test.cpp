@@ -1,5 +1,6 @@
 // The SDK's wrappers read only what a table's size says it holds: sdk::Comm checks each member of
-// the comm table against its header's struct_size, sdk::Host needs the host table's 1.0 fields.
+// the comm table against its header's struct_size, sdk::Host needs the host table's 1.0 fields and
+// reads the 1.7 device services only where the table holds them.
 #include <strata/plugin.hpp>
 
 #include <gmock/gmock.h>
@@ -90,6 +91,58 @@ TEST(SdkHost, TableSmallerThan10IsRefused) {
   }
   api.struct_size = offsetof(strata_host_api, precision_self) + sizeof(void*);
   EXPECT_NO_THROW(strata::sdk::Host{&api});
+}
+
+strata_device cuda_device(void*) { return strata_device{STRATA_DEVICE_CUDA, 3}; }
+int stream_tag = 0;
+void* the_stream(void*) { return &stream_tag; }
+int32_t last_location = STRATA_MEM_HOST;
+void* alloc_at(void*, size_t, size_t, int32_t, int32_t where) {
+  last_location = where;
+  return &stream_tag;
+}
+
+TEST(SdkHost, DeviceServicesOfA16RuntimeReadAsHost) {
+  // A 1.6 table (ends with trace_span) followed by garbage where device and cuda_stream would be.
+  struct {
+    strata_host_api api;
+    unsigned char after[64];
+  } table;
+  std::memset(static_cast<void*>(&table), 0xA5, sizeof table);
+  table.api.struct_size = offsetof(strata_host_api, trace_span) + sizeof(void*);
+  table.api.alloc_bytes_at = alloc_at;
+  table.api.account_bytes = nullptr;
+  const strata::sdk::Host host(&table.api);
+  EXPECT_EQ(host.device().type, STRATA_DEVICE_HOST);
+  EXPECT_FALSE(host.on_cuda());
+  EXPECT_EQ(host.cuda_stream(), nullptr);
+  EXPECT_FALSE(host.has_device_alloc());
+  EXPECT_EQ(host.try_alloc_device(64, STRATA_MEM_OPTIMIZER_STATE), nullptr);
+  try {
+    host.alloc_device(64, STRATA_MEM_OPTIMIZER_STATE);
+    FAIL() << "alloc_device on a 1.6 runtime returned";
+  } catch (const strata::sdk::Error& e) {
+    EXPECT_EQ(e.code(), STRATA_ERR_OUT_OF_MEMORY);
+    EXPECT_THAT(e.what(), HasSubstr("older than ABI 1.7"));
+  }
+}
+
+TEST(SdkHost, DeviceServicesOfA17RuntimeAreCalled) {
+  strata_host_api api{};
+  api.struct_size = sizeof(api);
+  api.alloc_bytes_at = alloc_at;
+  api.account_bytes = [](void*, int32_t, int32_t, int64_t) {};
+  api.device = cuda_device;
+  api.cuda_stream = the_stream;
+  const strata::sdk::Host host(&api);
+  EXPECT_EQ(host.device().type, STRATA_DEVICE_CUDA);
+  EXPECT_EQ(host.device().index, 3);
+  EXPECT_TRUE(host.on_cuda());
+  EXPECT_EQ(host.cuda_stream(), &stream_tag);
+  ASSERT_TRUE(host.has_device_alloc());
+  last_location = STRATA_MEM_HOST;
+  EXPECT_EQ(host.alloc_device(64, STRATA_MEM_OPTIMIZER_STATE), &stream_tag);
+  EXPECT_EQ(last_location, STRATA_MEM_DEVICE);
 }
 
 }  // namespace

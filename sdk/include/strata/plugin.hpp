@@ -461,6 +461,48 @@ class Host {
     return api_->alloc_bytes_at(api_->host_ctx, bytes, alignment, category,
                                 STRATA_MEM_HOST_PINNED);
   }
+  // ---- ABI 1.7: CUDA devices ----
+
+  // The job's device (where the parameters are), from finalize on; older runtimes, which have
+  // host parameters only: STRATA_DEVICE_HOST.
+  strata_device device() const {
+    if (!STRATA_STRUCT_HAS(api_, strata_host_api, device) || api_->device == nullptr) {
+      return strata_device{STRATA_DEVICE_HOST, 0};
+    }
+    return api_->device(api_->host_ctx);
+  }
+  bool on_cuda() const { return device().type == STRATA_DEVICE_CUDA; }
+  // The cudaStream_t the host enqueues its work on, valid for the current runtime call; nullptr
+  // is the legacy default stream (and what an older runtime, which knows no streams, means).
+  void* cuda_stream() const {
+    if (!STRATA_STRUCT_HAS(api_, strata_host_api, cuda_stream) || api_->cuda_stream == nullptr) {
+      return nullptr;
+    }
+    return api_->cuda_stream(api_->host_ctx);
+  }
+  // Whether alloc_bytes_at takes STRATA_MEM_DEVICE (a 1.7 runtime; it may still return NULL).
+  bool has_device_alloc() const {
+    return has_locations() && STRATA_STRUCT_HAS(api_, strata_host_api, cuda_stream);
+  }
+  // Accounted memory on the job's CUDA device (free with free()), or nullptr when the runtime is
+  // older than 1.7, was built without CUDA, the job has no device, or the device is full.
+  void* try_alloc_device(size_t bytes, strata_mem_category category, size_t alignment = 256) const {
+    if (!has_device_alloc()) return nullptr;
+    return api_->alloc_bytes_at(api_->host_ctx, bytes, alignment, category, STRATA_MEM_DEVICE);
+  }
+  // As try_alloc_device, but throws Error(STRATA_ERR_OUT_OF_MEMORY) naming the bytes and why.
+  void* alloc_device(size_t bytes, strata_mem_category category, size_t alignment = 256) const {
+    void* p = try_alloc_device(bytes, category, alignment);
+    if (p == nullptr && bytes != 0) {
+      fail(STRATA_ERR_OUT_OF_MEMORY,
+           "could not allocate " + std::to_string(bytes) + " bytes of device memory" +
+               (has_device_alloc() ? std::string(" (runtime built without CUDA, no device for "
+                                                 "this job, or the device is full)")
+                                   : " (the runtime is older than ABI 1.7)"));
+    }
+    return p;
+  }
+
   // Records bytes held outside the allocator (files); a no-op on hosts older than 1.2.
   void account(strata_mem_category category, strata_mem_location location, int64_t delta) const {
     if (has_locations()) api_->account_bytes(api_->host_ctx, category, location, delta);

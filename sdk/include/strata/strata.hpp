@@ -171,11 +171,18 @@ class Runtime {
   // host-owned and must outlive the runtime.
   uint32_t register_param(const std::string& name, strata_dtype dtype, void* data, void* grad,
                           uint64_t count) {
+    return register_param(name, dtype, data, grad, count, strata_device{STRATA_DEVICE_HOST, 0});
+  }
+
+  // A parameter in `device`'s memory (API 1.7: {STRATA_DEVICE_CUDA, ordinal}; data and grad are
+  // device pointers there, grad NULL: the job provides gradient storage on that device).
+  uint32_t register_param(const std::string& name, strata_dtype dtype, void* data, void* grad,
+                          uint64_t count, strata_device device) {
     strata_param_desc desc{};
     desc.struct_size = sizeof(desc);
     desc.name = name.c_str();
     desc.dtype = dtype;
-    desc.device = strata_device{STRATA_DEVICE_HOST, 0};
+    desc.device = device;
     desc.count = count;
     desc.data = data;
     desc.grad = grad;
@@ -346,6 +353,13 @@ class Runtime {
   void set_lr(double lr) {
     strata_error err = detail::make_error();
     detail::check(strata_set_lr(rt_, lr, &err), err, "strata_set_lr");
+  }
+
+  // The CUDA stream (a cudaStream_t) the caller enqueues forward and backward on (API 1.7);
+  // nullptr: the legacy default stream. Before finalize or between steps.
+  void set_stream(void* cuda_stream) {
+    strata_error err = detail::make_error();
+    detail::check(strata_set_stream(rt_, cuda_stream, &err), err, "strata_set_stream");
   }
 
   MemoryReport memory() const {

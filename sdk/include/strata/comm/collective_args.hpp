@@ -1,5 +1,5 @@
 // strata/comm/collective_args.hpp — header-only argument checks for the collectives of a comm
-// plugin (strata_comm_ops) that moves host memory: buffers, counts, dtypes, reduce ops, and the
+// plugin (strata_comm_ops): buffers (in the memory the plugin moves), counts, dtypes, reduce ops, and the
 // in-place rules. Each failure throws sdk::Error (turned into a status and message by
 // sdk::guard) with a sentence that names the call, the argument and the expected relation, e.g.
 // "allreduce: recv.count (7) must equal send.count (8)".
@@ -25,7 +25,7 @@ namespace strata::sdk::comm {
   fail(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": " + message);
 }
 
-// A checked strata_buffer: known dtype, host memory, data non-null when count > 0, and
+// A checked strata_buffer: known dtype, in memory the plugin moves, data non-null when count > 0, and
 // count * element_size fits in size_t. It points into the caller's memory and owns nothing: valid
 // as long as the strata_buffer's memory is.
 struct Buffer {
@@ -38,12 +38,31 @@ struct Buffer {
   char* at(uint64_t element) const { return static_cast<char*>(data) + element * element_size; }
 };
 
+// "host memory", "CUDA device memory", "host and CUDA device memory": what a comm plugin whose
+// caps.device_mask is `device_mask` moves, for messages.
+inline std::string memory_moved(uint32_t device_mask) {
+  const bool host = (device_mask & STRATA_DEVICE_BIT(STRATA_DEVICE_HOST)) != 0;
+  const bool cuda = (device_mask & STRATA_DEVICE_BIT(STRATA_DEVICE_CUDA)) != 0;
+  if (host && cuda) return "host and CUDA device memory";
+  if (cuda) return "CUDA device memory";
+  if (host) return "host memory";
+  return "no memory (device_mask " + std::to_string(device_mask) + ")";
+}
+
+// "host", "cuda:1", "device type 7": where a buffer or parameter lives, for messages.
+inline std::string device_name(const strata_device& device) {
+  if (device.type == STRATA_DEVICE_HOST) return "host";
+  if (device.type == STRATA_DEVICE_CUDA) return "cuda:" + std::to_string(device.index);
+  return "device type " + std::to_string(device.type);
+}
+
 // Checks `buffer` (the argument called `name`, e.g. "send") of `call`. `plugin` names the plugin
-// in the message for a buffer not in host memory ("...; <plugin> moves host memory only",
-// STRATA_ERR_UNSUPPORTED). A struct_size below strata_buffer's is STRATA_ERR_ABI; the rest is
-// STRATA_ERR_INVALID_ARGUMENT.
+// in the message for a buffer on a device outside `device_mask` (the plugin's caps.device_mask;
+// default host only): "...; <plugin> moves host memory only", STRATA_ERR_UNSUPPORTED. A
+// struct_size below strata_buffer's is STRATA_ERR_ABI; the rest is STRATA_ERR_INVALID_ARGUMENT.
 inline Buffer check_buffer(const char* call, const char* name, const strata_buffer* buffer,
-                           const char* plugin) {
+                           const char* plugin,
+                           uint32_t device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_HOST)) {
   const auto arg = [&](const char* field) { return std::string(name) + field; };
   if (buffer == nullptr) invalid_argument(call, arg(" is NULL; expected a strata_buffer"));
   if (buffer->struct_size < sizeof(strata_buffer)) {
@@ -58,12 +77,14 @@ inline Buffer check_buffer(const char* call, const char* name, const strata_buff
                                ") is not a strata_dtype (expected 0.." +
                                std::to_string(STRATA_DTYPE_COUNT - 1) + ")");
   }
-  if (buffer->device.type != STRATA_DEVICE_HOST) {
-    const std::string device = buffer->device.type == STRATA_DEVICE_CUDA
-                                   ? "cuda:" + std::to_string(buffer->device.index)
-                                   : "device type " + std::to_string(buffer->device.type);
-    fail(STRATA_ERR_UNSUPPORTED, std::string(call) + ": " + arg(" is on ") + device + "; " +
-                                     plugin + " moves host memory only");
+  const bool known_type = buffer->device.type >= 0 && buffer->device.type < 32;
+  if (!known_type || (device_mask & STRATA_DEVICE_BIT(buffer->device.type)) == 0) {
+    fail(STRATA_ERR_UNSUPPORTED, std::string(call) + ": " + arg(" is ") +
+                                     (buffer->device.type == STRATA_DEVICE_HOST ? "in " : "on ") +
+                                     device_name(buffer->device) +
+                                     (buffer->device.type == STRATA_DEVICE_HOST ? " memory" : "") +
+                                     "; " + plugin + " moves " + memory_moved(device_mask) +
+                                     " only");
   }
   if (buffer->data == nullptr && buffer->count > 0) {
     invalid_argument(call,
@@ -82,13 +103,21 @@ struct BufferPair {
 };
 
 // check_buffer() of "send" and "recv", then "recv.dtype (...) must equal send.dtype (...)".
+// With a device_mask of more than one device type, both must also be on the same device.
 inline BufferPair check_pair(const char* call, const strata_buffer* send_arg,
-                             const strata_buffer* recv_arg, const char* plugin) {
-  const Buffer send = check_buffer(call, "send", send_arg, plugin);
-  const Buffer recv = check_buffer(call, "recv", recv_arg, plugin);
+                             const strata_buffer* recv_arg, const char* plugin,
+                             uint32_t device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_HOST)) {
+  const Buffer send = check_buffer(call, "send", send_arg, plugin, device_mask);
+  const Buffer recv = check_buffer(call, "recv", recv_arg, plugin, device_mask);
   if (send.dtype != recv.dtype) {
     invalid_argument(call, std::string("recv.dtype (") + dtype_name(recv.dtype) +
                                ") must equal send.dtype (" + dtype_name(send.dtype) + ")");
+  }
+  if (send_arg->device.type != recv_arg->device.type ||
+      (send_arg->device.type != STRATA_DEVICE_HOST &&
+       send_arg->device.index != recv_arg->device.index)) {
+    invalid_argument(call, "recv is on " + device_name(recv_arg->device) + " but send is on " +
+                               device_name(send_arg->device) + "; both must be on one device");
   }
   return {send, recv};
 }
