@@ -48,13 +48,14 @@ GpuRuntimeLayers::GpuRuntimeLayers(Runtime& runtime, const Mlp& model, int devic
   }
   for (const Param& p : model.params()) {
     const std::vector<uint8_t> bytes = model_dtype_bytes(p.data, dtype_);
-    auto& buffer = registered_.emplace_back(bytes.size());
-    check(cudaMemcpy(buffer.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
+    void* data = registered_.emplace_back(bytes.size()).data();
+    check(cudaMemcpy(data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
           "cudaMemcpy (initial parameters)");
+    void* grad = registered_.emplace_back(bytes.size()).data();  // finalize zeroes it
     names_.push_back(p.name);
     scratch_.emplace_back();
-    indices_.push_back(runtime.register_param(p.name, static_cast<strata_dtype>(dtype_),
-                                              buffer.data(), nullptr, p.data.size(),
+    indices_.push_back(runtime.register_param(p.name, static_cast<strata_dtype>(dtype_), data,
+                                              grad, p.data.size(),
                                               strata_device{STRATA_DEVICE_CUDA, device}));
   }
   for (std::size_t l = 0; l < model.layers(); ++l) {
