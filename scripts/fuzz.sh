@@ -17,7 +17,7 @@ seconds="${FUZZ_SECONDS:-60}"
 
 cmake -S "$root" -B "$build" -G Ninja -DSTRATA_WERROR=ON -DSTRATA_BUILD_FUZZ=ON \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DSTRATA_BUILD_TESTS=OFF -DSTRATA_BUILD_BENCH=OFF -DSTRATA_BUILD_EXAMPLES=OFF
+  -DSTRATA_BUILD_TESTS=OFF -DSTRATA_BUILD_BENCH=OFF -DSTRATA_BUILD_EXAMPLES=OFF -DSTRATA_CUDA=OFF
 cmake --build "$build" --target "${targets[@]}" -j "$(nproc)"
 
 corpus="$(mktemp -d)"
