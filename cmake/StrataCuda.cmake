@@ -13,7 +13,7 @@ endif()
 set(STRATA_HAVE_CUDA OFF)
 set(_strata_cuda_missing "")
 if(_strata_cuda STREQUAL "OFF")
-  set(_strata_cuda_why "STRATA_CUDA=OFF")
+  set(_strata_cuda_why "switched off")
 else()
   # nvcc: CUDACXX or CMAKE_CUDA_COMPILER if given, else the PATH, else the toolkit's usual home.
   if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})

@@ -42,6 +42,8 @@ __device__ inline void for_elements(const Op& op, std::size_t n, bool packed, st
   std::size_t tail = 0;
   if (packed) {
     const std::size_t packs = n / kPack;
+    // Unrolled so that a read-only pass (grad_stats) has several loads in flight per thread.
+#pragma unroll 4
     for (std::size_t p = first; p < packs; p += stride) op.pack(p * kPack);
     tail = packs * kPack;
   }

@@ -172,7 +172,17 @@ int sgd_step(const SgdScalars& s, const SgdTensor* tensors, std::size_t n_tensor
              strata_dtype grad_dtype, strata_dtype model_dtype, void* stream) {
   if (n_tensors > 0 && tensors == nullptr) return cudaErrorInvalidValue;
   // Tensors with and without a momentum buffer take different kernels: two passes over the
-  // table, each skipping (count 0) the tensors of the other kind.
+  // table, each skipping (count 0) the tensors of the other kind. Both kinds are checked before
+  // either pass launches, so that a refused call has enqueued nothing.
+  bool copies = false;
+  for (std::size_t i = 0; i < n_tensors; ++i) {
+    const SgdTensor& t = tensors[i];
+    if (t.count > 0 && (t.param == nullptr || t.grad == nullptr)) return cudaErrorInvalidValue;
+    copies = copies || (t.count > 0 && t.model_copy != nullptr);
+  }
+  if (copies && model_dtype != STRATA_F16 && model_dtype != STRATA_BF16) {
+    return cudaErrorInvalidValue;
+  }
   const auto with_buffer = [&](std::size_t i) {
     const SgdTensor& t = tensors[i];
     const std::size_t count = t.momentum_buffer != nullptr ? t.count : 0;

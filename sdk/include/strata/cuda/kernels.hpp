@@ -41,7 +41,8 @@ const char* error_string(int code);
 // dst[i] = src[i] converted, for i < n. Supported: f32 -> f16/bf16 (round to nearest even,
 // overflow to inf, nan kept as a quiet nan with its sign and top payload bits), f16/bf16 -> f32
 // (exact; a signalling nan becomes quiet), and any dtype to itself (a device-to-device copy).
-// src and dst must not overlap unless they are the same pointer with the same dtype.
+// f16 <-> bf16 is refused (cudaErrorInvalidValue). src and dst must not overlap unless they are
+// the same pointer with the same dtype.
 int cast(const void* src, strata_dtype src_dtype, void* dst, strata_dtype dst_dtype,
          std::size_t n, void* stream);
 
@@ -80,7 +81,7 @@ inline constexpr std::size_t kStatsChunk = std::size_t{1} << 16;
 std::size_t grad_stats_workspace_bytes(const DeviceTensor* tensors, std::size_t n_tensors);
 
 // Reads every element of every tensor (all of `dtype`) once, in as few launches as the tensor
-// table allows (one for up to a few hundred chunks; apex's multi_tensor_apply), writing one
+// table allows (one per 128 tensors or 2048 chunks; apex's multi_tensor_apply), writing one
 // partial per chunk into `workspace`, then one small kernel adds the partials in chunk order
 // and writes *out. Deterministic: the same data gives the same bits on every run and launch.
 // The sum equals the amp plugin's grad_stats to fp64 rounding (the order of the additions
