@@ -1,15 +1,22 @@
 #include "gpu_runtime_layers.hpp"
 
+#include <strata/cuda/kernels.hpp>
 #include <strata/half.hpp>
 
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include "kernels.hpp"
 
 namespace strata::fmnist::cuda {
 namespace {
+
+// The SDK kernels return a cudaError_t as an int.
+void check_sdk(int status, const char* call) {
+  if (status != 0) {
+    throw std::runtime_error(std::string(call) + " failed: " + strata::cuda::error_string(status));
+  }
+}
 
 template <class What>
 void* checked(void* p, What&& what) {
@@ -71,8 +78,9 @@ const float* GpuRuntimeLayers::widen(uint32_t p, const ParamView& view) {
   if (!half_) return static_cast<const float*>(data);
   auto& wide = scratch_[p].data;
   wide.resize(view.count);
-  widen_half(static_cast<const uint16_t*>(data), wide.data(), view.count, dtype_ == STRATA_BF16,
-             stream_);
+  check_sdk(strata::cuda::cast(data, static_cast<strata_dtype>(dtype_), wide.data(), STRATA_F32,
+                              view.count, stream_),
+            "strata::cuda::cast (widening a half parameter)");
   return wide.data();
 }
 
@@ -90,8 +98,9 @@ float* GpuRuntimeLayers::grad_buffer(uint32_t p, const ParamView& view) {
 void GpuRuntimeLayers::add_grad_into(uint32_t p, const ParamView& view) {
   if (!half_) return;
   void* grad = checked(view.grad, [&] { return "the gradient of " + names_[p]; });
-  accumulate_into_half(static_cast<uint16_t*>(grad), scratch_[p].grad.data(), view.count,
-                       dtype_ == STRATA_BF16, stream_);
+  check_sdk(strata::cuda::accumulate(grad, static_cast<strata_dtype>(dtype_),
+                                    scratch_[p].grad.data(), STRATA_F32, view.count, stream_),
+            "strata::cuda::accumulate (a gradient into its half buffer)");
 }
 
 LayerBuffers GpuRuntimeLayers::begin(std::size_t layer, bool backward) {

@@ -9,7 +9,8 @@
 //
 // Half model dtypes, as on the CPU: the MLP computes in f32; a gathered layer is widened into f32
 // device scratch, and its f32 gradient (scratch zeroed at begin) is added into the runtime's half
-// gradient at end, element by element (math::accumulate_half, RuntimeLayers::add_grad_into's).
+// gradient at end, element by element (the SDK's strata::cuda::cast and accumulate, whose math is
+// RuntimeLayers::add_grad_into's: tests/gpu_example checks that).
 #pragma once
 
 #include <cuda_runtime_api.h>

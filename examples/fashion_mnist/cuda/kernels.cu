@@ -64,17 +64,6 @@ __global__ void count_correct_kernel(const float* logits, const uint8_t* labels,
   }
 }
 
-__global__ void widen_half_kernel(const uint16_t* half, float* out, uint64_t count, bool bf16) {
-  const uint64_t k = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k < count) out[k] = math::half_to_float(half[k], bf16);
-}
-
-__global__ void accumulate_half_kernel(uint16_t* grad, const float* add, uint64_t count,
-                                       bool bf16) {
-  const uint64_t k = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k < count) grad[k] = math::accumulate_half(grad[k], add[k], bf16);
-}
-
 }  // namespace
 
 void broadcast_bias(float* z, const float* bias, uint64_t n, uint64_t out, cudaStream_t stream) {
@@ -116,19 +105,6 @@ void count_correct(const float* logits, const uint8_t* labels, uint64_t n, int c
   count_correct_kernel<<<blocks_for(n), kThreads, 0, stream>>>(logits, labels, n, classes,
                                                                correct);
   check_launch("count_correct");
-}
-
-void widen_half(const uint16_t* half, float* out, uint64_t count, bool bf16, cudaStream_t stream) {
-  if (count == 0) return;
-  widen_half_kernel<<<blocks_for(count), kThreads, 0, stream>>>(half, out, count, bf16);
-  check_launch("widen_half");
-}
-
-void accumulate_into_half(uint16_t* grad, const float* add, uint64_t count, bool bf16,
-                          cudaStream_t stream) {
-  if (count == 0) return;
-  accumulate_half_kernel<<<blocks_for(count), kThreads, 0, stream>>>(grad, add, count, bf16);
-  check_launch("accumulate_into_half");
 }
 
 }  // namespace strata::fmnist::cuda

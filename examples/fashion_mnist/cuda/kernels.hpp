@@ -30,11 +30,4 @@ void softmax_xent(const float* logits, const uint8_t* labels, uint64_t n, int cl
 void count_correct(const float* logits, const uint8_t* labels, uint64_t n, int classes,
                    unsigned long long* correct, cudaStream_t stream);
 
-// out[k] = the f16 or bf16 value half[k] as float.
-void widen_half(const uint16_t* half, float* out, uint64_t count, bool bf16, cudaStream_t stream);
-
-// grad[k] = round_to_half(grad[k] + add[k]).
-void accumulate_into_half(uint16_t* grad, const float* add, uint64_t count, bool bf16,
-                          cudaStream_t stream);
-
 }  // namespace strata::fmnist::cuda
