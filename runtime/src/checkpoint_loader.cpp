@@ -59,7 +59,7 @@ std::vector<size_t> match_slots(const ckpt::Metadata& meta, const std::vector<st
 
 void load_shards(const std::string& tag_dir, const ckpt::Metadata& meta,
                  std::span<const strata_shard> shards, const std::vector<size_t>& slot_map,
-                 const PluginInstance<strata_offload_ops>& offload) {
+                 const PluginInstance<strata_offload_ops>& offload, const strata_device& device) {
   // Shards by parameter, and how many of each shard's elements the checkpoint has filled.
   std::multimap<uint32_t, uint32_t> by_param;
   for (uint32_t i = 0; i < shards.size(); ++i) by_param.emplace(shards[i].param_index, i);
@@ -94,7 +94,7 @@ void load_shards(const std::string& tag_dir, const ckpt::Metadata& meta,
         for (const Overlap& o : overlaps) {
           const uint64_t first = o.lo - shards[o.shard].offset;
           write_shard_state(shards, o.shard, slot, first, o.hi - o.lo,
-                            block.data() + (o.lo - saved.offset), offload);
+                            block.data() + (o.lo - saved.offset), offload, device);
         }
       }
       for (const Overlap& o : overlaps) filled[o.shard] += o.hi - o.lo;

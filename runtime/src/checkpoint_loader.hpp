@@ -31,6 +31,6 @@ std::vector<size_t> match_slots(const ckpt::Metadata& meta, const std::vector<st
 // cover a shard.
 void load_shards(const std::string& tag_dir, const ckpt::Metadata& meta,
                  std::span<const strata_shard> shards, const std::vector<size_t>& slot_map,
-                 const PluginInstance<strata_offload_ops>& offload);
+                 const PluginInstance<strata_offload_ops>& offload, const strata_device& device);
 
 }  // namespace strata::rt

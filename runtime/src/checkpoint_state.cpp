@@ -1,7 +1,6 @@
 #include "checkpoint_state.hpp"
 
 #include "cuda_device.hpp"
-#include "device_placement.hpp"
 #include "error.hpp"
 
 #include <cstring>
@@ -67,11 +66,12 @@ std::vector<SavedRange> saved_ranges(std::span<const strata_shard> shards, bool 
 }
 
 void copy_state_out(std::span<const strata_shard> shards, const std::vector<SavedRange>& ranges,
-                    size_t slots, const PluginInstance<strata_offload_ops>& offload, float* out) {
+                    size_t slots, const PluginInstance<strata_offload_ops>& offload,
+                    const strata_device& device, float* out) {
   for (const SavedRange& r : ranges) {
     const uint64_t n = r.range.count;
     const strata_shard& s = shards[r.shard];
-    cuda::copy(out, s.master + r.first, n * sizeof(float), shard_device(s), "save: masters");
+    cuda::copy(out, s.master + r.first, n * sizeof(float), device, "save: masters");
     out += n;
     for (size_t slot = 1; slot < slots; ++slot) {
       const strata_state_io_args args = io_args(r.shard, slot, r.first, n, out);
@@ -83,10 +83,11 @@ void copy_state_out(std::span<const strata_shard> shards, const std::vector<Save
 
 void write_shard_state(std::span<const strata_shard> shards, uint32_t shard, size_t slot,
                        uint64_t first, uint64_t count, const float* values,
-                       const PluginInstance<strata_offload_ops>& offload) {
+                       const PluginInstance<strata_offload_ops>& offload,
+                       const strata_device& device) {
   if (slot == 0) {
     const strata_shard& s = shards[shard];
-    cuda::copy(s.master + first, values, count * sizeof(float), shard_device(s), "load: masters");
+    cuda::copy(s.master + first, values, count * sizeof(float), device, "load: masters");
     return;
   }
   const strata_state_io_args args = io_args(shard, slot, first, count, const_cast<float*>(values));

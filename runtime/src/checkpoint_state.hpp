@@ -35,14 +35,18 @@ std::vector<std::string> checkpoint_slots(const PluginInstance<strata_offload_op
 std::vector<SavedRange> saved_ranges(std::span<const strata_shard> shards, bool replicated,
                                      int rank, int world);
 
-// Copies every saved range's slots into `out` in the shard file's data order (range-major,
-// slot-minor): the training pause of a save.
+// Copies every saved range's slots into `out` (host memory) in the shard file's data order
+// (range-major, slot-minor): the training pause of a save. `device`: where the shards' masters
+// live (the job's device).
 void copy_state_out(std::span<const strata_shard> shards, const std::vector<SavedRange>& ranges,
-                    size_t slots, const PluginInstance<strata_offload_ops>& offload, float* out);
+                    size_t slots, const PluginInstance<strata_offload_ops>& offload,
+                    const strata_device& device, float* out);
 
-// Writes `count` values of slot `slot` (0 = master) into shard `shard` from element `first`.
+// Writes `count` values (host memory) of slot `slot` (0 = master, in `device`'s memory) into
+// shard `shard` from element `first`.
 void write_shard_state(std::span<const strata_shard> shards, uint32_t shard, size_t slot,
                        uint64_t first, uint64_t count, const float* values,
-                       const PluginInstance<strata_offload_ops>& offload);
+                       const PluginInstance<strata_offload_ops>& offload,
+                       const strata_device& device);
 
 }  // namespace strata::rt

@@ -60,6 +60,22 @@ void copy(void* dst, const void* src, size_t bytes, const strata_device& device,
   if (code != cudaSuccess) fail(what, "cudaMemcpy", code);
 }
 
+void copy_on(void* dst, const void* src, size_t bytes, const strata_device& device, void* stream,
+             const char* what) {
+  if (bytes == 0) return;
+  select(device, what);
+  const auto s = static_cast<cudaStream_t>(stream);
+  cudaError_t code = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
+  if (code != cudaSuccess) fail(what, "cudaMemcpyAsync", code);
+  code = cudaStreamSynchronize(s);
+  if (code != cudaSuccess) fail(what, "cudaStreamSynchronize", code);
+}
+
+int current_device() {
+  int ordinal = 0;
+  return cudaGetDevice(&ordinal) == cudaSuccess ? ordinal : 0;
+}
+
 void zero(void* ptr, size_t bytes, const strata_device& device, const char* what) {
   if (bytes == 0) return;
   if (device.type == STRATA_DEVICE_HOST) {

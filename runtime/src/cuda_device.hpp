@@ -28,6 +28,12 @@ void device_free(void* ptr);
 // device-side pointer lives; HOST: both are host pointers, a memcpy). Synchronous. Throws
 // strata::rt::Error naming `what` on a CUDA failure.
 void copy(void* dst, const void* src, size_t bytes, const strata_device& device, const char* what);
+// As copy(), in order on `stream` (a cudaStream_t; nullptr: the legacy default stream): after the
+// work already there, and finished (the stream synchronised) when it returns.
+void copy_on(void* dst, const void* src, size_t bytes, const strata_device& device, void* stream,
+             const char* what);
+// The calling thread's current CUDA device (cudaGetDevice); 0 where it cannot say.
+int current_device();
 // Zeroes `bytes` at `ptr` in `device`'s memory (HOST: memset). Synchronous; throws like copy().
 void zero(void* ptr, size_t bytes, const strata_device& device, const char* what);
 // Waits for the work enqueued on `stream` (a cudaStream_t; nullptr: the legacy default stream) on

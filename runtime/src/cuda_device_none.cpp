@@ -34,6 +34,13 @@ void copy(void* dst, const void* src, size_t bytes, const strata_device& device,
   if (bytes != 0) std::memcpy(dst, src, bytes);
 }
 
+void copy_on(void* dst, const void* src, size_t bytes, const strata_device& device, void*,
+             const char* what) {
+  copy(dst, src, bytes, device, what);
+}
+
+int current_device() { return 0; }
+
 void zero(void* ptr, size_t bytes, const strata_device& device, const char* what) {
   if (device.type != STRATA_DEVICE_HOST) no_device(what);
   if (bytes != 0) std::memset(ptr, 0, bytes);

@@ -40,12 +40,6 @@ inline strata_mem_location memory_location(const strata_device& device) {
   return device.type == STRATA_DEVICE_CUDA ? STRATA_MEM_DEVICE : STRATA_MEM_HOST;
 }
 
-// Where a shard's master, grad and model live: its `device` (ABI 1.7), host memory for a shard
-// written without that field.
-inline strata_device shard_device(const strata_shard& shard) {
-  return STRATA_STRUCT_HAS(&shard, strata_shard, device) ? shard.device
-                                                          : strata_device{STRATA_DEVICE_HOST, 0};
-}
 
 // The job's device (params non-empty), or throws strata::rt::Error (STRATA_ERR_UNSUPPORTED; two
 // devices: STRATA_ERR_INVALID_ARGUMENT) with a "finalize: ..." sentence naming both sides.

@@ -90,6 +90,10 @@ Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(o
                                                 timeline_slot_);
   collectives_ = std::make_unique<Collectives>(*tracked_comm_->ops(), tracked_comm_->self(),
                                                comm_.label(), world_.size);
+  if (caps.device_mask == STRATA_DEVICE_BIT(STRATA_DEVICE_CUDA)) {
+    // allreduce-nccl: the runtime's own values and the host's metrics are in host memory.
+    collectives_->stage_host_buffers([this] { return host_services_.stream(); }, world_.rank);
+  }
   if (world_.size > 1) start_watchdog();
   if (!manifest_.timeline_path.empty()) open_timeline();
 
@@ -311,7 +315,9 @@ void Engine::place_parameters() {
   for (const ParamRecord& p : registry_.params()) placed.push_back({p.name, p.device});
   PlacementRules rules;
   rules.comm_name = comm_.name();
-  rules.comm_device_mask = comm_caps_.device_mask;
+  // No bit at all: a plugin that never set the field (nothing read it before 1.7) moves host memory.
+  rules.comm_device_mask = comm_caps_.device_mask != 0 ? comm_caps_.device_mask
+                                                       : STRATA_DEVICE_BIT(STRATA_DEVICE_HOST);
   rules.offload_name = offload_.name();
   rules.offload_device_type = offload_caps_.device_type;
   rules.plugins = {{"sharding", sharding_.name(), sharding_.ops().header.abi_minor},
@@ -319,6 +325,7 @@ void Engine::place_parameters() {
                    {"offload", offload_.name(), offload_.ops().header.abi_minor}};
   const strata_device device = check_device_placement(placed, rules);
   host_services_.set_device(device);
+  model_copies_.set_device(device);
   if (device.type == STRATA_DEVICE_CUDA && world_.rank == 0) {
     logger().info("parameters are in {} memory", device_text(device));
   }
@@ -598,7 +605,7 @@ void Engine::fail_runaway_skips(const strata_shard* shards, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     const strata_shard& s = shards[i];
     const float* grad = s.grad;
-    const strata_device device = shard_device(s);
+    const strata_device device = host_services_.device();  // where every shard lives
     if (device.type != STRATA_DEVICE_HOST) {
       staged.resize(s.count);
       cuda::copy(staged.data(), s.grad, s.count * sizeof(float), device,

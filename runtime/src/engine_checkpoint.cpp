@@ -215,7 +215,7 @@ void Engine::start_save(const std::string& dir, const std::string& tag,
     float* snapshot = snapshot_for(floats);
     const WorkScope pause =
         WorkScope::phase(step_time_, timeline_.get(), "checkpoint_copy", TimePart::RuntimeOther);
-    copy_state_out(shards, ranges, slots.size(), offload_, snapshot);
+    copy_state_out(shards, ranges, slots.size(), offload_, host_services_.device(), snapshot);
   });
   WriteJob job;
   job.partial_dir = partial_checkpoint_dir(dir, tag);
@@ -391,7 +391,7 @@ void Engine::load_agreed(const std::string& dir, const std::string& tag) {
   const std::vector<std::string> slots = checkpoint_slots(offload_, "load");
   const std::string optimizer = offload_caps_.optimizer != nullptr ? offload_caps_.optimizer : "?";
   const std::vector<size_t> slot_map = match_slots(meta, slots, path, optimizer);
-  load_shards(tag_dir, meta, owned_shards(), slot_map, offload_);
+  load_shards(tag_dir, meta, owned_shards(), slot_map, offload_, host_services_.device());
 
   const json& doc = meta.document;
   const json states = doc.value("plugin_state", json::object());

@@ -1,7 +1,6 @@
 #include "model_copies.hpp"
 
 #include "collectives.hpp"
-#include "device_placement.hpp"
 #include "log.hpp"
 
 namespace strata::rt {
@@ -28,10 +27,10 @@ void ModelCopies::cast(const strata_shard* shards, size_t count) {
     if (!STRATA_STRUCT_HAS(&s, strata_shard, model_dtype) || s.model == nullptr || s.count == 0) {
       continue;
     }
-    // Both in the shard's memory: a precision plugin of 1.7 casts on the device.
+    // Both in the job's device memory: a precision plugin of 1.7 casts on the device.
     strata_buffer master = host_buffer(s.master, s.count, STRATA_F32);
     strata_buffer model = host_buffer(s.model, s.count, s.model_dtype);
-    master.device = model.device = shard_device(s);
+    master.device = model.device = device_;
     precision_->call("cast", &strata_precision_ops::cast, &master, &model);
     if (!logged_ && !offload_writes_) {
       logged_ = true;

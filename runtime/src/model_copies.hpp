@@ -19,6 +19,9 @@ class ModelCopies {
   // copies itself (its caps' writes_model_copy; `offload_name` for the log).
   void configure(const PluginInstance<strata_precision_ops>* precision, bool offload_writes,
                  const char* offload_name);
+  // At finalize: where the shards' masters and copies live (the job's device), which the cast's
+  // buffers say.
+  void set_device(const strata_device& device) { device_ = device; }
 
   // After the offload step, before publish: casts every shard whose `model` is non-NULL, unless the
   // offload plugin wrote the copies. Throws what precision.cast reports.
@@ -34,6 +37,7 @@ class ModelCopies {
   bool offload_writes_ = false;
   const char* offload_name_ = "?";
   bool logged_ = false;  // the first cast is logged once
+  strata_device device_{STRATA_DEVICE_HOST, 0};
 };
 
 }  // namespace strata::rt

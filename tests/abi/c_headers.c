@@ -51,6 +51,7 @@ int main(void) {
   strata_memory_report report;
   strata_plugin_create_args create_args;
   strata_coll_args coll;
+  strata_host_api host_16;
   strata_plugin_entry_fn entry = fixture_entry;
   void* self = &ops;
   float data[2] = {1.0f, 2.0f};
@@ -165,6 +166,16 @@ int main(void) {
   report.struct_size = sizeof report;
   CHECK(sizeof report.current / sizeof report.current[0] == STRATA_MEM_CATEGORY_COUNT);
   CHECK(STRATA_API_VERSION_MAJOR == STRATA_ABI_MAJOR);
+  /* API 1.7: CUDA device parameters and the host's stream; a NULL runtime is refused, not read. */
+  CHECK(STRATA_API_VERSION_MINOR >= 7);
+  CHECK(strata_set_stream(NULL, NULL, &err) == STRATA_ERR_INVALID_ARGUMENT);
+  /* ABI 1.7: a reader handed a 1.6 host table sees no device() or cuda_stream(). */
+  memset(&host_16, 0, sizeof host_16);
+  host_16.struct_size = offsetof(strata_host_api, trace_span) + sizeof(void*);
+  CHECK(!STRATA_STRUCT_HAS(&host_16, strata_host_api, device));
+  CHECK(!STRATA_STRUCT_HAS(&host_16, strata_host_api, cuda_stream));
+  host_16.struct_size = sizeof host_16;
+  CHECK(STRATA_STRUCT_HAS(&host_16, strata_host_api, cuda_stream));
   CHECK(strata_status_name(STRATA_OK) != NULL);
   CHECK(strata_dtype_name(STRATA_F32) != NULL);
 

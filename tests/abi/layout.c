@@ -41,7 +41,7 @@ _Static_assert(sizeof(int) == 4, "4-byte enums and int");
 /* Constants the layout and the loader rely on. STRATA_ABI_MINOR grows; the rest never change. */
 PIN_VALUE(STRATA_ABI_MAJOR, 1);
 PIN_VALUE(STRATA_ABI_MINOR_TABLES, 3);
-_Static_assert(STRATA_ABI_MINOR >= 6, "STRATA_ABI_MINOR only grows");
+_Static_assert(STRATA_ABI_MINOR >= 7, "STRATA_ABI_MINOR only grows");
 PIN_VALUE(STRATA_ERROR_MESSAGE_MAX, 1024);
 PIN_VALUE(STRATA_GATHER_FOR_BACKWARD, 1u);
 PIN_VALUE(STRATA_API_VERSION_MAJOR, 1);
@@ -137,6 +137,8 @@ PIN_FIELD(strata_param_desc, data, 40, 8);
 PIN_FIELD(strata_param_desc, grad, 48, 8);
 
 /* strata_shard */
+/* Shards cross in arrays: the stride never changes again (1.7 kept it; the job's device says where
+ * they live). */
 PIN_STRUCT(strata_shard, 64, 8);
 PIN_FIELD(strata_shard, struct_size, 0, 8);
 PIN_FIELD(strata_shard, param_index, 8, 4);
@@ -167,7 +169,7 @@ PIN_FIELD(strata_trace_span, flags, 48, 4);
 PIN_VALUE(STRATA_TRACE_IN_FLIGHT, 1u);
 
 /* strata_host_api */
-PIN_STRUCT(strata_host_api, 120, 8);
+PIN_STRUCT(strata_host_api, 136, 8);
 PIN_FIELD(strata_host_api, struct_size, 0, 8);
 PIN_FIELD(strata_host_api, abi_major, 8, 4);
 PIN_FIELD(strata_host_api, abi_minor, 12, 4);
@@ -184,6 +186,8 @@ PIN_FIELD(strata_host_api, account_bytes, 88, 8);
 PIN_FIELD(strata_host_api, log_enabled, 96, 8);
 PIN_FIELD(strata_host_api, trace_enabled, 104, 8);
 PIN_FIELD(strata_host_api, trace_span, 112, 8);
+PIN_FIELD(strata_host_api, device, 120, 8);      /* ABI 1.7 */
+PIN_FIELD(strata_host_api, cuda_stream, 128, 8); /* ABI 1.7 */
 
 /* strata_sharding_caps */
 PIN_STRUCT(strata_sharding_caps, 16, 8);

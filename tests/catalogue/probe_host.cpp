@@ -2,6 +2,11 @@
 // register two f32 parameters, finalize, step once, destroy. On any failure it prints exactly one
 // line, "error: <message>", to stderr and exits 1, which is what a user of a real host would see.
 //
+// With --device cuda:N (API 1.7) it registers both parameters as CUDA device parameters with fake
+// pointers into the unmapped first pages, which crash if anything dereferences them on the host:
+// the placement checks at register and finalize must refuse the job before its data is touched.
+// --second-device puts the second parameter elsewhere.
+//
 // With --groups it is an API 1.1 host: gradients registered as NULL, one group per parameter
 // ("g0", "g1"), and the step's backward gathers each group FOR_BACKWARD and writes the gradient
 // through strata_view_param. Its misuse flags act on that path.
@@ -9,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -34,11 +40,20 @@ struct Probe {
   bool touch_ungathered = false;  // read parameter 0 through its view without gathering it
   int64_t gather_group = -1;      // gather this group id before training (may be undefined)
   int diverge_rank = -1;          // this rank gathers the groups in the opposite order
+  std::string device = "host";     // where both parameters are: "host" or "cuda:N"
+  std::string second_device;       // where the second one is, when not `device`
 };
+
+// "host" or "cuda:N".
+strata_device parse_device(const std::string& text) {
+  if (text == "host") return strata_device{STRATA_DEVICE_HOST, 0};
+  if (text.rfind("cuda:", 0) == 0) return strata_device{STRATA_DEVICE_CUDA, std::stoi(text.substr(5))};
+  throw Failure{"--device: expected host or cuda:N, got '" + text + "'"};
+}
 
 // The two parameters every rank registers; `rename_second` makes this rank's second one differ.
 void register_params(strata_runtime* rt, std::vector<std::vector<float>>& storage, bool rename_second,
-                     bool null_grads) {
+                     bool null_grads, const Probe& probe) {
   const char* names[2] = {"w0", rename_second ? "w1x" : "w1"};
   storage.assign(4, std::vector<float>(100, 0.01f));  // data and grad for each parameter
   for (int i = 0; i < 2; ++i) {
@@ -46,10 +61,15 @@ void register_params(strata_runtime* rt, std::vector<std::vector<float>>& storag
     p.struct_size = sizeof p;
     p.name = names[i];
     p.dtype = STRATA_F32;
-    p.device = strata_device{STRATA_DEVICE_HOST, 0};
+    p.device = parse_device(i == 1 && !probe.second_device.empty() ? probe.second_device
+                                                                    : probe.device);
     p.count = storage[2 * i].size();
     p.data = storage[2 * i].data();
     p.grad = null_grads ? nullptr : storage[2 * i + 1].data();
+    if (p.device.type != STRATA_DEVICE_HOST) {  // fake device pointers: page 1-4, never mapped
+      p.data = reinterpret_cast<void*>(uintptr_t{0x1000} * (2 * i + 1));
+      p.grad = null_grads ? nullptr : reinterpret_cast<void*>(uintptr_t{0x1000} * (2 * i + 2));
+    }
     strata_error err = make_error();
     check(strata_register_param(rt, &p, nullptr, &err), err);
   }
@@ -110,6 +130,8 @@ int main(int argc, char** argv) {
   app.add_option("--gather-group", probe.gather_group, "gather this group id (with --groups)");
   app.add_option("--diverge-rank", probe.diverge_rank,
                  "this rank gathers the groups in the opposite order (with --groups)");
+  app.add_option("--device", probe.device, "where the parameters are: host or cuda:N (fake pointers)");
+  app.add_option("--second-device", probe.second_device, "where the second parameter is");
   CLI11_PARSE(app, argc, argv);
 
   strata_runtime* rt = nullptr;
@@ -125,7 +147,7 @@ int main(int argc, char** argv) {
     world.struct_size = sizeof world;
     strata_world(rt, &world);
     std::vector<std::vector<float>> storage;
-    register_params(rt, storage, world.rank == mismatch_rank, probe.groups);
+    register_params(rt, storage, world.rank == mismatch_rank, probe.groups, probe);
     if (probe.groups) define_groups(rt);
     check(strata_finalize(rt, &err), err);
     if (probe.touch_ungathered) touch_ungathered(rt);

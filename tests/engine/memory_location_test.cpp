@@ -1,6 +1,8 @@
 // Memory locations (ABI/API 1.2): pinned allocation through the host-services table really locks
 // pages, disk bytes are reported by location but never as memory, the one-line summary says where
 // each category lives, and a caller built against API 1.1 still gets current/peak.
+#include "cuda_device.hpp"
+#include "device_placement.hpp"
 #include "host_services.hpp"
 #include "log.hpp"
 #include "memory_ledger.hpp"
@@ -176,6 +178,64 @@ TEST(MemoryLocation, AccountedDeviceBytesAreMemory) {
   EXPECT_EQ(r.located[STRATA_MEM_DEVICE][STRATA_MEM_PARAMS], 4096u);
   EXPECT_EQ(r.current[STRATA_MEM_PARAMS], 4096u);
   EXPECT_EQ(r.peak[STRATA_MEM_PARAMS], 4096u);
+}
+
+// ABI 1.7: the job's device and the host's stream, as finalize and strata_set_stream set them.
+TEST(HostServicesTable, DeviceAndStreamOf17) {
+  unsetenv("STRATA_EMULATE_ABI_MINOR");
+  Table t;
+  ASSERT_TRUE(STRATA_STRUCT_HAS(t.api, strata_host_api, cuda_stream));
+  ASSERT_NE(t.api->device, nullptr);
+  ASSERT_NE(t.api->cuda_stream, nullptr);
+  EXPECT_EQ(t.api->device(t.api->host_ctx).type, STRATA_DEVICE_HOST);  // before finalize
+  EXPECT_EQ(t.api->cuda_stream(t.api->host_ctx), nullptr);             // the legacy stream
+  t.services.set_device(strata_device{STRATA_DEVICE_CUDA, 2});
+  int stream_tag = 0;
+  t.services.set_stream(&stream_tag);
+  const strata_device d = t.api->device(t.api->host_ctx);
+  EXPECT_EQ(d.type, STRATA_DEVICE_CUDA);
+  EXPECT_EQ(d.index, 2);
+  EXPECT_EQ(t.api->cuda_stream(t.api->host_ctx), &stream_tag);
+
+  setenv("STRATA_EMULATE_ABI_MINOR", "6", 1);
+  Table older;
+  unsetenv("STRATA_EMULATE_ABI_MINOR");
+  EXPECT_FALSE(STRATA_STRUCT_HAS(older.api, strata_host_api, device));
+  // A 1.6 runtime had no device memory to give.
+  older.services.set_device(strata_device{STRATA_DEVICE_CUDA, 0});
+  EXPECT_EQ(older.alloc_at(64, STRATA_MEM_OTHER, STRATA_MEM_DEVICE), nullptr);
+}
+
+// Registered CUDA parameters and gradients are counted where they are (record_host_buffers records
+// them at memory_location(param.device)).
+TEST(MemoryLocation, DeviceParamsAreCountedAsDeviceMemory) {
+  Table t;
+  const strata_mem_location where = strata::rt::memory_location({STRATA_DEVICE_CUDA, 0});
+  t.ledger.record(STRATA_MEM_PARAMS, 3 * kMiB, where);
+  t.ledger.record(STRATA_MEM_GRADS, 3 * kMiB, where);
+  const strata_memory_report r = t.ledger.report();
+  EXPECT_EQ(r.located[STRATA_MEM_DEVICE][STRATA_MEM_PARAMS], 3 * kMiB);
+  EXPECT_EQ(r.located[STRATA_MEM_DEVICE][STRATA_MEM_GRADS], 3 * kMiB);
+  EXPECT_EQ(r.located[STRATA_MEM_HOST][STRATA_MEM_PARAMS], 0u);
+  EXPECT_EQ(r.current[STRATA_MEM_PARAMS], 3 * kMiB);
+  EXPECT_NE(t.ledger.summary().find("params=3.0 MiB device"), std::string::npos)
+      << t.ledger.summary();
+}
+
+// alloc_bytes_at(STRATA_MEM_DEVICE) on a job whose parameters are on cuda:0: cudaMalloc counted at
+// DEVICE and returned by free_bytes, where a device exists; NULL with nothing counted otherwise.
+TEST(MemoryLocation, DeviceAllocationIsCountedAtDevice) {
+  Table t;
+  t.services.set_device(strata_device{STRATA_DEVICE_CUDA, 0});
+  void* p = t.alloc_at(kMiB, STRATA_MEM_OPTIMIZER_STATE, STRATA_MEM_DEVICE);
+  if (p == nullptr) {
+    EXPECT_EQ(t.ledger.report().current[STRATA_MEM_OPTIMIZER_STATE], 0u);
+    if (!strata::rt::cuda::built_with_cuda()) return;  // the answer of a build without CUDA
+    GTEST_SKIP() << "no CUDA device here: cudaMalloc on cuda:0 failed (checked: nothing counted)";
+  }
+  EXPECT_EQ(t.ledger.report().located[STRATA_MEM_DEVICE][STRATA_MEM_OPTIMIZER_STATE], kMiB);
+  t.free(p);
+  EXPECT_EQ(t.ledger.report().current[STRATA_MEM_OPTIMIZER_STATE], 0u);
 }
 
 TEST(MemoryLocation, MisuseIsRefusedAndChangesNothing) {

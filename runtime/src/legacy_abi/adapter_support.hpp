@@ -74,8 +74,7 @@ inline std::vector<strata_shard> shards_from_1_0(const strata_shard* shards, siz
   std::vector<strata_shard> out(count);
   for (size_t i = 0; i < count; ++i) {
     out[i] = strata_shard{sizeof(strata_shard), old[i].param_index, old[i].offset, old[i].count,
-                          old[i].master, old[i].grad, nullptr, STRATA_F32,
-                          strata_device{STRATA_DEVICE_HOST, 0}};
+                          old[i].master, old[i].grad, nullptr, STRATA_F32};
   }
   return out;
 }

@@ -133,6 +133,7 @@ _SIGNATURES = {
     "strata_load": ([_rt, ctypes.POINTER(LoadArgs), ctypes.POINTER(LoadResult), _err], c_int32),
     "strata_lr": ([_rt, ctypes.POINTER(c_double)], c_int32),
     "strata_set_lr": ([_rt, c_double, _err], c_int32),
+    "strata_set_stream": ([_rt, c_void_p, _err], c_int32),  # API 1.7: a cudaStream_t or None
     "strata_status_name": ([c_int32], c_char_p),
 }
 

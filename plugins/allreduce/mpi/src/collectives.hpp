@@ -1,4 +1,5 @@
-// The collectives of strata_comm_ops on host buffers, over one MpiComm.
+// The collectives of strata_comm_ops on host buffers (and CUDA buffers over a CUDA-aware MPI),
+// over one MpiComm.
 //
 // Each call validates its arguments and prepares the request: it records the MPI calls in
 // request.mpi_work (run later by the caller) and what remains to finish it in request.finish.
@@ -41,9 +42,11 @@ namespace strata::allreduce_mpi {
 class Collectives {
  public:
   // `shm`: the shared-memory group, or nullptr for MPI only. Both must outlive this.
+  // `device_mask`: the memory this plugin moves (caps.device_mask); buffers elsewhere are refused.
   Collectives(const MpiComm& comm, shm::ShmGroup* shm, const sdk::Host& host,
-              const Config& config)
-      : comm_(comm), shm_(shm), host_(host), config_(config), tracer_(host) {}
+              const Config& config, uint32_t device_mask)
+      : comm_(comm), shm_(shm), host_(host), config_(config), tracer_(host),
+        device_mask_(device_mask) {}
 
   void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
                  Request& request) const;
@@ -86,10 +89,15 @@ class Collectives {
     };
   }
 
-  // Whether a collective moving `payload_bytes` goes through shared memory.
-  bool use_shm(uint64_t payload_bytes) const {
-    return shm_ != nullptr && payload_bytes >= config_.shm_min_bytes;
+  // Whether a collective moving `payload_bytes` of `buffer` (checked) goes through shared memory:
+  // never for device memory, which the shared-memory loops cannot read; CUDA-aware MPI moves it.
+  bool use_shm(uint64_t payload_bytes, const strata_buffer* buffer) const {
+    return shm_ != nullptr && payload_bytes >= config_.shm_min_bytes &&
+           (buffer == nullptr || buffer->device.type == STRATA_DEVICE_HOST);
   }
+  // Device buffers go to MPI as they are: what the plugin would do to them on the host (widening
+  // halves to f32, AVG's division) is refused, naming the call.
+  void check_device_reduction(const char* call, const strata_buffer* send, int32_t op) const;
   // `work` on the shared-memory group, as the request's work (traced as `name`).
   template <class Work>
   MpiWork on_shm(const char* name, uint64_t bytes, Work work) const {
@@ -105,6 +113,7 @@ class Collectives {
   sdk::Host host_;
   Config config_;
   sdk::Tracer tracer_;
+  uint32_t device_mask_;
 };
 
 }  // namespace strata::allreduce_mpi

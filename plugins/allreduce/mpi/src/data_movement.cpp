@@ -11,14 +11,14 @@ namespace strata::allreduce_mpi {
 void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                             Request& request) const {
   const char* call = "allgather";
-  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName);
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName, device_mask_);
   const uint64_t expected = saturating_product(send.count, comm_.size());
   check_count(call, "recv", recv.count, expected, "send.count * size");
   const int count = to_mpi_count(call, "send.count", send.count);
 
   const bool in_place = check_in_place(call, send, recv, recv.at(send.count * comm_.rank()),
                                        "send.data == recv.data + rank * send.count");
-  if (use_shm(recv.bytes())) {
+  if (use_shm(recv.bytes(), recv_arg)) {
     request.counts64.assign(static_cast<size_t>(comm_.size()), send.count);
     request.displs64.resize(static_cast<size_t>(comm_.size()));
     for (int r = 0; r < comm_.size(); ++r) request.displs64[r] = send.count * r;
@@ -42,7 +42,7 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
                              const uint64_t* recv_counts, const uint64_t* displs,
                              Request& request) const {
   const char* call = "allgatherv";
-  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName);
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName, device_mask_);
   check_counts_and_displs(call, recv_counts, displs);
   const int rank = comm_.rank();
   check_count(call, "send", send.count, recv_counts[rank], "recv_counts[rank]");
@@ -66,7 +66,7 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
   }
   const bool in_place = check_in_place(call, send, recv, recv.at(displs[rank]),
                                        "send.data == recv.data + displs[rank]");
-  if (use_shm(recv.bytes())) {
+  if (use_shm(recv.bytes(), recv_arg)) {
     request.counts64.assign(recv_counts, recv_counts + comm_.size());
     request.displs64.assign(displs, displs + comm_.size());
     request.mpi_work = on_shm("shm_allgatherv", recv.bytes(),
@@ -89,9 +89,9 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
 
 void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Request& request) const {
   const char* call = "broadcast";
-  const Buffer buffer = check_buffer(call, "buf", buffer_arg, kPluginName);
+  const Buffer buffer = check_buffer(call, "buf", buffer_arg, kPluginName, device_mask_);
   check_root(call, root, comm_.size());
-  if (use_shm(buffer.bytes())) {
+  if (use_shm(buffer.bytes(), buffer_arg)) {
     request.mpi_work = on_shm("shm_broadcast", buffer.bytes(),
                               [data = buffer.data, count = buffer.count, dtype = buffer.dtype,
                                root](shm::ShmGroup& group) {
@@ -108,7 +108,7 @@ void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Reque
 }
 
 void Collectives::barrier(Request& request) const {
-  if (use_shm(0)) {
+  if (use_shm(0, nullptr)) {
     request.mpi_work = on_shm("shm_barrier", 0, [](shm::ShmGroup& group) { group.barrier(); });
     return;
   }

@@ -3,6 +3,7 @@
 
 #include "collectives.hpp"
 #include "config.hpp"
+#include "cuda_aware.hpp"
 #include "mpi_comm.hpp"
 #include "mpi_process.hpp"
 #include "progress_thread.hpp"
@@ -23,10 +24,17 @@ inline std::shared_ptr<ProgressThread> idle_progress_thread() {
   return thread;
 }
 
+// caps.device_mask: host memory always, CUDA memory over a CUDA-aware MPI.
+inline uint32_t device_mask(const CudaAwareness& cuda) {
+  return STRATA_DEVICE_BIT(STRATA_DEVICE_HOST) |
+         (cuda.aware ? STRATA_DEVICE_BIT(STRATA_DEVICE_CUDA) : 0u);
+}
+
 struct Instance {
   Instance(const strata_host_api* api, const Config& cfg)
       : host(api), config(cfg), progress(idle_progress_thread()),
-        shm(set_up_shm(comm, config, host)), collectives(comm, shm.group.get(), host, config) {}
+        shm(set_up_shm(comm, config, host)), cuda(query_cuda_awareness()),
+        collectives(comm, shm.group.get(), host, config, device_mask(cuda)) {}
   // Another instance may still hold the thread: finish our work before freeing the communicator.
   ~Instance() {
     if (progress) progress->drain();
@@ -42,6 +50,7 @@ struct Instance {
   std::shared_ptr<ProgressThread> progress;
   MpiComm comm{config.hierarchical};
   ShmSetup shm;  // set up with the communicator; its group is used by collectives
+  CudaAwareness cuda;  // after MPI_Init
   Collectives collectives;
   int live_requests = 0;  // handed out and not yet waited
 };

@@ -73,11 +73,11 @@ strata_status create(const strata_plugin_create_args* args, void** self, strata_
     auto inst = std::make_unique<Instance>(create.host, config);
     inst->host.log(STRATA_LOG_INFO,
                    "allreduce-mpi: rank %d of %d (local %d of %d), chunk_bytes %llu, "
-                   "arrival_gate %s, %s%s",
+                   "arrival_gate %s, %s%s; %s",
                    inst->comm.rank(), inst->comm.size(), inst->comm.local_rank(),
                    inst->comm.local_size(), static_cast<unsigned long long>(config.chunk_bytes),
                    config.arrival_gate ? "on" : "off", inst->shm.summary.c_str(),
-                   hierarchy_note(inst->comm, config));
+                   hierarchy_note(inst->comm, config), inst->cuda.note.c_str());
     *self = inst.release();
   });
 }
@@ -107,7 +107,7 @@ strata_status query(void* self, strata_comm_caps* caps, strata_error* err) {
         STRATA_COLL_BIT(STRATA_COLL_ALLREDUCE) | STRATA_COLL_BIT(STRATA_COLL_ALLGATHER) |
         STRATA_COLL_BIT(STRATA_COLL_ALLGATHERV) | STRATA_COLL_BIT(STRATA_COLL_REDUCE_SCATTER) |
         STRATA_COLL_BIT(STRATA_COLL_BROADCAST) | STRATA_COLL_BIT(STRATA_COLL_BARRIER);
-    full.device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_HOST);
+    full.device_mask = device_mask(inst.cuda);
     full.nonblocking = 1;
     sdk::comm::write_comm_caps(caps, full);
   });

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <string>
 
 namespace strata::allreduce_mpi {
 namespace {
@@ -22,6 +23,21 @@ std::function<void()> reduction_epilogue(int32_t dtype, int32_t op, void* result
 }
 
 }  // namespace
+
+void Collectives::check_device_reduction(const char* call, const strata_buffer* send,
+                                         int32_t op) const {
+  if (send->device.type == STRATA_DEVICE_HOST) return;
+  if (is_half(send->dtype)) {
+    sdk::fail(STRATA_ERR_UNSUPPORTED, std::string(call) + ": " + sdk::dtype_name(send->dtype) +
+                                     " on " + device_name(send->device) + ": " + kPluginName +
+                                     " reduces halves in f32 on the host; use allreduce-nccl");
+  }
+  if (op == STRATA_AVG && comm_.size() > 1) {
+    sdk::fail(STRATA_ERR_UNSUPPORTED, std::string(call) + ": AVG on " + device_name(send->device) +
+                                     ": " + kPluginName +
+                                     " divides on the host; use SUM and scale, or allreduce-nccl");
+  }
+}
 
 Collectives::ReductionBuffers Collectives::reduction_buffers(const char* call, const Buffer& send,
                                                              const Buffer& recv,
@@ -54,10 +70,11 @@ void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count
 void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                             int32_t op, Request& request) const {
   const char* call = "allreduce";
-  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName);
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName, device_mask_);
   check_count(call, "recv", recv.count, send.count, "send.count");
   check_op(call, op);
-  if (use_shm(send.bytes())) {
+  check_device_reduction(call, send_arg, op);
+  if (use_shm(send.bytes(), send_arg)) {
     check_in_place(call, send, recv, recv.at(0), "send.data == recv.data");
     request.mpi_work = on_shm("shm_allreduce", send.bytes(),
                               [in = send.data, out = recv.data, count = send.count,
@@ -82,11 +99,12 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
 void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                                  int32_t op, Request& request) const {
   const char* call = "reduce_scatter";
-  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName);
+  const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName, device_mask_);
   const uint64_t expected = saturating_product(recv.count, comm_.size());
   check_count(call, "send", send.count, expected, "recv.count * size");
   check_op(call, op);
-  if (use_shm(send.bytes())) {
+  check_device_reduction(call, send_arg, op);
+  if (use_shm(send.bytes(), send_arg)) {
     check_in_place(call, send, recv, recv.at(0), "send.data == recv.data");
     request.mpi_work = on_shm("shm_reduce_scatter", send.bytes(),
                               [in = send.data, out = recv.data, count = recv.count,
