@@ -6,6 +6,7 @@
 //                              [--loss-log FILE] [--dump-params FILE]
 //                              [--dump-initial-params FILE] [--dump-order FILE]
 //                              [--time-report [--time-report-skip N]]
+//                              [--device cpu|cuda [--share-device]]
 //
 // The manifest decides how ranks communicate, shard, round and step; this program only does
 // forward and backward. Swapping strategies is an edit of the manifest, not a rebuild.
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <nlohmann/json.hpp>
@@ -23,11 +25,13 @@
 #include <string>
 #include <vector>
 
+#include "../cuda/gpu_session.hpp"
 #include "dataset.hpp"
 #include "loss_log.hpp"
 #include "mlp.hpp"
 #include "param_file.hpp"
 #include "resume_state.hpp"
+#include "runtime_layers.hpp"
 #include "trainer.hpp"
 
 namespace fs = std::filesystem;
@@ -53,6 +57,8 @@ struct Options {
   uint64_t save_every = 0;
   std::string resume;
   std::string loss_log;
+  std::string device = "cpu";  // "cuda": forward and backward on a CUDA device (cuda/)
+  bool share_device = false;
 };
 
 // STRATA_MANIFEST (strata-run --manifest sets it on every rank); otherwise an installed binary
@@ -196,6 +202,8 @@ int train(const Options& options) {
   const Dataset train_set = load_fashion_mnist(options.data_dir, Split::train);
   const Dataset test_set = load_fashion_mnist(options.data_dir, Split::test);
 
+  // Declared before the runtime: it holds the device buffers registered with it.
+  std::unique_ptr<GpuSession> gpu;
   strata::Runtime runtime(options.manifest, overrides(options));
   const auto world = runtime.world();
   const auto training = runtime.training();
@@ -205,9 +213,18 @@ int train(const Options& options) {
   sizes.push_back(train_set.classes);
   Mlp model(sizes);
   model.init(options.seed);  // the same on every rank; finalize broadcasts rank 0's anyway
-  RuntimeLayers layers(runtime, model);  // finalizes: every rank now holds rank 0's values
+  // Both finalize the runtime: every rank now holds rank 0's values.
+  std::optional<RuntimeLayers> cpu_layers;
+  if (options.device == "cuda") {
+    gpu = connect_gpu(runtime, model, GpuOptions{options.share_device});
+  } else {
+    cpu_layers.emplace(runtime, model);
+  }
+  Model& trained = gpu ? gpu->model() : static_cast<Model&>(model);
+  // Collective; the values as the runtime holds them (rounded, if half).
+  auto copy_to_model = [&] { gpu ? gpu->copy_to_model(model) : cpu_layers->copy_to_model(); };
   if (!options.dump_initial_params.empty()) {
-    layers.copy_to_model();  // collective; the values as the runtime holds them (rounded, if half)
+    copy_to_model();
     if (world.rank == 0) write_params(options.dump_initial_params, model);
   }
 
@@ -223,15 +240,16 @@ int train(const Options& options) {
     config.seed = state.seed;
     config.start_global_steps = state.global_steps;
   }
-  Trainer trainer(runtime, model, train_set, &test_set, config);
+  Trainer trainer(runtime, trained, train_set, &test_set, config);
   if (world.rank == 0) {
     std::printf(
         "fashion_mnist: %d ranks, global batch %llu = micro %llu x accumulation %llu x %d "
-        "ranks, %zu train / %zu test samples\n",
+        "ranks, %zu train / %zu test samples%s%s\n",
         world.size, static_cast<unsigned long long>(training.train_batch_size),
         static_cast<unsigned long long>(training.micro_batch_size),
         static_cast<unsigned long long>(training.gradient_accumulation_steps), world.size,
-        train_set.count, test_set.count);
+        train_set.count, test_set.count, gpu ? ", device " : "",
+        gpu ? gpu->device_name().c_str() : "");
   }
   TimeReport report(options.time_report_skip);
   trainer.on_epoch([&](const EpochStats& s) {
@@ -263,7 +281,7 @@ int train(const Options& options) {
   if (options.time_report) report.print(runtime);
 
   if (!options.dump_params.empty()) {
-    layers.copy_to_model();  // collective: at ZeRO stage 3 the parameters are partitioned
+    copy_to_model();  // collective: at ZeRO stage 3 the parameters are partitioned
     if (world.rank == 0) write_params(options.dump_params, model);
   }
   return 0;
@@ -320,7 +338,19 @@ int main(int argc, char** argv) {
   app.add_option("--time-report-skip", options.time_report_skip,
                  "Warm-up steps --time-report leaves out")
       ->capture_default_str();
+  app.add_option("--device", options.device,
+                 "Where forward and backward run: cpu (CBLAS) or cuda (cuBLAS; parameters and "
+                 "gradients in device memory, one device per local rank)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  app.add_flag("--share-device", options.share_device,
+               "With --device cuda: let local ranks share devices (local rank modulo the visible "
+               "devices) instead of refusing more ranks than devices on a node");
   CLI11_PARSE(app, argc, argv);
+  if (options.device == "cuda" && !built_with_cuda()) {  // before any data is read or rank talks
+    std::fprintf(stderr, "error: %s\n", kBuiltWithoutCuda);
+    return 1;
+  }
 
   try {
     return train(options);

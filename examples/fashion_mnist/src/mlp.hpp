@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "model.hpp"
+
 namespace strata::fmnist {
 
 struct Param {
@@ -36,7 +38,7 @@ class LayerAccess {
   virtual void end(std::size_t layer, bool backward) = 0;
 };
 
-class Mlp {
+class Mlp : public Model {
  public:
   // sizes = {inputs, hidden..., classes}, e.g. {784, 256, 128, 10}.
   explicit Mlp(std::vector<std::size_t> sizes);
@@ -51,7 +53,7 @@ class Mlp {
   // W1, b1, W2, b2, ... in forward order. Wl is row-major [in × out].
   std::vector<Param>& params() { return params_; }
   const std::vector<Param>& params() const { return params_; }
-  std::size_t inputs() const { return sizes_.front(); }
+  std::size_t inputs() const override { return sizes_.front(); }
   std::size_t classes() const { return sizes_.back(); }
   std::size_t layers() const { return sizes_.size() - 1; }
 
@@ -61,13 +63,17 @@ class Mlp {
   // Returns the mean cross-entropy loss (not multiplied).
   double train_batch(const float* x, const uint8_t* y, std::size_t n, float grad_multiplier,
                      const std::function<void(std::size_t)>& on_grad_ready = {});
+  // Model: train_batch without the callback.
+  double train(const float* x, const uint8_t* y, std::size_t n, float grad_multiplier) override {
+    return train_batch(x, y, n, grad_multiplier);
+  }
 
   // Mean cross-entropy loss without touching gradients.
   double loss(const float* x, const uint8_t* y, std::size_t n);
 
   // Number of the n samples whose arg-max prediction equals the label. n may be 0 (the layers are
   // still visited, so that every rank keeps the same gather sequence).
-  std::size_t count_correct(const float* x, const uint8_t* y, std::size_t n);
+  std::size_t count_correct(const float* x, const uint8_t* y, std::size_t n) override;
 
  private:
   Param& weight(std::size_t layer) { return params_[2 * layer]; }

@@ -21,7 +21,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-Trainer::Trainer(Runtime& runtime, Mlp& model, const Dataset& train, const Dataset* test,
+Trainer::Trainer(Runtime& runtime, Model& model, const Dataset& train, const Dataset* test,
                  TrainConfig config)
     : runtime_(runtime),
       model_(model),
@@ -50,8 +50,7 @@ StepResult Trainer::train_step(std::size_t step, double& loss_sum, double& sampl
     // gradient the mean over the whole global batch. The loss scale is 1 unless fp16 scaling.
     const auto multiplier = static_cast<float>(runtime_.loss_scale() / double(accumulation));
     // RuntimeLayers reports each layer's gradients ready as its backward ends.
-    const double loss =
-        model_.train_batch(inputs_.data(), labels_.data(), batch.size(), multiplier);
+    const double loss = model_.train(inputs_.data(), labels_.data(), batch.size(), multiplier);
     loss_sum += loss * double(batch.size());
     samples += double(batch.size());
     result = runtime_.step();

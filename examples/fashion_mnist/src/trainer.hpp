@@ -10,8 +10,7 @@
 
 #include "batch_plan.hpp"
 #include "dataset.hpp"
-#include "mlp.hpp"
-#include "runtime_layers.hpp"
+#include "model.hpp"
 
 namespace strata::fmnist {
 
@@ -70,9 +69,9 @@ class Trainer {
   // Sees each epoch's training-set permutation (BatchPlan::order) as the epoch starts.
   using OrderHook = std::function<void(uint64_t epoch, std::span<const uint32_t> order)>;
 
-  // `model` must be connected to `runtime` (RuntimeLayers); `test` may be null. All referenced
-  // objects must outlive the trainer.
-  Trainer(Runtime& runtime, Mlp& model, const Dataset& train, const Dataset* test,
+  // `model` must be connected to `runtime` (RuntimeLayers, or the GPU host's GpuSession); `test`
+  // may be null. All referenced objects must outlive the trainer.
+  Trainer(Runtime& runtime, Model& model, const Dataset& train, const Dataset* test,
           TrainConfig config);
 
   // After every optimizer step (on every rank; between steps, so it may save a checkpoint).
@@ -93,7 +92,7 @@ class Trainer {
   StepResult train_step(std::size_t step, double& loss_sum, double& samples);
 
   Runtime& runtime_;
-  Mlp& model_;
+  Model& model_;
   const Dataset& train_;
   const Dataset* test_;
   TrainConfig config_;
