@@ -67,6 +67,9 @@ if(STRATA_HAVE_CUDA)
   set(CMAKE_CUDA_STANDARD 17)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   set(CMAKE_CUDA_EXTENSIONS OFF)
+  # One CUDA runtime in the process: the shared libcudart that CUDA::cudart names everywhere else
+  # (CMake's default for CUDA targets is the static one, which put both on consumers' link lines).
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
   # The host compiler's warnings on the host half of .cu files; nvcc's own as errors too.
   add_compile_options($<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
   if(STRATA_WERROR)
