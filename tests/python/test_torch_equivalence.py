@@ -5,6 +5,13 @@ does torch's own DDP: same initial values (the C++ host's --dump-initial-params)
 What differs between the three is only floating-point rounding: torch's GEMMs and softmax against
 the C++ host's, torch's AdamW and clip_grad_norm_ against the runtime's. Tolerance: max |a - b|
 <= 1e-5 for every parameter after STEPS steps (the brief's figure; the measured one is printed).
+
+STEPS is 10, not more: rounding differences of ~1e-7 stay that small only until some ReLU unit's
+pre-activation, sitting near 0, lands on different sides in two runs; from then on that unit's
+gradients differ by their full size and the runs part by ~1e-4 per step. On an AVX-512 machine
+(torch DDP against the binding, real data) the first such flip came between steps 10 and 15
+(1.5e-7 at step 10, 2.1e-3 at 15, 6.1e-3 at 30); on the AVX2 machines before, not within 30. Ten
+steps move every weight matrix by ~1e-2, ten times what the first assertion asks.
 """
 import os
 
@@ -14,7 +21,7 @@ import pytest
 from conftest import PYTHON, TRAIN_PY, free_port, read_cpp_params, required_env, run_ranks
 
 RANKS = 2
-STEPS = 30
+STEPS = 10
 TOLERANCE = 1e-5
 
 
