@@ -19,7 +19,7 @@ using sdk::comm::SocketError;
 constexpr size_t kNonceBytes = std::tuple_size_v<sdk::comm::Nonce>;
 constexpr size_t kMacBytes = std::tuple_size_v<sdk::comm::Mac>;
 // Names the plugin in job_secret.hpp's errors.
-constexpr const char kWho[] = "allreduce-nccl";
+constexpr const char kSecretErrorPrefix[] = "allreduce-nccl";
 // How long one connection has to finish the exchange before rank 0 hangs up on it.
 constexpr std::chrono::seconds kHandshakeTimeout{5};
 
@@ -69,10 +69,10 @@ TcpRendezvous read_tcp_rendezvous() {
 
 namespace {
 
-std::string nonce() { return sdk::comm::bytes(sdk::comm::random_nonce(kWho)); }
+std::string nonce() { return sdk::comm::bytes(sdk::comm::random_nonce(kSecretErrorPrefix)); }
 
 sdk::comm::Mac mac(const std::string& secret, const char* label, const std::string& message) {
-  return sdk::comm::job_mac(kWho, secret, label, message);
+  return sdk::comm::job_mac(kSecretErrorPrefix, secret, label, message);
 }
 
 std::string id_bytes(const ncclUniqueId& id) {
