@@ -4,8 +4,8 @@
 // secret gets nothing, and a server without it is refused.
 #include "tcp_bootstrap.hpp"
 #include "launch_env.hpp"
-#include "tcp_socket.hpp"
 
+#include <strata/comm/tcp_socket.hpp>
 #include <strata/plugin.hpp>
 
 #include <gtest/gtest.h>
@@ -23,6 +23,7 @@
 namespace {
 
 using namespace strata::allreduce_nccl;
+using namespace strata::sdk::comm;
 using namespace std::chrono_literals;
 
 uint16_t free_port() {
@@ -117,16 +118,16 @@ TEST(TcpBootstrap, APeerWithoutTheSecretGetsNothing) {
 // id with a made-up MAC): the rank refuses the id at once instead of joining that communicator.
 TEST(TcpBootstrap, ARankRefusesAServerWithoutTheSecret) {
   const TcpRendezvous r = rendezvous(free_port(), 's');
-  const TcpSocket listener = listen_on(r.ip, r.port);
+  const Socket listener = listen_on(r.ip, r.port);
   std::thread impostor([&] {
     const auto deadline = Clock::now() + 10s;
-    const TcpSocket peer = listener.accept_until(deadline);
+    const Socket peer = listener.accept_until(deadline);
     if (peer.fd() < 0) return;
     try {
       peer.write_all(std::string(16, 'n'), deadline);
       peer.read_exact(16 + 4 + 32, deadline);
       peer.write_all(std::string(32, 'm') + std::string(128, 'i'), deadline);
-    } catch (const TcpError&) {
+    } catch (const SocketError&) {
     }
   });
   ncclUniqueId id{};

@@ -1,10 +1,11 @@
 #include "gloo_comm.hpp"
 
-#include "auth.hpp"
 #include "errors.hpp"
-#include "socket_io.hpp"
 #include "store_server.hpp"
 #include "tcp_store.hpp"
+
+#include <strata/comm/job_secret.hpp>
+#include <strata/comm/tcp_socket.hpp>
 
 #include <gloo/allgather.h>
 #include <gloo/alltoall.h>
@@ -20,13 +21,16 @@
 namespace strata::allreduce_gloo {
 namespace {
 
+// The SDK's TCP socket and job-secret proofs (strata/comm/), shared with the NCCL plugin.
+using namespace sdk::comm;
+
 // Per rank: hostname (<= 64) + '/' + boot id (36) with room to spare, and an IPv4 address.
 constexpr size_t kHostIdBytes = 192;
 
 // Distinct per job (derived from the secret) and per instance, so that jobs sharing a FileStore
 // directory, and instances sharing one store, never read each other's keys.
 std::string key_prefix(const Secret& secret, int instance_number) {
-  const Mac tag = mac(secret, "prefix", "");
+  const Mac tag = job_mac(kSecretErrorPrefix, secret, "prefix", "");
   static const char* hex = "0123456789abcdef";
   std::string out = "strata-";
   for (size_t i = 0; i < 6; ++i) out += hex[tag[i] >> 4], out += hex[tag[i] & 15];
@@ -89,7 +93,7 @@ void GlooComm::authenticate_pairs() {
   const auto n = static_cast<size_t>(env_.size);
   std::vector<unsigned char> mine(n * 16), theirs(n * 16);
   for (size_t peer = 0; peer < n; ++peer) {
-    const Nonce nonce = random_nonce();
+    const Nonce nonce = random_nonce(kSecretErrorPrefix);
     std::memcpy(&mine[peer * 16], nonce.data(), 16);
   }
   // Round 1: a fresh challenge to every peer. Round 2: every peer's answer to ours.
@@ -101,7 +105,7 @@ void GlooComm::authenticate_pairs() {
     gloo::alltoall(round1);
     for (size_t peer = 0; peer < n; ++peer) {
       const std::string challenge(reinterpret_cast<char*>(&theirs[peer * 16]), 16);
-      const Mac answer = mac(env_.secret, "pair",
+      const Mac answer = job_mac(kSecretErrorPrefix, env_.secret, "pair",
                              challenge + u32(static_cast<uint32_t>(env_.rank)) +
                                  u32(static_cast<uint32_t>(peer)));
       std::memcpy(&answers[peer * 32], answer.data(), 32);
@@ -114,7 +118,7 @@ void GlooComm::authenticate_pairs() {
   for (size_t peer = 0; peer < n; ++peer) {
     if (static_cast<int>(peer) == env_.rank) continue;
     const std::string challenge(reinterpret_cast<char*>(&mine[peer * 16]), 16);
-    const Mac expected = mac(env_.secret, "pair",
+    const Mac expected = job_mac(kSecretErrorPrefix, env_.secret, "pair",
                              challenge + u32(static_cast<uint32_t>(peer)) +
                                  u32(static_cast<uint32_t>(env_.rank)));
     Mac got{};

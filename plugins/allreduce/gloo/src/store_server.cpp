@@ -1,7 +1,8 @@
 #include "store_server.hpp"
 
-#include "auth.hpp"
 #include "store_protocol.hpp"
+
+#include <strata/comm/job_secret.hpp>
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -13,6 +14,8 @@ namespace strata::allreduce_gloo {
 namespace {
 
 using namespace store_protocol;
+// The SDK's TCP socket and job-secret proofs (strata/comm/), shared with the NCCL plugin.
+using namespace sdk::comm;
 
 // How often blocked threads look at stopping_.
 constexpr int kPollMs = 100;
@@ -27,11 +30,10 @@ bool readable(int fd) {
 StoreServer::StoreServer(const std::string& ip, uint16_t port, const Secret& secret,
                          const sdk::Host& host)
     : ip_(ip), port_(port), secret_(secret), host_(host) {
-  int error_number = 0;
   try {
-    listener_ = listen_on(ip, port, &error_number);
+    listener_ = listen_on(ip, port);
   } catch (const SocketError& e) {
-    if (error_number == EADDRINUSE) {
+    if (e.error_number == EADDRINUSE) {
       sdk::fail(STRATA_ERR_COMM, "gloo store: MASTER_PORT " + std::to_string(port) + " on " + ip +
                                      " is in use (another job? pick another with strata-run "
                                      "--master-port)");
@@ -77,16 +79,19 @@ void StoreServer::accept_loop() {
 
 bool StoreServer::handshake(const Socket& socket) {
   const auto deadline = Clock::now() + kHandshakeTimeout;
-  const Nonce server_nonce = random_nonce();
+  const Nonce server_nonce = random_nonce(kSecretErrorPrefix);
   socket.write_all(bytes(server_nonce), deadline);
   const std::string hello = socket.read_exact(16 + 4 + 32, deadline);
   const std::string client_nonce = hello.substr(0, 16), rank = hello.substr(16, 4);
   Mac claimed{};
   std::memcpy(claimed.data(), hello.data() + 20, claimed.size());
-  if (!same_mac(claimed, mac(secret_, "client", bytes(server_nonce) + client_nonce + rank))) {
+  const Mac expected =
+      job_mac(kSecretErrorPrefix, secret_, "client", bytes(server_nonce) + client_nonce + rank);
+  if (!same_mac(claimed, expected)) {
     return false;
   }
-  const Mac proof = mac(secret_, "server", client_nonce + bytes(server_nonce) + rank);
+  const Mac proof =
+      job_mac(kSecretErrorPrefix, secret_, "server", client_nonce + bytes(server_nonce) + rank);
   socket.write_all(std::string(proof.begin(), proof.end()), deadline);
   return true;
 }

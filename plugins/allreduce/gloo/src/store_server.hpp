@@ -8,8 +8,8 @@
 #pragma once
 
 #include "env.hpp"
-#include "socket_io.hpp"
 
+#include <strata/comm/tcp_socket.hpp>
 #include <strata/plugin.hpp>
 
 #include <atomic>
@@ -20,6 +20,11 @@
 #include <vector>
 
 namespace strata::allreduce_gloo {
+
+// Our TCP sockets are the SDK's (shared with the NCCL plugin's unique-id exchange).
+using sdk::comm::Clock;
+using sdk::comm::Socket;
+using sdk::comm::SocketError;
 
 class StoreServer {
  public:

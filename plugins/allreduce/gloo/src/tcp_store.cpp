@@ -1,8 +1,8 @@
 #include "tcp_store.hpp"
 
-#include "auth.hpp"
 #include "store_protocol.hpp"
 
+#include <strata/comm/job_secret.hpp>
 #include <strata/plugin.hpp>
 
 #include <cstring>
@@ -12,6 +12,8 @@ namespace strata::allreduce_gloo {
 namespace {
 
 using namespace store_protocol;
+// The SDK's TCP socket and job-secret proofs (strata/comm/), shared with the NCCL plugin.
+using namespace sdk::comm;
 
 std::string frame(const std::string& data) { return u32(static_cast<uint32_t>(data.size())) + data; }
 
@@ -54,9 +56,10 @@ TcpStore::TcpStore(const Env& env, std::chrono::milliseconds timeout)
   std::string server_nonce;
   try {
     server_nonce = socket_.read_exact(16, handshake_deadline);
-    client_nonce = bytes(random_nonce());
+    client_nonce = bytes(random_nonce(kSecretErrorPrefix));
     rank = u32(static_cast<uint32_t>(env.rank));
-    const Mac mine = mac(env.secret, "client", server_nonce + client_nonce + rank);
+    const Mac mine =
+        job_mac(kSecretErrorPrefix, env.secret, "client", server_nonce + client_nonce + rank);
     socket_.write_all(client_nonce + rank + std::string(mine.begin(), mine.end()), handshake_deadline);
     const std::string reply = socket_.read_exact(32, handshake_deadline);
     std::memcpy(proof.data(), reply.data(), proof.size());
@@ -66,7 +69,9 @@ TcpStore::TcpStore(const Env& env, std::chrono::milliseconds timeout)
                                    "); is it this job's? (STRATA_JOB_SECRET must be the same on "
                                    "every rank)");
   }
-  if (!same_mac(proof, mac(env.secret, "server", client_nonce + server_nonce + rank))) {
+  const Mac expected =
+      job_mac(kSecretErrorPrefix, env.secret, "server", client_nonce + server_nonce + rank);
+  if (!same_mac(proof, expected)) {
     sdk::fail(STRATA_ERR_COMM, "gloo rendezvous: the server at " + where() +
                                    " did not prove the job secret; it is not this job's store");
   }

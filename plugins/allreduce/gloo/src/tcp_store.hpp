@@ -5,13 +5,19 @@
 #pragma once
 
 #include "env.hpp"
-#include "socket_io.hpp"
+
+#include <strata/comm/tcp_socket.hpp>
 
 #include <gloo/rendezvous/store.h>
 
 #include <chrono>
 
 namespace strata::allreduce_gloo {
+
+// Our TCP sockets are the SDK's (shared with the NCCL plugin's unique-id exchange).
+using sdk::comm::Clock;
+using sdk::comm::Socket;
+using sdk::comm::SocketError;
 
 class TcpStore : public gloo::rendezvous::Store {
  public:

@@ -1,13 +1,8 @@
 #include "tcp_bootstrap.hpp"
 
-#include "tcp_socket.hpp"
-
+#include <strata/comm/job_secret.hpp>
+#include <strata/comm/tcp_socket.hpp>
 #include <strata/plugin.hpp>
-
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
 
 #include <cstdlib>
 #include <string>
@@ -16,8 +11,15 @@
 namespace strata::allreduce_nccl {
 namespace {
 
-constexpr size_t kNonceBytes = 16;
-constexpr size_t kMacBytes = 32;
+// The socket and the secret proofs are the SDK's (shared with the gloo plugin's store).
+using sdk::comm::Clock;
+using sdk::comm::Socket;
+using sdk::comm::SocketError;
+
+constexpr size_t kNonceBytes = std::tuple_size_v<sdk::comm::Nonce>;
+constexpr size_t kMacBytes = std::tuple_size_v<sdk::comm::Mac>;
+// Names the plugin in job_secret.hpp's errors.
+constexpr const char kSecretErrorPrefix[] = "allreduce-nccl";
 // How long one connection has to finish the exchange before rank 0 hangs up on it.
 constexpr std::chrono::seconds kHandshakeTimeout{5};
 
@@ -44,8 +46,8 @@ TcpRendezvous read_tcp_rendezvous() {
   }
   r.port = static_cast<uint16_t>(number);
   try {
-    r.ip = resolve_ipv4(addr);
-  } catch (const TcpError& e) {
+    r.ip = sdk::comm::resolve_ipv4(addr);
+  } catch (const SocketError& e) {
     bad_env(std::string("MASTER_ADDR='") + addr +
             "': expected an IPv4 address or a resolvable name (" + e.what() + ")");
   }
@@ -67,44 +69,10 @@ TcpRendezvous read_tcp_rendezvous() {
 
 namespace {
 
-std::string nonce() {
-  std::string bytes(kNonceBytes, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()), static_cast<int>(bytes.size())) !=
-      1) {
-    sdk::fail(STRATA_ERR_INTERNAL, "allreduce-nccl: OpenSSL could not produce a random nonce");
-  }
-  return bytes;
-}
+std::string nonce() { return sdk::comm::bytes(sdk::comm::random_nonce(kSecretErrorPrefix)); }
 
-std::string mac(const std::string& secret, const char* label, const std::string& message) {
-  const std::string input = std::string(label) + '\0' + message;
-  std::string out(kMacBytes, '\0');
-  unsigned length = 0;
-  if (HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-           reinterpret_cast<const unsigned char*>(input.data()), input.size(),
-           reinterpret_cast<unsigned char*>(out.data()), &length) == nullptr ||
-      length != kMacBytes) {
-    sdk::fail(STRATA_ERR_INTERNAL, "allreduce-nccl: OpenSSL HMAC-SHA256 failed");
-  }
-  return out;
-}
-
-bool same(const std::string& a, const std::string& b) {
-  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
-}
-
-std::string u32(uint32_t value) {
-  std::string out(4, '\0');
-  for (int i = 0; i < 4; ++i)
-    out[static_cast<size_t>(i)] = static_cast<char>((value >> (8 * i)) & 0xff);
-  return out;
-}
-
-uint32_t read_u32(const std::string& bytes) {
-  uint32_t value = 0;
-  for (int i = 3; i >= 0; --i)
-    value = value << 8 | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
-  return value;
+sdk::comm::Mac mac(const std::string& secret, const char* label, const std::string& message) {
+  return sdk::comm::job_mac(kSecretErrorPrefix, secret, label, message);
 }
 
 std::string id_bytes(const ncclUniqueId& id) {
@@ -113,7 +81,7 @@ std::string id_bytes(const ncclUniqueId& id) {
 
 // Rank 0: one connection's exchange. Returns the rank it served, or -1 for a peer that did not
 // prove the secret or asked as a rank out of range or already served (it is hung up on).
-int serve_one(const TcpSocket& peer, const TcpRendezvous& r, const ncclUniqueId& id,
+int serve_one(const Socket& peer, const TcpRendezvous& r, const ncclUniqueId& id,
               const std::vector<bool>& served) {
   const auto deadline = Clock::now() + kHandshakeTimeout;
   const std::string server_nonce = nonce();
@@ -121,34 +89,34 @@ int serve_one(const TcpSocket& peer, const TcpRendezvous& r, const ncclUniqueId&
   const std::string hello = peer.read_exact(kNonceBytes + 4 + kMacBytes, deadline);
   const std::string client_nonce = hello.substr(0, kNonceBytes);
   const std::string rank_bytes = hello.substr(kNonceBytes, 4);
-  const uint32_t rank = read_u32(rank_bytes);
-  const std::string proof =
+  const uint32_t rank = sdk::comm::read_u32(rank_bytes);
+  const sdk::comm::Mac proof =
       mac(r.secret, "nccl-id-client", server_nonce + client_nonce + rank_bytes);
-  if (!same(proof, hello.substr(kNonceBytes + 4)) || rank == 0 || rank >= served.size() ||
-      served[rank]) {
+  if (!sdk::comm::same_mac(hello.substr(kNonceBytes + 4), proof) || rank == 0 ||
+      rank >= served.size() || served[rank]) {
     return -1;
   }
-  const std::string answer =
+  const sdk::comm::Mac answer =
       mac(r.secret, "nccl-id-server", client_nonce + server_nonce + rank_bytes + id_bytes(id));
-  peer.write_all(answer + id_bytes(id), deadline);
+  peer.write_all(sdk::comm::bytes(answer) + id_bytes(id), deadline);
   return static_cast<int>(rank);
 }
 
 void serve(const ncclUniqueId& id, const TcpRendezvous& r, int size,
            std::chrono::milliseconds timeout) {
-  TcpSocket listener;
+  Socket listener;
   try {
-    listener = listen_on(r.ip, r.port);
-  } catch (const TcpError& e) {
+    listener = sdk::comm::listen_on(r.ip, r.port);
+  } catch (const SocketError& e) {
     sdk::fail(STRATA_ERR_COMM,
               "allreduce-nccl: bootstrap tcp: rank 0 cannot serve the NCCL unique id at " +
-                  r.where + ": " + e.what());
+                  r.where + ": cannot listen: " + e.what());
   }
   const auto deadline = Clock::now() + timeout;
   std::vector<bool> served(static_cast<size_t>(size), false);
   served[0] = true;
   for (int left = size - 1; left > 0;) {
-    TcpSocket peer = listener.accept_until(deadline);
+    Socket peer = listener.accept_until(deadline);
     if (peer.fd() < 0) break;
     try {
       const int rank = serve_one(peer, r, id, served);
@@ -156,7 +124,7 @@ void serve(const ncclUniqueId& id, const TcpRendezvous& r, int size,
         served[static_cast<size_t>(rank)] = true;
         --left;
       }
-    } catch (const TcpError&) {
+    } catch (const SocketError&) {
       // A peer that stalls or hangs up mid-exchange is dropped; a real rank retries.
     }
   }
@@ -178,17 +146,18 @@ void fetch(ncclUniqueId& id, const TcpRendezvous& r, int rank, std::chrono::mill
   // Retried as a whole: rank 0 hangs up on a connection it took while serving someone else late.
   while (Clock::now() < deadline) {
     try {
-      TcpSocket s = connect_to(r.ip, r.port, deadline);
+      Socket s = sdk::comm::connect_to(r.ip, r.port, deadline);
       const auto step = std::min(deadline, Clock::now() + kHandshakeTimeout);
       const std::string server_nonce = s.read_exact(kNonceBytes, step);
       const std::string client_nonce = nonce();
-      const std::string rank_bytes = u32(static_cast<uint32_t>(rank));
+      const std::string rank_bytes = sdk::comm::u32(static_cast<uint32_t>(rank));
       s.write_all(client_nonce + rank_bytes +
-                      mac(r.secret, "nccl-id-client", server_nonce + client_nonce + rank_bytes),
+                      sdk::comm::bytes(
+                      mac(r.secret, "nccl-id-client", server_nonce + client_nonce + rank_bytes)),
                   step);
       const std::string answer = s.read_exact(kMacBytes + sizeof id.internal, step);
       const std::string bytes = answer.substr(kMacBytes);
-      if (!same(
+      if (!sdk::comm::same_mac(
               answer.substr(0, kMacBytes),
               mac(r.secret, "nccl-id-server", client_nonce + server_nonce + rank_bytes + bytes))) {
         sdk::fail(STRATA_ERR_COMM,
@@ -197,7 +166,7 @@ void fetch(ncclUniqueId& id, const TcpRendezvous& r, int rank, std::chrono::mill
       }
       bytes.copy(id.internal, sizeof id.internal);
       return;
-    } catch (const TcpError& e) {
+    } catch (const SocketError& e) {
       last = e.what();
     }
   }
