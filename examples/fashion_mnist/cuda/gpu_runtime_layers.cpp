@@ -45,7 +45,7 @@ std::vector<uint8_t> model_dtype_bytes(const std::vector<float>& values, int32_t
 
 GpuRuntimeLayers::GpuRuntimeLayers(Runtime& runtime, const Mlp& model, int device,
                                    cudaStream_t stream)
-    : runtime_(runtime),
+    : GroupedLayers(runtime),
       dtype_(runtime.training().model_dtype),
       half_(dtype_ == STRATA_F16 || dtype_ == STRATA_BF16),
       stream_(stream) {
@@ -61,14 +61,10 @@ GpuRuntimeLayers::GpuRuntimeLayers(Runtime& runtime, const Mlp& model, int devic
     void* grad = registered_.emplace_back(bytes.size()).data();  // finalize zeroes it
     names_.push_back(p.name);
     scratch_.emplace_back();
-    indices_.push_back(runtime.register_param(p.name, static_cast<strata_dtype>(dtype_), data,
-                                              grad, p.data.size(),
-                                              strata_device{STRATA_DEVICE_CUDA, device}));
+    add_param(runtime.register_param(p.name, static_cast<strata_dtype>(dtype_), data, grad,
+                                     p.data.size(), strata_device{STRATA_DEVICE_CUDA, device}));
   }
-  for (std::size_t l = 0; l < model.layers(); ++l) {
-    groups_.push_back(runtime.define_group("layer" + std::to_string(l + 1),
-                                           {indices_[2 * l], indices_[2 * l + 1]}));
-  }
+  define_layer_groups(model.layers());
   runtime.set_stream(stream_);
   runtime.finalize();
 }
@@ -101,36 +97,6 @@ void GpuRuntimeLayers::add_grad_into(uint32_t p, const ParamView& view) {
   check_sdk(strata::cuda::accumulate(grad, static_cast<strata_dtype>(dtype_),
                                     scratch_[p].grad.data(), STRATA_F32, view.count, stream_),
             "strata::cuda::accumulate (a gradient into its half buffer)");
-}
-
-LayerBuffers GpuRuntimeLayers::begin(std::size_t layer, bool backward) {
-  if (held_) throw std::logic_error("GpuRuntimeLayers: a layer is already in use");
-  held_.emplace(runtime_, groups_[layer], backward ? STRATA_GATHER_FOR_BACKWARD : 0u);
-  const auto w = static_cast<uint32_t>(2 * layer), b = w + 1;
-  const ParamView wv = runtime_.view(indices_[w]);
-  const ParamView bv = runtime_.view(indices_[b]);
-  LayerBuffers buffers;
-  buffers.weight = widen(w, wv);
-  buffers.bias = widen(b, bv);
-  if (backward) {
-    buffers.weight_grad = grad_buffer(w, wv);
-    buffers.bias_grad = grad_buffer(b, bv);
-  }
-  return buffers;
-}
-
-void GpuRuntimeLayers::end(std::size_t layer, bool backward) {
-  if (!held_) throw std::logic_error("GpuRuntimeLayers: no layer in use");
-  if (backward) {
-    const auto w = static_cast<uint32_t>(2 * layer), b = w + 1;
-    add_grad_into(w, runtime_.view(indices_[w]));
-    add_grad_into(b, runtime_.view(indices_[b]));
-    // The runtime orders its reduction after the kernels just enqueued on the stream.
-    runtime_.grad_ready(indices_[w]);
-    runtime_.grad_ready(indices_[b]);
-  }
-  held_->release();
-  held_.reset();
 }
 
 void GpuRuntimeLayers::copy_to_model(Mlp& model) {

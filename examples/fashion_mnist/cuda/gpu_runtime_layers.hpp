@@ -21,20 +21,18 @@
 #include <vector>
 
 #include "device_buffer.hpp"
+#include "grouped_layers.hpp"
 #include "mlp.hpp"
 
 namespace strata::fmnist::cuda {
 
-class GpuRuntimeLayers : public LayerAccess {
+class GpuRuntimeLayers : public GroupedLayers {
  public:
   // Copies the model's initial values to `device` (rounded to the model dtype on the host, as the
   // CPU host does), registers them with gradient buffers on the device, defines "layer1", ...,
   // names `stream` to the runtime and finalizes. The device buffers are registered host-owned:
   // this object must outlive `runtime`.
   GpuRuntimeLayers(Runtime& runtime, const Mlp& model, int device, cudaStream_t stream);
-
-  LayerBuffers begin(std::size_t layer, bool backward) override;
-  void end(std::size_t layer, bool backward) override;
 
   // Copies the runtime's current parameters into the model's host vectors (f32). Collective.
   void copy_to_model(Mlp& model);
@@ -43,20 +41,16 @@ class GpuRuntimeLayers : public LayerAccess {
   struct Scratch {  // f32 copies of one parameter, half model dtype only
     DeviceBuffer<float> data, grad;
   };
-  const float* widen(uint32_t p, const ParamView& view);
-  float* grad_buffer(uint32_t p, const ParamView& view);
-  void add_grad_into(uint32_t p, const ParamView& view);
+  const float* widen(uint32_t p, const ParamView& view) override;
+  float* grad_buffer(uint32_t p, const ParamView& view) override;
+  void add_grad_into(uint32_t p, const ParamView& view) override;
 
-  Runtime& runtime_;
   int32_t dtype_;
   bool half_;
   cudaStream_t stream_;
   std::vector<std::string> names_;
   std::vector<DeviceBuffer<uint8_t>> registered_;  // per parameter its data, then its gradient
-  std::vector<uint32_t> indices_;
-  std::vector<uint32_t> groups_;
   std::vector<Scratch> scratch_;
-  std::optional<GatheredGroup> held_;  // the layer in use between begin() and end()
 };
 
 }  // namespace strata::fmnist::cuda

@@ -27,7 +27,7 @@ uint16_t to_half(float f, int32_t dtype) {
 }  // namespace
 
 RuntimeLayers::RuntimeLayers(Runtime& runtime, Mlp& model)
-    : runtime_(runtime), model_(model), dtype_(runtime.training().model_dtype) {
+    : GroupedLayers(runtime), model_(model), dtype_(runtime.training().model_dtype) {
   if (dtype_ != STRATA_F32 && dtype_ != STRATA_F16 && dtype_ != STRATA_BF16) {
     throw std::runtime_error(std::string("the manifest's precision stratum wants parameters in ") +
                              strata_dtype_name(dtype_) + "; this example handles f32, f16, bf16");
@@ -41,13 +41,10 @@ RuntimeLayers::RuntimeLayers(Runtime& runtime, Mlp& model)
       init = half.data();
       scratch_.emplace_back();
     }
-    indices_.push_back(runtime.register_param(p.name, static_cast<strata_dtype>(dtype_), init,
-                                              nullptr, p.data.size()));
+    add_param(runtime.register_param(p.name, static_cast<strata_dtype>(dtype_), init, nullptr,
+                                     p.data.size()));
   }
-  for (std::size_t l = 0; l < model.layers(); ++l) {
-    groups_.push_back(runtime.define_group("layer" + std::to_string(l + 1),
-                                           {indices_[2 * l], indices_[2 * l + 1]}));
-  }
+  define_layer_groups(model.layers());
   runtime.finalize();
   model.set_access(this);
 }
@@ -79,37 +76,6 @@ void RuntimeLayers::add_grad_into(uint32_t p, const ParamView& view) {
   for (std::size_t i = 0; i < wide.size(); ++i) {
     half[i] = to_half(to_float(half[i], dtype_) + wide[i], dtype_);
   }
-}
-
-LayerBuffers RuntimeLayers::begin(std::size_t layer, bool backward) {
-  if (held_) throw std::logic_error("RuntimeLayers: a layer is already in use");
-  held_.emplace(runtime_, groups_[layer], backward ? STRATA_GATHER_FOR_BACKWARD : 0u);
-  const auto w = static_cast<uint32_t>(2 * layer), b = w + 1;
-  const ParamView wv = runtime_.view(indices_[w]);
-  const ParamView bv = runtime_.view(indices_[b]);
-  LayerBuffers buffers;
-  buffers.weight = widen(w, wv);
-  buffers.bias = widen(b, bv);
-  if (backward) {
-    buffers.weight_grad = grad_buffer(w, wv);
-    buffers.bias_grad = grad_buffer(b, bv);
-  }
-  return buffers;
-}
-
-void RuntimeLayers::end(std::size_t layer, bool backward) {
-  if (!held_) throw std::logic_error("RuntimeLayers: no layer in use");
-  if (backward) {
-    const auto w = static_cast<uint32_t>(2 * layer), b = w + 1;
-    add_grad_into(w, runtime_.view(indices_[w]));
-    add_grad_into(b, runtime_.view(indices_[b]));
-    // Only now are this micro-batch's gradients in the runtime's buffers; telling the runtime
-    // lets their reduction overlap the rest of backward.
-    runtime_.grad_ready(indices_[w]);
-    runtime_.grad_ready(indices_[b]);
-  }
-  held_->release();  // throws if the runtime refuses, unlike the guard's destructor
-  held_.reset();
 }
 
 void RuntimeLayers::copy_to_model() {

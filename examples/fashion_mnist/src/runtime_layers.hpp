@@ -12,21 +12,18 @@
 #include <strata/strata.hpp>
 #include <vector>
 
+#include "grouped_layers.hpp"
 #include "mlp.hpp"
 
 namespace strata::fmnist {
 
-class RuntimeLayers : public LayerAccess {
+class RuntimeLayers : public GroupedLayers {
  public:
   // Registers W1, b1, W2, ... (initial values from the model's vectors, gradients owned by the
   // runtime), defines one group per layer ("layer1", ...) and finalizes the runtime.
   RuntimeLayers(Runtime& runtime, Mlp& model);
 
-  LayerBuffers begin(std::size_t layer, bool backward) override;
-  void end(std::size_t layer, bool backward) override;
 
-  // Runtime index of the model's parameter p (W1 = 0, b1 = 1, ...).
-  uint32_t index(std::size_t p) const { return indices_[p]; }
   // Copies the runtime's current parameters into the model's own vectors. Collective (it gathers
   // every layer), so every rank calls it.
   void copy_to_model();
@@ -36,18 +33,14 @@ class RuntimeLayers : public LayerAccess {
   struct Scratch {
     std::vector<float> data, grad;
   };
-  const float* widen(uint32_t p, const ParamView& view);
-  float* grad_buffer(uint32_t p, const ParamView& view);
-  void add_grad_into(uint32_t p, const ParamView& view);
+  const float* widen(uint32_t p, const ParamView& view) override;
+  float* grad_buffer(uint32_t p, const ParamView& view) override;
+  void add_grad_into(uint32_t p, const ParamView& view) override;
 
-  Runtime& runtime_;
   Mlp& model_;
   int32_t dtype_;
-  std::vector<uint32_t> indices_;
-  std::vector<uint32_t> groups_;
   std::vector<std::vector<uint16_t>> half_init_;  // half model dtype: what was registered
   std::vector<Scratch> scratch_;                  // per parameter, half model dtype only
-  std::optional<GatheredGroup> held_;             // the layer in use between begin() and end()
 };
 
 }  // namespace strata::fmnist
