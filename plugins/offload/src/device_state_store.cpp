@@ -24,12 +24,7 @@ class DeviceStore final : public StateStore {
       }
       device::fill_zero(data_, bytes_, host_.cuda_stream(), "offload: zeroing the device state");
     }
-    float* next = data_;
-    for (size_t i = 0; i < layout.shard_counts.size(); ++i) {
-      const uint64_t count = layout.shard_counts[i];
-      slices_.push_back({i, 0, count, next});
-      if (next != nullptr) next += layout.floats_per_element * count;
-    }
+    slices_ = whole_shard_slices(layout, data_);
   }
   ~DeviceStore() override {
     if (data_ != nullptr) host_.free(data_);

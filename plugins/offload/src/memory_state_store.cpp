@@ -26,12 +26,7 @@ class MemoryStore final : public StateStore {
       data_ = static_cast<float*>(host_.alloc(bytes_, STRATA_MEM_OPTIMIZER_STATE));
     }
     if (data_ != nullptr) std::memset(data_, 0, bytes_);
-    float* next = data_;
-    for (size_t i = 0; i < layout.shard_counts.size(); ++i) {
-      const uint64_t count = layout.shard_counts[i];
-      slices_.push_back({i, 0, count, next});
-      if (next != nullptr) next += layout.floats_per_element * count;
-    }
+    slices_ = whole_shard_slices(layout, data_);
   }
   ~MemoryStore() override {
     if (data_ != nullptr) host_.free(data_);
@@ -72,6 +67,17 @@ uint64_t StateLayout::elements() const {
   uint64_t n = 0;
   for (uint64_t c : shard_counts) n += c;
   return n;
+}
+
+std::vector<StateSlice> whole_shard_slices(const StateLayout& layout, float* block) {
+  std::vector<StateSlice> slices;
+  float* next = block;
+  for (size_t i = 0; i < layout.shard_counts.size(); ++i) {
+    const uint64_t count = layout.shard_counts[i];
+    slices.push_back({i, 0, count, next});
+    if (next != nullptr) next += layout.floats_per_element * count;
+  }
+  return slices;
 }
 
 std::unique_ptr<StateStore> make_memory_store(const sdk::Host& host, const StateLayout& layout,

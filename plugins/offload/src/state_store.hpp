@@ -32,6 +32,10 @@ struct StateLayout {
   uint64_t elements() const;
 };
 
+// One slice per shard, whole, over a block that holds the shards' state one after another
+// (floats_per_element floats per element); NULL states when `block` is NULL (no elements).
+std::vector<StateSlice> whole_shard_slices(const StateLayout& layout, float* block);
+
 class StateStore {
  public:
   virtual ~StateStore() = default;
