@@ -27,10 +27,18 @@ else()
   if(NOT CMAKE_CUDA_COMPILER)
     list(APPEND _strata_cuda_missing "nvcc (set CUDACXX or put it on the PATH)")
   else()
-    # The toolkit that nvcc belongs to (not another one found first elsewhere).
+    # The toolkit that nvcc belongs to (not another one found first elsewhere). nvcc names its own
+    # home as TOP= in --dryrun: the nvcc on the PATH may be a wrapper script in /usr/local/bin, whose
+    # parent folder holds some of the toolkit's files but not all of them (no NCCL, for one).
     if(NOT DEFINED CUDAToolkit_ROOT)
-      get_filename_component(CUDAToolkit_ROOT ${CMAKE_CUDA_COMPILER} DIRECTORY)
-      get_filename_component(CUDAToolkit_ROOT ${CUDAToolkit_ROOT} DIRECTORY)
+      execute_process(COMMAND ${CMAKE_CUDA_COMPILER} --dryrun -c strata_probe.cu
+        OUTPUT_VARIABLE _strata_nvcc_dryrun ERROR_VARIABLE _strata_nvcc_dryrun)
+      if(_strata_nvcc_dryrun MATCHES "TOP=([^\r\n]*)")
+        get_filename_component(CUDAToolkit_ROOT "${CMAKE_MATCH_1}" REALPATH)
+      else()
+        get_filename_component(CUDAToolkit_ROOT ${CMAKE_CUDA_COMPILER} DIRECTORY)
+        get_filename_component(CUDAToolkit_ROOT ${CUDAToolkit_ROOT} DIRECTORY)
+      endif()
     endif()
     find_package(CUDAToolkit QUIET)
     if(NOT CUDAToolkit_FOUND)
