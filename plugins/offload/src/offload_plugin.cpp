@@ -28,9 +28,14 @@ strata_status create(const strata_plugin_create_args* args, void** self, strata_
     const OptimizerConfig config = parse_offload_config(config_json);
     auto* opt = new Optimizer(services, config);
     *self = opt;
+    // With device none the step runs where the parameters are, which is known only at finalize
+    // (init_state's line says where the state went); on the host it uses these CPU kernels.
     services.log(STRATA_LOG_INFO,
-                 "optimizer %s runs on the host (offload_optimizer.device %s): CPU kernels %s, "
-                 "%u threads",
+                 config.offload.device == OffloadDevice::none
+                     ? "optimizer %s runs where the parameters are (offload_optimizer.device %s; "
+                       "on the host: CPU kernels %s, %u threads)"
+                     : "optimizer %s runs on the host (offload_optimizer.device %s): CPU kernels "
+                       "%s, %u threads",
                  optimizer_name(config.kind), device_name(config.offload.device),
                  opt->isa_choice().c_str(), opt->threads());
     if (config.offload.param_device == OffloadDevice::cpu) {
