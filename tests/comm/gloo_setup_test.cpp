@@ -9,6 +9,7 @@
 //   - a rank with another job's secret cannot join, and a rank refuses a store without the secret;
 //   - a peer that exits or stalls fails the survivor's collective within the timeout;
 //   - the FileStore alternative works.
+#include <free_port.hpp>
 #include <plugin_harness.hpp>
 
 #include <gtest/gtest.h>
@@ -40,18 +41,7 @@ struct Outcome {
 
 std::vector<std::string>* g_warnings = nullptr;  // the child's log sink
 
-// A TCP port on 127.0.0.1 that is free now (bound, read back, released).
-uint16_t free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t length = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using strata::test::free_port;
 
 using Env = std::map<std::string, std::string>;
 

@@ -5,6 +5,7 @@
 // device the two ranks share it ("share_device": true; see the plugin's README).
 #include <gpu_env.hpp>
 
+#include <free_port.hpp>
 #include <plugin_harness.hpp>
 #include <strata/half.hpp>
 
@@ -346,18 +347,7 @@ std::string self_path() {
   return n > 0 ? std::string(path, static_cast<size_t>(n)) : "";
 }
 
-// A port nothing listens on now (the kernel's pick), for rank 0's unique-id server.
-uint16_t free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof a;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using strata::test::free_port;
 
 // Starts kRanks copies of this program as ranks of one job; returns their exit codes (-signal for
 // a signal; -1000 for one still running after `limit`, which is then killed).

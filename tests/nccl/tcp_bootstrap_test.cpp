@@ -5,6 +5,7 @@
 #include "tcp_bootstrap.hpp"
 #include "launch_env.hpp"
 
+#include <free_port.hpp>
 #include <strata/comm/tcp_socket.hpp>
 #include <strata/plugin.hpp>
 
@@ -26,17 +27,7 @@ using namespace strata::allreduce_nccl;
 using namespace strata::sdk::comm;
 using namespace std::chrono_literals;
 
-uint16_t free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof a;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using strata::test::free_port;
 
 TcpRendezvous rendezvous(uint16_t port, char secret_byte) {
   TcpRendezvous r;

@@ -62,18 +62,6 @@ class DeviceHost {
   std::set<void*> device_;
 };
 
-template <class Ops>
-void* create(const Ops& ops, const strata_host_api* host, const std::string& config) {
-  strata_plugin_create_args args{};
-  args.struct_size = sizeof(args);
-  args.config_json = config.c_str();
-  args.host = host;
-  void* self = nullptr;
-  strata_error err = sdk::make_error();
-  EXPECT_EQ(ops.create(&args, &self, &err), STRATA_OK) << err.message;
-  return self;
-}
-
 void cuda_ok(cudaError_t rc) { ASSERT_EQ(rc, cudaSuccess) << cudaGetErrorString(rc); }
 
 // The shards of a ShardSet mirrored in device memory (master, grad, and an f16 model copy).
@@ -163,10 +151,12 @@ void run_pair(const std::string& device_config, int steps, Check&& check) {
   fill(gpu, 7);
   DeviceShards mirror(gpu);
   const strata_offload_ops& ops = offload_ops();
-  void* a = create(ops, plain.api(), offload_config("cpu", 1'000'000'000));
-  void* b = create(ops, on_device.api(), device_config);
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
+  const Instance<strata_offload_ops> on_host(ops, plain.api(), offload_config("cpu", 1'000'000'000));
+  const Instance<strata_offload_ops> on_gpu(ops, on_device.api(), device_config);
+  ASSERT_EQ(on_host.status(), STRATA_OK) << on_host.message();
+  ASSERT_EQ(on_gpu.status(), STRATA_OK) << on_gpu.message();
+  void* a = on_host.self();
+  void* b = on_gpu.self();
   strata_error err = sdk::make_error();
   ASSERT_EQ(ops.init_state(a, cpu.data(), cpu.size(), &err), STRATA_OK) << err.message;
   ASSERT_EQ(ops.init_state(b, mirror.data(), mirror.size(), &err), STRATA_OK) << err.message;
@@ -180,8 +170,6 @@ void run_pair(const std::string& device_config, int steps, Check&& check) {
   }
   cuda_ok(cudaDeviceSynchronize());
   check(ops, a, b, cpu, mirror);
-  ops.destroy(a);
-  ops.destroy(b);
 }
 
 TEST(OffloadGpu, DeviceNoneStepsOnTheDeviceLikeTheCpu) {
@@ -250,10 +238,12 @@ TEST(AmpGpu, GradStatsAndCastsOnDeviceBuffers) {
   DeviceHost on_device;
   const strata_precision_ops& ops = amp_ops();
   const std::string config = R"({"fp16": {"enabled": true}})";
-  void* cpu = create(ops, plain.api(), config);
-  void* gpu = create(ops, on_device.api(), config);
-  ASSERT_NE(cpu, nullptr);
-  ASSERT_NE(gpu, nullptr);
+  const Instance<strata_precision_ops> on_host(ops, plain.api(), config);
+  const Instance<strata_precision_ops> on_gpu(ops, on_device.api(), config);
+  ASSERT_EQ(on_host.status(), STRATA_OK) << on_host.message();
+  ASSERT_EQ(on_gpu.status(), STRATA_OK) << on_gpu.message();
+  void* cpu = on_host.self();
+  void* gpu = on_gpu.self();
   ShardSet host(kSizes);
   fill(host, 3);
   DeviceShards mirror(host);
@@ -284,8 +274,6 @@ TEST(AmpGpu, GradStatsAndCastsOnDeviceBuffers) {
   strata_buffer host_src = sdk::host_buffer(host.master(4).data(), big.count, STRATA_F32);
   EXPECT_EQ(ops.cast(gpu, &host_src, &half_buf, &err), STRATA_ERR_UNSUPPORTED);
   EXPECT_NE(std::string(err.message).find("dst.device"), std::string::npos) << err.message;
-  ops.destroy(cpu);
-  ops.destroy(gpu);
 }
 
 }  // namespace

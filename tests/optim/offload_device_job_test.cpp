@@ -26,33 +26,20 @@ class CudaJobHost {
   strata_host_api api_;
 };
 
-void* create(const strata_host_api* host, const std::string& config, std::string* message) {
-  strata_plugin_create_args args{};
-  args.struct_size = sizeof(args);
-  args.config_json = config.c_str();
-  args.host = host;
-  void* self = nullptr;
-  strata_error err = sdk::make_error();
-  if (offload_ops().create(&args, &self, &err) != STRATA_OK) *message = err.message;
-  return self;
-}
-
 std::string config(const std::string& offload) {
   return R"({"optimizer": {"type": "AdamW", "params": {"lr": 0.01}}, "offload_optimizer": )" +
          offload + "}";
 }
 
 int32_t step_device(const strata_host_api* host, const std::string& offload) {
-  std::string message;
-  void* self = create(host, config(offload), &message);
-  EXPECT_NE(self, nullptr) << message;
-  if (self == nullptr) return -1;
+  const Instance<strata_offload_ops> instance(offload_ops(), host, config(offload));
+  EXPECT_EQ(instance.status(), STRATA_OK) << instance.message();
+  if (instance.self() == nullptr) return -1;
   strata_offload_caps caps{};
   caps.struct_size = sizeof caps;
   caps.device_type = -1;
   strata_error err = sdk::make_error();
-  EXPECT_EQ(offload_ops().query(self, &caps, &err), STRATA_OK) << err.message;
-  offload_ops().destroy(self);
+  EXPECT_EQ(offload_ops().query(instance.self(), &caps, &err), STRATA_OK) << err.message;
   return caps.device_type;
 }
 
@@ -68,10 +55,9 @@ TEST(OffloadDeviceJob, CapsNameWhereTheStepRuns) {
 TEST(OffloadDeviceJob, NvmeWithShardsOnADeviceIsRefused) {
   CudaJobHost cuda;
   const std::string dir = std::filesystem::temp_directory_path().string();
-  std::string message;
-  void* self = create(cuda.api(), config(R"({"device": "nvme", "nvme_path": ")" + dir + R"("})"),
-                      &message);
-  ASSERT_NE(self, nullptr) << message;
+  const Instance<strata_offload_ops> offload(
+      offload_ops(), cuda.api(), config(R"({"device": "nvme", "nvme_path": ")" + dir + R"("})"));
+  ASSERT_EQ(offload.status(), STRATA_OK) << offload.message();
   // The pointers are never read: the placement is refused first.
   float master[4] = {}, grad[4] = {};
   strata_shard shard{};
@@ -80,12 +66,11 @@ TEST(OffloadDeviceJob, NvmeWithShardsOnADeviceIsRefused) {
   shard.master = master;
   shard.grad = grad;
   strata_error err = sdk::make_error();
-  EXPECT_EQ(offload_ops().init_state(self, &shard, 1, &err), STRATA_ERR_UNSUPPORTED);
+  EXPECT_EQ(offload_ops().init_state(offload.self(), &shard, 1, &err), STRATA_ERR_UNSUPPORTED);
   EXPECT_NE(std::string(err.message).find("offload_optimizer.device: 'nvme'"), std::string::npos)
       << err.message;
   EXPECT_NE(std::string(err.message).find("CUDA device memory"), std::string::npos)
       << err.message;
-  offload_ops().destroy(self);
 }
 
 }  // namespace

@@ -29,12 +29,15 @@ inline const strata_precision_ops& amp_ops() { return amp_library().ops<strata_p
 template <class Ops>
 class Instance {
  public:
-  Instance(const Ops& ops, FakeHost& host, const std::string& config) : ops_(ops) {
+  Instance(const Ops& ops, FakeHost& host, const std::string& config)
+      : Instance(ops, host.api(), config) {}
+  // A host table of the test's own (a FakeHost's services with some entries replaced, say).
+  Instance(const Ops& ops, const strata_host_api* host, const std::string& config) : ops_(ops) {
     strata_error err = sdk::make_error();
     strata_plugin_create_args args{};
     args.struct_size = sizeof(args);
     args.config_json = config.c_str();
-    args.host = host.api();
+    args.host = host;
     status_ = ops_.create(&args, &self_, &err);
     if (status_ != STRATA_OK) message_ = err.message;
   }
