@@ -317,6 +317,8 @@ const char* strata_status_name(int32_t status) {
   }
 }
 
+const char* strata_version(void) { return STRATA_VERSION_TEXT; }
+
 const char* strata_dtype_name(int32_t dtype) { return strata::sdk::dtype_name(dtype); }
 
 }  // extern "C"

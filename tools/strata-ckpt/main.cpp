@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   namespace tool = strata::ckpt::tool;
   CLI::App app{"Inspect, verify and consolidate Strata checkpoints"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("strata-ckpt ") + STRATA_VERSION_TEXT);
   std::string path;
   std::string out;
   bool as_json = false;

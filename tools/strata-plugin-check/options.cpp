@@ -36,6 +36,7 @@ Options parse_options(int argc, char** argv) {
       "one line per check. Exits 0 when every check passed or was skipped, 1 when one failed, 2 "
       "when the checks could not run.",
       "strata-plugin-check"};
+  app.set_version_flag("--version", std::string("strata-plugin-check ") + STRATA_VERSION_TEXT);
   app.add_option("library", o.library, "the plugin library (.so) to check")->required();
   app.add_option("--config", o.config_json,
                  "the plugin's config as a JSON object, as the manifest's stratum \"config\"");
@@ -57,6 +58,8 @@ Options parse_options(int argc, char** argv) {
   try {
     app.parse(args);
   } catch (const CLI::CallForHelp& e) {
+    std::exit(app.exit(e));
+  } catch (const CLI::CallForVersion& e) {
     std::exit(app.exit(e));
   } catch (const CLI::ParseError& e) {
     throw std::invalid_argument(e.what());

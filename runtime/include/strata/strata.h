@@ -28,8 +28,8 @@ extern "C" {
  * plugins). 1.5: strata_step_result says where the step's time went; the timeline
  * (STRATA_TIMELINE). 1.6: checkpoints (strata_save, strata_save_wait, strata_load) and the learning
  * rate (strata_lr, strata_set_lr; the manifest's "scheduler"). 1.7: CUDA device parameters and
- * strata_set_stream. */
-#define STRATA_API_VERSION_MINOR 7
+ * strata_set_stream. 1.8: strata_version(). */
+#define STRATA_API_VERSION_MINOR 8
 
 #if defined(_WIN32)
 #define STRATA_API
@@ -275,6 +275,12 @@ STRATA_API strata_status strata_set_lr(strata_runtime* rt, double lr, strata_err
  * has done it); strata_step returns when the step's device work is done. Before finalize or
  * between steps; not thread-safe (the thread that drives the runtime). */
 STRATA_API strata_status strata_set_stream(strata_runtime* rt, void* cuda_stream, strata_error* err);
+
+/* The release of libstrata loaded, "MAJOR.MINOR.PATCH" (the project's one version: strata-run
+ * --version, the Python package's __version__ and the .deb and wheel names say the same). Static
+ * storage, valid for the life of the process; thread-safe; callable before strata_create. Added in
+ * API 1.8. */
+STRATA_API const char* strata_version(void);
 
 /* Human-readable name of a status code or dtype (static storage). */
 STRATA_API const char* strata_status_name(int32_t status);
