@@ -21,6 +21,18 @@ _default = None
 _shut_down = False
 
 
+def __getattr__(name):
+    """strata.__version__: the project's version. An installed package has it in _version.py (the
+    build writes it); a source tree on PYTHONPATH asks the libstrata it loads (strata_version())."""
+    if name == "__version__":
+        try:
+            from ._version import __version__ as version
+        except ImportError:
+            version = library()[0].strata_version().decode()
+        return version
+    raise AttributeError("module 'strata' has no attribute %r" % name)
+
+
 def init(manifest=None, overrides=None):
     """Creates this process's runtime (collective over all ranks) and returns it."""
     global _default

@@ -135,15 +135,26 @@ _SIGNATURES = {
     "strata_set_lr": ([_rt, c_double, _err], c_int32),
     "strata_set_stream": ([_rt, c_void_p, _err], c_int32),  # API 1.7: a cudaStream_t or None
     "strata_status_name": ([c_int32], c_char_p),
+    "strata_version": ([], c_char_p),  # API 1.8
 }
 
 
+# Where `pip install .` puts the C++ build inside this package (pyproject.toml's wheel.install-dir):
+# strata/lib/libstrata.so, strata/lib/strata/plugins/, strata/bin/strata-run and the other tools.
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+BUNDLED_LIBRARY = os.path.join(PACKAGE_DIR, "lib", "libstrata.so")
+
+
 def _candidates():
-    """Where libstrata may be, in the order tried (the first that loads wins)."""
+    """Where libstrata may be, in the order tried, each with whether it is the one place to use
+    (a chosen or bundled library that exists but fails to load is an error, not a reason to try
+    another libstrata, whose plugins and version may not match)."""
     env = os.environ.get("STRATA_LIBRARY")
     if env:
         # An explicit choice, or strata-run's: it hands its ranks the libstrata beside itself.
-        return [env]
+        return [(env, True)]
+    if os.path.exists(BUNDLED_LIBRARY):
+        return [(BUNDLED_LIBRARY, True)]
     found = []
     # Beside a strata-run on PATH: <prefix>/bin/strata-run, <prefix>/lib/libstrata.so (installed or
     # in a build tree alike), for scripts started by mpirun.
@@ -156,23 +167,35 @@ def _candidates():
     if name:
         found.append(name)
     found.append("libstrata.so.0")
-    return found
+    return [(path, False) for path in found]
 
 
 def load():
-    """Loads libstrata and declares its functions; raises OSError naming every place tried."""
+    """Loads libstrata and declares its functions; raises OSError naming the file and the loader's
+    reason (or, when none was chosen or bundled, every place tried)."""
     tried = []
-    for path in _candidates():
+    for path, only in _candidates():
         if os.path.sep in path and not os.path.exists(path):
+            if only:
+                raise OSError("strata: cannot load libstrata: %s does not exist (set by "
+                              "STRATA_LIBRARY)" % path)
             tried.append(path + " (no such file)")
             continue
         try:
             lib = ctypes.CDLL(path)
         except OSError as e:
+            if only:
+                where = "bundled with this package" if path == BUNDLED_LIBRARY else \
+                    "set by STRATA_LIBRARY"
+                raise OSError("strata: cannot load libstrata %s (%s): %s" % (path, where, e)) \
+                    from None
             tried.append("%s (%s)" % (path, e))
             continue
         for fn, (argtypes, restype) in _SIGNATURES.items():
-            f = getattr(lib, fn)
+            f = getattr(lib, fn, None)
+            if f is None:
+                raise OSError("strata: %s has no %s(): it is older than this Python package "
+                              "(host API 1.8 or later needed)" % (path, fn))
             f.argtypes, f.restype = argtypes, restype
         return lib, path
     raise OSError("strata: cannot load libstrata; tried " + "; ".join(tried) +
