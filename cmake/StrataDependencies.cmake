@@ -52,7 +52,8 @@ if(strata_missing_packages)
   list(REMOVE_DUPLICATES strata_missing_packages)
   string(JOIN " " strata_missing_text ${strata_missing_packages})
   message(FATAL_ERROR
-    "Strata cannot be built: these Debian packages are missing: ${strata_missing_text}\n"
+    "Strata cannot be built: these Debian packages are missing:\n"
+    "  ${strata_missing_text}\n"
     "Install them with:\n"
     "  sudo apt-get update && sudo apt-get install -y ${strata_missing_text}\n"
     "(scripts/install-deps.sh in the source tree installs everything the build and tests need.)")

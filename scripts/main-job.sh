@@ -4,10 +4,12 @@
 # embedded default manifest (examples/manifests/default.json), launched by strata-run (mpirun
 # underneath; STRATA_BACKEND=gloo starts the ranks itself over the Gloo plugin instead). Extra
 # arguments go to the trainer; its --manifest and --device cuda also choose what is built.
+# STRATA_BUILD_DIR: another build folder for the job (default build-main/).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 backend="${STRATA_BACKEND:-mpi}"
-build_args=(--build-dir "$root/build-main" --backend "$backend")
+build="${STRATA_BUILD_DIR:-$root/build-main}"
+build_args=(--build-dir "$build" --backend "$backend")
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[i]}" in
@@ -20,5 +22,5 @@ done
 "$root/scripts/install-deps.sh"
 "$root/scripts/build-main.sh" "${build_args[@]}"
 export OPENBLAS_NUM_THREADS=1
-exec "$root/build-main/bin/strata-run" --backend "$backend" -np 4 -- \
-  "$root/build-main/bin/fashion_mnist" --epochs 10 "$@"
+exec "$build/bin/strata-run" --backend "$backend" -np 4 -- \
+  "$build/bin/fashion_mnist" --epochs 10 "$@"
