@@ -2,6 +2,7 @@
 """Process tests of strata-run with real processes (rank_probe), one mode per ctest test.
 
 usage: launcher_test.py MODE --run STRATA_RUN --probe RANK_PROBE --agent FAKE_AGENT --work DIR
+                        [--version-text X.Y.Z]
 """
 import argparse
 import os
@@ -212,7 +213,7 @@ def mode_mpi_fail_exit(a):
     # the rank ("Process name: [[job,1],1]  Exit code: 3").
     job = Job([a.run, "--backend", "mpi", "-np", "3", "--", a.probe, "exit@1=3", "sleep=60"], a.work)
     job.wait_for(lambda: sum("pid=" in line for line in job.out) >= 2, 60, "the MPI ranks to start")
-    pids = [int(line.rsplit("=", 1)[1]) for line in job.out if "<stdout>:pid=" in line]
+    pids = job.pids()
     rc = job.finish(30)
     check(rc == 3, f"strata-run (mpirun) exited {rc}, expected 3")
     check(job.elapsed < 10, f"strata-run (mpirun) took {job.elapsed:.1f} s, more than 10 s")
@@ -333,11 +334,8 @@ def mode_mpi(a):
     job = Job([a.run, "--backend", "mpi", "--verbose", "-np", "2", "-x", "PROBE_EXTRA=1", "--", a.probe,
                "hold=" + release], a.work)
     job.wait_for(lambda: sum("pid=" in line for line in job.out) == 2, 60, "2 MPI ranks to start")
-    vals = {}
-    for line in job.out:
-        m = re.match(r"^\[1,(\d+)\]<stdout>:([A-Z_]+)=(.*)$", line)
-        if m:
-            vals.setdefault(int(m.group(1)), {})[m.group(2)] = m.group(3)
+    # Rank R's lines are "[R] line" under mpirun too, not Open MPI's "[1,R]<stdout>:line".
+    vals = rank_vars(job.out)
     check(sorted(vals) == [0, 1], f"mpirun ranks: {sorted(vals)}")
     secrets = {v["STRATA_JOB_SECRET"] for v in vals.values()}
     check(len(secrets) == 1 and HEX64.match(next(iter(secrets))), f"secrets: {secrets}")
@@ -361,14 +359,123 @@ def mode_mpi_agent(a):
     job = Job([a.run, "--backend", "mpi", "-H", "fakehost1:1,fakehost2:1", "--launch-agent", a.agent, "--",
                a.probe, "hold=" + release], a.work, env)
     job.wait_for(lambda: sum("pid=" in line for line in job.out) == 2, 60, "2 MPI ranks to start")
-    secrets = {line.split("=", 1)[1] for line in job.out if "<stdout>:STRATA_JOB_SECRET=" in line}
+    secrets = {v["STRATA_JOB_SECRET"] for v in rank_vars(job.out).values()}
     check(len(secrets) == 1 and HEX64.match(next(iter(secrets))), f"secrets: {secrets}")
     # mpirun, the agents, the orted daemons and the ranks are all running now.
     assert_secret_not_on_any_command_line(next(iter(secrets)))
     open(release, "w").close()
     check(job.finish(60) == 0, "strata-run (mpirun) did not exit 0")
-    check(any(line.endswith("<stdout>:MASTER_ADDR=fakehost1") for line in job.out), "MASTER_ADDR is not fakehost1")
+    check({v["MASTER_ADDR"] for v in rank_vars(job.out).values()} == {"fakehost1"}, "MASTER_ADDR is not fakehost1")
     check(agent_hosts(log) == ["fakehost1", "fakehost2"], f"agent started for {agent_hosts(log)}")
+
+
+FRAGMENT = re.compile(r"<(\d+)\.(\d+)\.(\d+)>")
+
+
+def fragment_lines(lines, prefixed):
+    """The probe's partial=N lines among `lines`, as a set of "[R] text" (or bare "text"). Fails on a
+    line that holds two ranks' text, or anything between the fragments."""
+    found = set()
+    for line in lines:
+        m = re.match(r"^\[(\d+)\] (.*)$", line) if prefixed else None
+        text = m.group(2) if m else line
+        fragments = FRAGMENT.findall(text)
+        if not fragments:
+            continue
+        check(not prefixed or m is not None, f"a line without a rank prefix: {line!r}")
+        check("".join(f"<{r}.{i}.{k}>" for r, i, k in fragments) == text, f"a line with other text: {line!r}")
+        ranks = {int(r) for r, _, _ in fragments}
+        check(len(ranks) == 1, f"a line holds the text of ranks {sorted(ranks)}: {line!r}")
+        check(not prefixed or int(m.group(1)) in ranks, f"rank {m.group(1) if m else ''}'s prefix on {line!r}")
+        found.add(line)
+    return found
+
+
+def expected_fragment_lines(world, lines, prefixed):
+    """(stdout, stderr) sets the probe's partial=LINES writes: LINES stdout lines, one stderr line."""
+    def text(r, i):
+        return ("[%d] " % r if prefixed else "") + "".join(f"<{r}.{i}.{k}>" for k in range(3))
+    return ({text(r, i) for r in range(world) for i in range(lines)},
+            {text(r, lines) for r in range(world)})
+
+
+def partial_lines_job(a, backend, prefixed):
+    """A 3-rank job whose ranks write partial lines slowly; returns the job, after checking that its
+    fragment lines are exactly the whole lines the ranks wrote."""
+    argv = [a.run, "--backend", backend, "-np", "3"] + ([] if prefixed else ["--no-rank-prefix"])
+    job = Job(argv + ["--", a.probe, "partial=4"], a.work)
+    check(job.finish(60) == 0, f"strata-run --backend {backend} did not exit 0")
+    out, err = expected_fragment_lines(3, 4, prefixed)
+    check(fragment_lines(job.out, prefixed) == out, f"{backend}: stdout lines {sorted(fragment_lines(job.out, prefixed))}")
+    check(fragment_lines(job.err, prefixed) == err, f"{backend}: stderr lines {sorted(fragment_lines(job.err, prefixed))}")
+    for r in range(3):
+        prefix = f"[{r}] " if prefixed else ""
+        # The probe's last line has no '\n': it is flushed at the end, whole.
+        check(f"{prefix}last line of rank {r}" in job.out, f"{backend}: no {prefix}last line of rank {r}")
+        check(f"{prefix}stderr line from rank {r}" in job.err, f"{backend}: no {prefix}stderr line of rank {r}")
+    return job
+
+
+def mode_partial_lines(a):
+    # Open MPI forwards each fragment as a chunk without a '\n' of its own, so on mpirun's output
+    # another rank's tag follows a partial line directly; strata-run must print the same whole
+    # "[R] " lines as the gloo backend, which reads each rank's pipes itself.
+    jobs = {backend: partial_lines_job(a, backend, True) for backend in ("gloo", "mpi")}
+    for backend, job in jobs.items():
+        for line in job.out:
+            check(re.match(r"^\[\d+\] ", line), f"{backend}: a stdout line without a rank prefix: {line!r}")
+    gloo, mpi = (fragment_lines(jobs[b].out + jobs[b].err, True) for b in ("gloo", "mpi"))
+    check(gloo == mpi, f"the backends printed different lines: gloo only {gloo - mpi}, mpi only {mpi - gloo}")
+
+
+def mode_no_rank_prefix(a):
+    for backend in ("gloo", "mpi"):
+        job = partial_lines_job(a, backend, False)
+        for line in job.out + job.err:
+            check(not re.match(r"^\[\d+(,\d+)?\]", line), f"{backend}: a tagged line: {line!r}")
+
+
+def mode_mpi_signals(a):
+    # strata-run runs mpirun as its child and passes SIGINT/SIGTERM/SIGHUP on; mpirun ends its
+    # ranks and exits 1 (Open MPI 4.1), and strata-run exits with mpirun's status.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        job = Job([a.run, "--backend", "mpi", "-np", "2", "--", a.probe, "sleep=60"], a.work)
+        job.wait_for(lambda: len(job.pids()) == 2, 60, "2 MPI ranks to start")
+        pids = job.pids()
+        job.proc.send_signal(sig)
+        sent = time.monotonic()
+        rc = job.finish(30)
+        check(rc == 1, f"strata-run exited {rc} after {sig.name}, expected mpirun's 1")
+        check(time.monotonic() - sent < 10, f"strata-run took more than 10 s after {sig.name}")
+        check(f"strata-run: got {sig.name}, passing it on to mpirun" in job.err, f"no message about {sig.name}")
+        assert_gone(pids, 5)
+
+
+def mode_mpirun_killed(a):
+    # An mpirun killed by a signal: strata-run exits 128 + signal, as a shell would report it.
+    fake = os.path.join(a.work, "fake_mpirun.sh")
+    with open(fake, "w") as f:
+        f.write("#!/bin/sh\necho fake mpirun output\nkill -TERM $$\n")
+    os.chmod(fake, 0o755)
+    job = Job([a.run, "--mpirun", fake, "-np", "2", "--", "true"], a.work)
+    rc = job.finish(30)
+    check(rc == 128 + signal.SIGTERM, f"strata-run exited {rc}, expected {128 + signal.SIGTERM}")
+    check(job.out == ["fake mpirun output"], f"mpirun's own untagged line did not pass unchanged: {job.out}")
+
+
+def mode_cli(a):
+    job = Job([a.run, "--version"], a.work)
+    check(job.finish(10) == 0, "strata-run --version did not exit 0")
+    check(job.out == [f"strata-run {a.version_text}"] and job.err == [], f"--version printed {job.out} {job.err}")
+    job = Job([a.run, "--help"], a.work)
+    check(job.finish(10) == 0, "strata-run --help did not exit 0")
+    check(any(line.split()[:1] == ["--no-rank-prefix"] for line in job.out), "--help does not list --no-rank-prefix")
+    for bad in (["--bogus", "--", "true"], ["-np", "two", "--", "true"], ["--np"]):
+        job = Job([a.run, *bad], a.work)
+        rc = job.finish(10)
+        check(rc == 1, f"strata-run {' '.join(bad)} exited {rc}, expected 1")
+        check(len(job.err) == 1 and job.err[0].startswith("error: ") and job.out == [],
+              f"strata-run {' '.join(bad)}: expected one error line, got {job.out} {job.err}")
 
 
 MODES = {name[5:]: fn for name, fn in globals().items() if name.startswith("mode_")}
@@ -380,6 +487,7 @@ if __name__ == "__main__":
     p.add_argument("--probe", required=True)
     p.add_argument("--agent", required=True)
     p.add_argument("--work", required=True)
+    p.add_argument("--version-text", help="the version strata-run --version must print (cli mode)")
     a = p.parse_args()
     # The tests check the STRATA_LIBRARY strata-run chooses itself, not one the caller's shell has.
     os.environ.pop("STRATA_LIBRARY", None)

@@ -1,10 +1,13 @@
 // Unit tests of strata-run's pure parts: host lists and hostfiles, placement, each rank's
-// environment, the remote command, the mpirun argv, line splitting and the secret.
+// environment, the remote command, the mpirun argv, line splitting, mpirun's tagged output and the
+// secret.
 #include "environment.hpp"
 #include "error.hpp"
 #include "hosts.hpp"
 #include "mpi_backend.hpp"
+#include "mpi_output.hpp"
 #include "network.hpp"
+#include "options.hpp"
 #include "output.hpp"
 #include "placement.hpp"
 #include "remote.hpp"
@@ -206,6 +209,107 @@ TEST(Output, WholeLinesAndTheLastPartialOne) {
   EXPECT_THAT(lines, ElementsAre("abc", "d", ""));
   s.finish(add);
   EXPECT_THAT(lines, ElementsAre("abc", "d", "", "e"));
+}
+
+// Lines out of MpiOutputParser as "[R] text" (stdout), "[R]! text" (stderr), "text" (mpirun's own
+// line from stdout) or "! text" (from stderr).
+struct MpiLines {
+  std::vector<std::string> lines;
+  MpiOutputParser::OnLine on_line() {
+    return [this](const MpiLine& l) {
+      const std::string rank = l.rank ? "[" + std::to_string(*l.rank) + "]" : "";
+      const std::string mark = rank + (l.is_stdout ? "" : "!");
+      lines.push_back(mark.empty() ? std::string(l.text) : mark + " " + std::string(l.text));
+    };
+  }
+};
+
+// What Open MPI 4.1 printed for two ranks that wrote "rR-ab", slept, then "cd\n" (see
+// launcher_test.py's partial modes): a chunk that ends mid-line gets no '\n', so the next rank's
+// tag follows on the same line.
+TEST(MpiOutput, ChunksEndingMidLineAreJoinedPerRank) {
+  MpiOutputParser p(true);
+  MpiLines out;
+  p.feed("[1,0]<stdout>:r0-ab[1,1]<stdout>:r1-ab[1,0]<stdout>:cd\n"
+         "[1,0]<stdout>:r0-second[1,1]<stdout>:cd\n"
+         "[1,1]<stdout>:r1-second[1,0]<stdout>:-end\n",
+         out.on_line());
+  EXPECT_THAT(out.lines, ElementsAre("[0] r0-abcd", "[1] r1-abcd", "[0] r0-second-end"));
+  p.feed("[1,0]<stdout>:r0-nonl[1,1]<stdout>:-end\n[1,1]<stdout>:r1-nonl", out.on_line());
+  EXPECT_THAT(out.lines, ElementsAre("[0] r0-abcd", "[1] r1-abcd", "[0] r0-second-end", "[1] r1-second-end"));
+  // At EOF the partial lines still pending are lines, by rank.
+  p.finish(out.on_line());
+  EXPECT_THAT(out.lines, ElementsAre("[0] r0-abcd", "[1] r1-abcd", "[0] r0-second-end", "[1] r1-second-end",
+                                     "[0] r0-nonl", "[1] r1-nonl"));
+}
+
+TEST(MpiOutput, SeveralLinesInOneChunkAndEmptyLines) {
+  MpiOutputParser p(true);
+  MpiLines out;
+  // One chunk "a\n\nb\n" of rank 2: a tag after each '\n' but the last.
+  p.feed("[1,2]<stdout>:a\n[1,2]<stdout>:\n[1,2]<stdout>:b\n", out.on_line());
+  EXPECT_THAT(out.lines, ElementsAre("[2] a", "[2] ", "[2] b"));
+}
+
+TEST(MpiOutput, EveryCutOfTheStreamGivesTheSameLines) {
+  // Cut anywhere, inside a tag too ("[1,1]<std" + "out>:..."), the stream gives the same lines.
+  const std::string stream =
+      "[1,0]<stdout>:x[y[1,1]<stdout>:uv[1,0]<stdout>:z]\n[1,1]<stdout>:w\n[1,12]<stdout>:[1,0]\n";
+  for (size_t cut1 = 0; cut1 <= stream.size(); ++cut1) {
+    for (size_t cut2 = cut1; cut2 <= stream.size(); ++cut2) {
+      MpiOutputParser p(true);
+      MpiLines out;
+      p.feed(std::string_view(stream).substr(0, cut1), out.on_line());
+      p.feed(std::string_view(stream).substr(cut1, cut2 - cut1), out.on_line());
+      p.feed(std::string_view(stream).substr(cut2), out.on_line());
+      p.finish(out.on_line());
+      // "[1,0]" alone is not a tag (no stream): text of rank 12.
+      ASSERT_THAT(out.lines, ElementsAre("[0] x[yz]", "[1] uvw", "[12] [1,0]")) << cut1 << " " << cut2;
+    }
+  }
+}
+
+TEST(MpiOutput, StderrAndStddiagTagsAreStderrLines) {
+  MpiOutputParser p(false);
+  MpiLines out;
+  p.feed("[1,0]<stderr>:warn[1,1]<stddiag>:diag\n[1,0]<stderr>:ing\n", out.on_line());
+  EXPECT_THAT(out.lines, ElementsAre("[1]! diag", "[0]! warning"));
+}
+
+TEST(MpiOutput, MpirunsOwnLinesPassUnchanged) {
+  MpiOutputParser p(false);
+  MpiLines out;
+  p.feed("-----\nPrimary job  terminated normally, but 1 process returned\n[1,0]<stderr>:oops\n"
+         "[1,0]<stderr>:part[not a tag]",
+         out.on_line());
+  p.feed("\n[Warning] mpirun's own [1,x] text\nno newline", out.on_line());
+  p.finish(out.on_line());
+  EXPECT_THAT(out.lines, ElementsAre("! -----", "! Primary job  terminated normally, but 1 process returned",
+                                     "[0]! oops", "[0]! part[not a tag]", "! [Warning] mpirun's own [1,x] text",
+                                     "! no newline"));
+}
+
+TEST(MpiOutput, AnUnfinishedTagAtTheEndIsText) {
+  MpiOutputParser p(true);
+  MpiLines out;
+  p.feed("[1,3]<stdout>:done [1,3]<std", out.on_line());
+  EXPECT_TRUE(out.lines.empty());  // could still be a tag
+  p.finish(out.on_line());
+  EXPECT_THAT(out.lines, ElementsAre("[3] done [1,3]<std"));
+}
+
+TEST(Options, VersionAndNoRankPrefix) {
+  Options options;
+  int exit_code = -1;
+  std::vector<const char*> version = {"strata-run", "--version"};
+  testing::internal::CaptureStdout();
+  EXPECT_FALSE(parse_options(2, const_cast<char**>(version.data()), options, exit_code));
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "strata-run " STRATA_TEST_VERSION "\n");
+  EXPECT_EQ(exit_code, 0);
+  std::vector<const char*> bare = {"strata-run", "--no-rank-prefix", "--", "prog"};
+  EXPECT_TRUE(parse_options(4, const_cast<char**>(bare.data()), options, exit_code));
+  EXPECT_FALSE(options.rank_prefix);
+  EXPECT_THAT(options.program, ElementsAre("prog"));
 }
 
 TEST(Network, LocalHostsAndInterfaces) {

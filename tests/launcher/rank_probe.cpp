@@ -6,6 +6,8 @@
 //   hold=PATH  every other rank waits (at most 30 s) until PATH exists, then exits 0
 //   bulk=N     print N long stdout lines (the rank in each) to check that lines never interleave
 //   ignore-term  ignore SIGTERM (strata-run must follow up with SIGKILL)
+//   partial=N  write N stdout lines, then one stderr line, slowly in fragments "<R.LINE.K>" (K 0-2),
+//              so that the ranks' partial lines overlap in time (see write_partial_lines)
 // It also writes one stderr line and ends with a stdout line without '\n'.
 #include <signal.h>
 #include <sys/stat.h>
@@ -26,6 +28,22 @@ std::string env(const char* name) {
 
 void sleep_s(double seconds) {
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+// Each fragment is flushed on its own, 0.1 s apart, and rank R starts 0.03 s * R late: mpirun then
+// forwards every fragment as a chunk of its own while other ranks' fragments arrive in between.
+void write_partial_lines(int rank, int lines) {
+  sleep_s(0.03 * rank);
+  for (int line = 0; line <= lines; ++line) {
+    std::FILE* stream = line < lines ? stdout : stderr;
+    for (int k = 0; k < 3; ++k) {
+      std::fprintf(stream, "<%d.%d.%d>", rank, line, k);
+      std::fflush(stream);
+      sleep_s(0.1);
+    }
+    std::fputc('\n', stream);
+    std::fflush(stream);
+  }
 }
 
 }  // namespace
@@ -61,6 +79,7 @@ int main(int argc, char** argv) {
     if (arg == "ignore-term") signal(SIGTERM, SIG_IGN);
     if (arg.rfind("sleep=", 0) == 0) sleep_seconds = std::atof(arg.c_str() + 6);
     if (arg.rfind("hold=", 0) == 0) hold = arg.substr(5);
+    if (arg.rfind("partial=", 0) == 0) write_partial_lines(rank, std::atoi(arg.c_str() + 8));
     if (arg.rfind("bulk=", 0) == 0) {
       const int lines = std::atoi(arg.c_str() + 5);
       const std::string body(3000, static_cast<char>('a' + rank % 26));

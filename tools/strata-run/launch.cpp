@@ -4,6 +4,7 @@
 #include "error.hpp"
 #include "hosts.hpp"
 #include "mpi_backend.hpp"
+#include "mpirun_process.hpp"
 #include "network.hpp"
 #include "placement.hpp"
 #include "remote.hpp"
@@ -113,6 +114,26 @@ JobEnv job_env_of(const Options& options, const Placement& placement,
   return job;
 }
 
+// A local rank's program (or mpirun) must exist here: say so once, before any rank starts, rather
+// than as N failed ranks. (A remote host may have programs this one lacks, so remote ranks are not checked.)
+void check_program_runs_here(const std::string& program) {
+  const auto runnable = [](const std::string& path) { return access(path.c_str(), X_OK) == 0; };
+  if (program.find('/') != std::string::npos) {
+    if (!runnable(program)) throw UsageError("cannot run '" + program + "': no such executable file");
+    return;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  size_t begin = 0;
+  while (begin <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', begin), dirs.size());
+    const std::string dir = end > begin ? dirs.substr(begin, end - begin) : ".";
+    if (runnable(dir + "/" + program)) return;
+    begin = end + 1;
+  }
+  throw UsageError("cannot run '" + program + "': not found in PATH");
+}
+
 int run_mpi(const Options& options, const Placement& placement, const JobEnv& job) {
   MpiJob mpi;
   mpi.mpirun = options.mpirun;
@@ -130,29 +151,8 @@ int run_mpi(const Options& options, const Placement& placement, const JobEnv& jo
   const std::vector<std::string> argv = mpirun_argv(mpi);
   if (options.verbose) std::fprintf(stderr, "strata-run: %s\n", quoted_command(argv).c_str());
   std::fflush(stderr);
-  std::string error;
-  exec_mpirun(argv, error);
-  throw UsageError(error);
-}
-
-// A local rank's program must exist here: say so once, before any rank starts, rather than as N
-// failed ranks. (A remote host may have programs this one lacks, so remote ranks are not checked.)
-void check_program_runs_here(const std::string& program) {
-  const auto runnable = [](const std::string& path) { return access(path.c_str(), X_OK) == 0; };
-  if (program.find('/') != std::string::npos) {
-    if (!runnable(program)) throw UsageError("cannot run '" + program + "': no such executable file");
-    return;
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
-  size_t begin = 0;
-  while (begin <= dirs.size()) {
-    const size_t end = std::min(dirs.find(':', begin), dirs.size());
-    const std::string dir = end > begin ? dirs.substr(begin, end - begin) : ".";
-    if (runnable(dir + "/" + program)) return;
-    begin = end + 1;
-  }
-  throw UsageError("cannot run '" + program + "': not found in PATH");
+  check_program_runs_here(mpi.mpirun);
+  return run_mpirun(argv, options.rank_prefix);
 }
 
 int run_gloo(const Options& options, const Placement& placement, const JobEnv& job,
@@ -194,6 +194,7 @@ int run_gloo(const Options& options, const Placement& placement, const JobEnv& j
   }
   SupervisorOptions supervisor;
   supervisor.connect_timeout_s = options.connect_timeout;
+  supervisor.rank_prefix = options.rank_prefix;
   return supervise(tasks, supervisor);
 }
 

@@ -6,7 +6,7 @@
 
 namespace strata::run {
 
-// Returns strata-run's exit status (the mpi backend returns only when mpirun could not start).
+// Returns strata-run's exit status once the job has ended (the first failing rank's, or mpirun's).
 int launch(const Options& options);
 
 }  // namespace strata::run

@@ -1,10 +1,5 @@
 #include "mpi_backend.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 namespace strata::run {
 
 std::vector<std::string> mpirun_argv(const MpiJob& job) {
@@ -31,14 +26,6 @@ std::vector<std::string> mpirun_argv(const MpiJob& job) {
   argv.push_back("--tag-output");
   argv.insert(argv.end(), job.program.begin(), job.program.end());
   return argv;
-}
-
-void exec_mpirun(const std::vector<std::string>& argv, std::string& error) {
-  std::vector<char*> pointers;
-  for (const std::string& arg : argv) pointers.push_back(const_cast<char*>(arg.c_str()));
-  pointers.push_back(nullptr);
-  execvp(pointers[0], pointers.data());
-  error = "cannot run '" + argv.front() + "': " + std::strerror(errno);
 }
 
 }  // namespace strata::run

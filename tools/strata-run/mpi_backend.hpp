@@ -1,6 +1,7 @@
 // The mpi backend: strata-run checks the hosts and slots, puts the job's variables in its own
-// environment and execs mpirun, which starts the ranks (through its own ssh/agent) and forwards
-// the variables named with -x. Only names go on mpirun's command line, never the secret.
+// environment and runs mpirun (mpirun_process.hpp), which starts the ranks (through its own
+// ssh/agent) and forwards the variables named with -x. Only names go on mpirun's command line,
+// never the secret.
 #pragma once
 
 #include "hosts.hpp"
@@ -22,10 +23,8 @@ struct MpiJob {
   std::vector<std::string> program;
 };
 
-// The full argv, mpirun first. Pure, so the unit tests pin it.
+// The full argv, mpirun first. Pure, so the unit tests pin it. Always --tag-output: the tags are
+// how strata-run tells the ranks' output apart (mpi_output.hpp), with or without "[R] " prefixes.
 std::vector<std::string> mpirun_argv(const MpiJob& job);
-
-// Replaces strata-run with mpirun (returns only if exec failed, with a message in `error`).
-void exec_mpirun(const std::vector<std::string>& argv, std::string& error);
 
 }  // namespace strata::run

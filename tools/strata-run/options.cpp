@@ -37,6 +37,11 @@ bool parse_options(int argc, char** argv, Options& options, int& exit_code) {
       ->check(CLI::Range(1, 3600));
   app.add_flag("--verbose", options.verbose, "print the mpirun command (gloo: each rank's command) before running it");
   app.add_option("--mpirun", options.mpirun, "the mpirun to run (mpi backend)");
+  // Named for what it drops: the "[R] " every rank line gets by default, on both backends.
+  app.add_flag_callback("--no-rank-prefix", [&options] { options.rank_prefix = false; },
+                        "print the ranks' whole lines without the '[R] ' prefix (both backends)");
+  app.set_version_flag("--version", std::string("strata-run ") + STRATA_VERSION_TEXT,
+                       "print strata-run's version and exit");
 
   // Everything after the first "--" is the program, untouched by CLI11. Before it, the launcher
   // spelling "-np" (one dash, two letters, as mpirun and horovodrun take it) becomes "--np".
@@ -49,7 +54,8 @@ bool parse_options(int argc, char** argv, Options& options, int& exit_code) {
   try {
     app.parse(static_cast<int>(args.size()), const_cast<char**>(args.data()));
   } catch (const CLI::ParseError& e) {
-    // --help is 0; every parse error is 1, like strata-run's other errors (not CLI11's codes).
+    // --help and --version are 0; every parse error is 1, like strata-run's other errors (not
+    // CLI11's codes).
     exit_code = app.exit(e) == 0 ? 0 : 1;
     return false;
   }

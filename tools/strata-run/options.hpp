@@ -18,11 +18,13 @@ struct Options {
   int master_port = 0;       // 0: chosen (see master_port in main)
   int connect_timeout = 30;
   bool verbose = false;
+  bool rank_prefix = true;  // "[R] " before each line of rank R (--no-rank-prefix: false)
   std::string mpirun = "mpirun";
   std::vector<std::string> program;
 };
 
-// Returns false after CLI11 has printed help or an error (exit_code then says which); throws
+// Returns false after CLI11 has printed help, the version or an error (exit_code then says which);
+// throws
 // UsageError for what CLI11 does not check itself.
 bool parse_options(int argc, char** argv, Options& options, int& exit_code);
 

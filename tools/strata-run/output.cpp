@@ -30,6 +30,23 @@ void LineSplitter::finish(const OnLine& on_line) {
   pending_.clear();
 }
 
+std::string rank_prefix(int rank, bool enabled) {
+  return enabled ? "[" + std::to_string(rank) + "] " : std::string();
+}
+
+bool read_available(int fd, const std::function<void(std::string_view data)>& on_data) {
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      on_data(std::string_view(buffer, static_cast<size_t>(n)));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && errno == EAGAIN;
+  }
+}
+
 void write_prefixed_line(int fd, std::string_view prefix, std::string_view line) {
   std::string out;
   out.reserve(prefix.size() + line.size() + 1);

@@ -3,8 +3,8 @@
 #include "local_launch.hpp"
 #include "output.hpp"
 #include "remote.hpp"
+#include "signals.hpp"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -20,30 +20,6 @@ namespace strata::run {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Signals reach the poll loop through this pipe (the self-pipe trick): the handler only writes
-// the signal number, everything else happens in the loop.
-int g_signal_pipe[2] = {-1, -1};
-
-void on_signal(int sig) {
-  const int saved = errno;
-  const unsigned char byte = static_cast<unsigned char>(sig);
-  [[maybe_unused]] const ssize_t ignored = write(g_signal_pipe[1], &byte, 1);
-  errno = saved;
-}
-
-void install_signal_handlers() {
-  if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
-  struct sigaction action{};
-  action.sa_handler = on_signal;
-  sigemptyset(&action.sa_mask);
-  for (const int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
-}
-
-std::string signal_name(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
 
 struct Rank {
   const RankTask* task = nullptr;
@@ -65,7 +41,7 @@ class Supervisor {
   }
 
   int run() {
-    install_signal_handlers();
+    signal_fd_ = install_signal_pipe();
     for (Rank& rank : ranks_) {
       if (stopping_) break;  // a signal or a failure during start-up
       try {
@@ -81,8 +57,9 @@ class Supervisor {
 
  private:
   void start(Rank& rank) {
-    rank.prefix = "[" + std::to_string(rank.task->rank) + "] ";
-    rank.child = spawn_process(rank.task->argv, rank.task->envp, rank.task->remote);
+    rank.prefix = rank_prefix(rank.task->rank, options_.rank_prefix);
+    rank.child = spawn_process(rank.task->argv, rank.task->envp,
+                               rank.task->remote ? StdinFrom::pipe : StdinFrom::null);
     rank.alive = true;
     rank.started = !rank.task->remote;
     rank.spawned = Clock::now();
@@ -132,7 +109,7 @@ class Supervisor {
   void poll_once() {
     std::vector<pollfd> fds;
     std::vector<std::pair<Rank*, bool>> owners;  // (rank, is stdout)
-    fds.push_back({g_signal_pipe[0], POLLIN, 0});
+    fds.push_back({signal_fd_, POLLIN, 0});
     owners.emplace_back(nullptr, false);
     for (Rank& rank : ranks_) {
       if (rank.child.out_fd >= 0) {
@@ -156,20 +133,11 @@ class Supervisor {
     int& fd = is_stdout ? rank.child.out_fd : rank.child.err_fd;
     LineSplitter& lines = is_stdout ? rank.out_lines : rank.err_lines;
     const auto on_line = [&](std::string_view line) { this->on_line(rank, is_stdout, line); };
-    char buffer[65536];
-    for (;;) {
-      const ssize_t n = read(fd, buffer, sizeof buffer);
-      if (n > 0) {
-        lines.feed(std::string_view(buffer, static_cast<size_t>(n)), on_line);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN) return;
-      lines.finish(on_line);
-      close(fd);
-      fd = -1;
-      return;
-    }
+    const bool still_open = read_available(fd, [&](std::string_view data) { lines.feed(data, on_line); });
+    if (still_open) return;
+    lines.finish(on_line);
+    close(fd);
+    fd = -1;
   }
 
   void on_line(Rank& rank, bool is_stdout, std::string_view line) {
@@ -182,8 +150,7 @@ class Supervisor {
   }
 
   void drain_signals() {
-    unsigned char sig = 0;
-    while (read(g_signal_pipe[0], &sig, 1) == 1) {
+    for (const int sig : take_signals()) {
       if (sig == SIGCHLD) continue;  // reap() runs after every poll anyway
       stop(128 + sig, "strata-run: got " + signal_name(sig) + ", stopping every rank");
     }
@@ -274,6 +241,7 @@ class Supervisor {
   }
 
   SupervisorOptions options_;
+  int signal_fd_ = -1;
   std::vector<Rank> ranks_;
   bool stopping_ = false;
   bool killed_ = false;

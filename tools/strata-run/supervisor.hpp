@@ -21,6 +21,7 @@ struct RankTask {
 struct SupervisorOptions {
   int connect_timeout_s = 30;  // a remote rank's marker must appear within this
   int grace_ms = 3000;         // SIGTERM, then SIGKILL after this
+  bool rank_prefix = true;     // "[R] " before each line (false: --no-rank-prefix)
 };
 
 // Runs the ranks to the end. Returns 0 when every rank exited 0; else the first failure's exit

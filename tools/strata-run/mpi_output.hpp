@@ -1,0 +1,51 @@
+// Open MPI's --tag-output stream, cut back into whole lines per rank.
+//
+// mpirun forwards a rank's output in chunks as the rank wrote them (Open MPI 4.1,
+// orte_iof_base_write_output): it puts the tag "[JOB,RANK]<stdout>:" (or <stderr>, <stddiag>) at
+// the start of each chunk and after each '\n' inside it, and adds no '\n' to a chunk that ends
+// mid-line. So a rank's partial line is followed directly by another rank's tag on the same line
+// of mpirun's output ("[1,0]<stdout>:ab[1,1]<stdout>:xy\n[1,0]<stdout>:cd\n"). The parser keeps
+// a pending line per (rank, stream) and emits only whole ones; mpirun's own untagged lines (its
+// error banners) come out unchanged. A rank that prints a tag-shaped text itself is misread; a
+// rank's partial line followed by one of mpirun's own messages on the same pipe is joined to it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace strata::run {
+
+struct MpiLine {
+  std::optional<int> rank;  // the tag's rank; none for mpirun's own lines
+  bool is_stdout = true;    // the tag's stream (<stderr> and <stddiag> are stderr); untagged: the pipe's
+  std::string_view text;    // without tag and '\n'
+};
+
+class MpiOutputParser {
+ public:
+  using OnLine = std::function<void(const MpiLine& line)>;
+
+  // pipe_is_stdout: which of mpirun's pipes this parser reads (the stream of untagged lines).
+  explicit MpiOutputParser(bool pipe_is_stdout);
+
+  // Calls on_line for every line completed by `data` (any cut of the stream, even inside a tag).
+  void feed(std::string_view data, const OnLine& on_line);
+  // At EOF: every pending partial line is still a line (untagged first, then by rank).
+  void finish(const OnLine& on_line);
+
+ private:
+  using Source = std::pair<int, bool>;  // (rank, is_stdout); rank -1: mpirun itself
+
+  void emit(const Source& source, const OnLine& on_line);
+
+  const Source untagged_;
+  Source current_;                          // whose text the stream carries now
+  std::map<Source, std::string> pending_;   // partial lines
+  std::string held_;                        // a possible tag cut off by the end of a read
+};
+
+}  // namespace strata::run

@@ -1,0 +1,121 @@
+#include "mpirun_process.hpp"
+
+#include "environment.hpp"
+#include "local_launch.hpp"
+#include "mpi_output.hpp"
+#include "output.hpp"
+#include "signals.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+
+extern char** environ;
+
+namespace strata::run {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One of mpirun's two output pipes and the parser of its tagged stream.
+struct MpirunPipe {
+  int fd;
+  int own_fd;  // where mpirun's own (untagged) lines from this pipe go
+  MpiOutputParser parser;
+};
+
+class MpirunRun {
+ public:
+  MpirunRun(ChildProcess child, bool rank_prefix) : child_(child), rank_prefix_(rank_prefix) {}
+
+  int run(int signal_fd) {
+    std::optional<Clock::time_point> drain_deadline;
+    for (;;) {
+      if (!alive_) {
+        if (out_.fd < 0 && err_.fd < 0) break;
+        // Whatever mpirun started and left behind (an agent) may hold its pipes open: read for
+        // one more second, then stop waiting.
+        if (!drain_deadline) drain_deadline = Clock::now() + std::chrono::seconds(1);
+        if (Clock::now() >= *drain_deadline) break;
+      }
+      poll_once(signal_fd);
+      forward_signals();
+      reap();
+    }
+    close_pipe(out_);
+    close_pipe(err_);
+    if (WIFSIGNALED(status_)) return 128 + WTERMSIG(status_);
+    return WEXITSTATUS(status_);
+  }
+
+ private:
+  void poll_once(int signal_fd) {
+    pollfd fds[3] = {{signal_fd, POLLIN, 0}, {out_.fd, POLLIN, 0}, {err_.fd, POLLIN, 0}};
+    if (poll(fds, 3, 100) <= 0) return;
+    if (fds[1].revents != 0) read_pipe(out_);
+    if (fds[2].revents != 0) read_pipe(err_);
+  }
+
+  void read_pipe(MpirunPipe& pipe) {
+    const auto on_line = [&](const MpiLine& line) { print(pipe, line); };
+    const bool still_open =
+        read_available(pipe.fd, [&](std::string_view data) { pipe.parser.feed(data, on_line); });
+    if (!still_open) close_pipe(pipe);
+  }
+
+  // At EOF (or when strata-run stops waiting): the partial lines still pending are lines too.
+  void close_pipe(MpirunPipe& pipe) {
+    if (pipe.fd < 0) return;
+    pipe.parser.finish([&](const MpiLine& line) { print(pipe, line); });
+    close(pipe.fd);
+    pipe.fd = -1;
+  }
+
+  void print(const MpirunPipe& pipe, const MpiLine& line) {
+    if (!line.rank) {  // mpirun's own line, on the stream it came on
+      write_prefixed_line(pipe.own_fd, "", line.text);
+      return;
+    }
+    write_prefixed_line(line.is_stdout ? STDOUT_FILENO : STDERR_FILENO, rank_prefix(*line.rank, rank_prefix_),
+                        line.text);
+  }
+
+  void forward_signals() {
+    for (const int sig : take_signals()) {
+      if (sig == SIGCHLD || !alive_) continue;  // reap() runs after every poll anyway
+      std::fprintf(stderr, "strata-run: got %s, passing it on to mpirun\n", signal_name(sig).c_str());
+      std::fflush(stderr);
+      kill(child_.pid, sig);
+    }
+  }
+
+  void reap() {
+    if (alive_ && waitpid(child_.pid, &status_, WNOHANG) == child_.pid) alive_ = false;
+  }
+
+  ChildProcess child_;
+  bool rank_prefix_;
+  bool alive_ = true;
+  int status_ = 0;
+  MpirunPipe out_{child_.out_fd, STDOUT_FILENO, MpiOutputParser(true)};
+  MpirunPipe err_{child_.err_fd, STDERR_FILENO, MpiOutputParser(false)};
+};
+
+}  // namespace
+
+int run_mpirun(const std::vector<std::string>& argv, bool rank_prefix) {
+  // A closed stdout (strata-run | head) must not kill strata-run while mpirun runs on.
+  signal(SIGPIPE, SIG_IGN);
+  const int signal_fd = install_signal_pipe();
+  // SIGTERM, not SIGKILL, if strata-run dies: mpirun then still ends its ranks and daemons.
+  const ChildProcess child = spawn_process(argv, merge_environment(environ, {}), StdinFrom::inherit, SIGTERM);
+  MpirunRun run(child, rank_prefix);
+  return run.run(signal_fd);
+}
+
+}  // namespace strata::run
