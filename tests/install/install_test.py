@@ -160,10 +160,10 @@ def pip_venv(a):
     with open(os.path.join(a.source, "examples", "manifests", "default.json")) as f:
         example_default = json.load(f)
     rc, out = run([os.path.join(venv, "bin", "python3"), "-c",
-                   "import json, strata.runtime; print(json.dumps(strata.runtime.DEFAULT_MANIFEST))"],
+                   "import json, strata; print(json.dumps(strata.DEFAULT_MANIFEST))"],
                   timeout=60, env=env, cwd=home)
     check(rc == 0 and json.loads(out) == example_default,
-          "strata.runtime.DEFAULT_MANIFEST differs from examples/manifests/default.json")
+          "strata.DEFAULT_MANIFEST differs from examples/manifests/default.json")
 
     # Bad input: the bundled libstrata cannot be loaded: the file and the loader's reason.
     broken = os.path.join(a.work, "broken")

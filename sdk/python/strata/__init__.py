@@ -9,13 +9,13 @@ exactly as a C++ host.
 One runtime per process: strata.init creates it (collective) and the module functions below use
 it; strata.shutdown() (or interpreter exit) destroys it, and it cannot be created again.
 """
-from .runtime import (LoadResult, ParamView, Runtime, StepResult, StepTime, StrataError, Training,
-                      World, library)
+from .runtime import (DEFAULT_MANIFEST, LoadResult, ParamView, Runtime, StepResult, StepTime,
+                      StrataError, Training, World, library)
 
 __all__ = ["init", "shutdown", "runtime", "rank", "size", "local_rank", "local_size", "allreduce",
            "allreduce_", "allgather", "broadcast", "broadcast_", "barrier", "Runtime",
            "StrataError", "StepResult", "World", "Training", "ParamView", "LoadResult",
-           "StepTime", "library"]
+           "StepTime", "library", "DEFAULT_MANIFEST"]
 
 _default = None
 _shut_down = False
