@@ -30,15 +30,22 @@ set(CPACK_STRIP_FILES ON)
 # from dpkg-shlibdeps over every ELF file in the package. Without dpkg-shlibdeps CPack would
 # silently declare only the list below; tests/packaging fails in that case.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-if(STRATA_HAVE_CUDA)
-  # A toolkit outside the loader's folders (/usr/local/cuda): dpkg-shlibdeps must still find
-  # libcudart and libnccl to read them, or it stops the package.
-  get_filename_component(strata_nccl_dir "${STRATA_NCCL_LIBRARY}" DIRECTORY)
-  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CUDAToolkit_LIBRARY_DIR} ${strata_nccl_dir})
-endif()
 # Not shared libraries: strata-run's default backend runs mpirun. StrataConfig.cmake has no
 # find_dependency(), so consumers of the CMake package need no -dev package from us.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "openmpi-bin")
+if(STRATA_HAVE_CUDA)
+  # A CUDA build links libcudart (libstrata itself), libcublas (the example) and libnccl (the NCCL
+  # plugin) from a toolkit no Debian package owns here (/usr/local/cuda). dpkg-shlibdeps must find
+  # them to read them (-l), and CPack passes it --ignore-missing-info, so it declares nothing for
+  # them: declare NVIDIA's packages of the same libraries (its CUDA apt repository) ourselves, or
+  # the package would install on a machine without CUDA and fail to load there.
+  # (For a package without CUDA, configure with -DSTRATA_CUDA=OFF.)
+  get_filename_component(strata_nccl_dir "${STRATA_NCCL_LIBRARY}" DIRECTORY)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CUDAToolkit_LIBRARY_DIR} ${strata_nccl_dir})
+  set(strata_cuda_suffix "${CUDAToolkit_VERSION_MAJOR}-${CUDAToolkit_VERSION_MINOR}")
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS
+         ", cuda-cudart-${strata_cuda_suffix}, libcublas-${strata_cuda_suffix}, libnccl2")
+endif()
 # What a plugin author is likely to need beside the SDK: the plugin template reads its config with
 # nlohmann/json, and strata/comm/job_secret.hpp (for comm plugins) includes OpenSSL's headers.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "nlohmann-json3-dev, libssl-dev, cmake")

@@ -54,9 +54,10 @@ for section in doc.values() if isinstance(doc, dict) else []:
 fi
 if [ "$cuda" = ON ]; then targets+=(strata_allreduce_nccl); fi
 
-# STRATA_CUDA is given every time: a folder first configured for the GPU path keeps CUDA only while
-# the job asks for it.
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRATA_WERROR=ON \
-  -DSTRATA_BUILD_TESTS=OFF -DSTRATA_BUILD_BENCH=OFF -DSTRATA_CUDA="$cuda"
+# Every setting is given every time, so a reused folder builds this job whatever configured it last:
+# STRATA_CUDA follows the job, and a `pip install . --config-settings build-dir=` of the same folder
+# (which sets SKBUILD and turns the examples off) is undone.
+cmake -S "$root" -B "$build" -G Ninja -U 'SKBUILD*' -DCMAKE_BUILD_TYPE=Release -DSTRATA_WERROR=ON \
+  -DSTRATA_BUILD_TESTS=OFF -DSTRATA_BUILD_BENCH=OFF -DSTRATA_BUILD_EXAMPLES=ON -DSTRATA_CUDA="$cuda"
 mapfile -t unique < <(printf '%s\n' "${targets[@]}" | sort -u)
 cmake --build "$build" -j "$(nproc)" --target "${unique[@]}"

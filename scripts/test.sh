@@ -15,8 +15,10 @@ if command -v nvcc > /dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON;
 # at -O2 -g1) in a pass whose time CI counts.
 line_tables=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 "$root/scripts/build.sh" "$root/build" -DSTRATA_CUDA=$cuda "${line_tables[@]}"
-# The Python build backend for tests/install's offline `pip install .` (from PyPI).
-"$root/scripts/python-build-deps.sh" "$root/build/wheelhouse"
+# The Python build backend for tests/install's offline `pip install .` (from PyPI). Without it
+# (PyPI unreachable) the other tests still run, and tests/install's pip tests fail saying so.
+"$root/scripts/python-build-deps.sh" "$root/build/wheelhouse" ||
+  echo "test.sh: could not download scikit-build-core into build/wheelhouse (see above)" >&2
 # Two at a time on CI's two cores; tests that time the ranks (tests/faults) run alone (RUN_SERIAL).
 # A test that fails is run once more (a catalogue case once failed within 0.03 s in a -j 2 run and
 # passed every rerun; the cause was not found); one that fails twice fails the run.

@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 
 
 def run(argv, timeout, env=None, cwd=None):
@@ -99,10 +100,9 @@ def main_job_build(a):
 # ---- pip_venv ------------------------------------------------------------------------------------
 def make_venv(a, name):
     """A fresh venv with scikit-build-core from the wheelhouse (offline). Returns its folder."""
-    wheels = [w for w in os.listdir(a.wheelhouse)] if os.path.isdir(a.wheelhouse) else []
-    check(any(w.startswith("scikit_build_core-") for w in wheels),
-          "no scikit-build-core wheel in %s: run scripts/python-build-deps.sh %s (scripts/test.sh "
-          "does) to download it from PyPI" % (a.wheelhouse, a.wheelhouse))
+    check(os.path.exists(os.path.join(a.wheelhouse, "complete")),
+          "no scikit-build-core wheels in %s: run scripts/python-build-deps.sh %s (scripts/test.sh "
+          "does) to download them from PyPI" % (a.wheelhouse, a.wheelhouse))
     venv = os.path.join(a.work, name)
     shutil.rmtree(venv, ignore_errors=True)
     rc, _ = run([sys.executable, "-m", "venv", venv], timeout=120)
@@ -127,8 +127,15 @@ def pip_venv(a):
                    "--no-index", "--disable-pip-version-check",
                    "--config-settings", "build-dir=" + build, a.source], timeout=1500)
     check(rc == 0, "pip install . failed")
-    wheel = "strata-%s-py3-none-linux_x86_64.whl" % a.version
+    platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")  # linux_x86_64
+    wheel = "strata-%s-py3-none-%s.whl" % (a.version, platform)
     check(wheel in out, "pip built no %s" % wheel)
+    # The main job still builds and runs from the folder pip used (build-main.sh undoes SKBUILD
+    # and the examples being off).
+    rc, out = run([os.path.join(a.source, "scripts", "build-main.sh"), "--build-dir", build],
+                  timeout=900)
+    check(rc == 0 and os.path.exists(os.path.join(build, "bin", "fashion_mnist")),
+          "build-main.sh failed on the folder pip built in")
 
     home = os.path.join(a.work, "home")
     os.makedirs(home, exist_ok=True)
@@ -156,14 +163,15 @@ def pip_venv(a):
                                                 os.path.join(site, "lib", "libstrata.so"))
             check(line in out.splitlines(), "%s backend: no line %r" % (backend, line))
 
-    # strata.init() without a manifest runs the C++ example's default manifest.
+    # strata.init() without a manifest runs the C++ example's default manifest, from the package.
     with open(os.path.join(a.source, "examples", "manifests", "default.json")) as f:
         example_default = json.load(f)
     rc, out = run([os.path.join(venv, "bin", "python3"), "-c",
-                   "import json, strata; print(json.dumps(strata.DEFAULT_MANIFEST))"],
-                  timeout=60, env=env, cwd=home)
-    check(rc == 0 and json.loads(out) == example_default,
-          "strata.DEFAULT_MANIFEST differs from examples/manifests/default.json")
+                   "import strata; print(strata.default_manifest())"], timeout=60, env=env, cwd=home)
+    check(rc == 0 and out.strip() == os.path.join(site, "manifests", "default.json"),
+          "strata.default_manifest() is %r, not the package's copy" % out)
+    with open(out.strip()) as f:
+        check(json.load(f) == example_default, "the package's default manifest is not the example's")
 
     # Bad input: the bundled libstrata cannot be loaded: the file and the loader's reason.
     broken = os.path.join(a.work, "broken")

@@ -8,8 +8,9 @@
 cmake_minimum_required(VERSION 3.25)  # IN_LIST, file(REAL_PATH), find_program(NO_CACHE)
 include(${CMAKE_CURRENT_LIST_DIR}/../abi/run_out_of_tree.cmake)  # run(), check_out_of_tree()
 
-# Without dpkg-shlibdeps, cpack would quietly declare none of the shared-library dependencies.
-foreach(entry "dpkg-deb|dpkg" "dpkg-shlibdeps|dpkg-dev")
+# Without dpkg-shlibdeps, cpack would quietly declare none of the shared-library dependencies; and
+# CPack's DEB generator needs `file` to find the ELF files to hand it.
+foreach(entry "dpkg-deb|dpkg" "dpkg-shlibdeps|dpkg-dev" "file|file")
   string(REPLACE "|" ";" entry "${entry}")
   list(GET entry 0 program)
   list(GET entry 1 package)
@@ -34,8 +35,11 @@ message(STATUS "${deb}: ${size} bytes")
 # ---- control fields: dpkg-shlibdeps's libraries and our own additions ----------------------------
 run("dpkg-deb -f" dpkg-deb -f ${deb} Depends)
 message(STATUS "Depends: ${run_output}")
-foreach(dependency libopenmpi libgloo libboost-filesystem libspdlog libssl libstdc\\+\\+ libc6
-                   openmpi-bin)
+set(dependencies libopenmpi libgloo libboost-filesystem libspdlog libssl libstdc\\+\\+ libc6 openmpi-bin)
+if(CUDA)  # a CUDA build's libstrata needs libcudart, which no Debian package of this machine owns
+  list(APPEND dependencies cuda-cudart- libcublas- libnccl2)
+endif()
+foreach(dependency IN LISTS dependencies)
   if(NOT run_output MATCHES "(^|, )${dependency}")
     message(FATAL_ERROR "Depends lacks ${dependency}: ${run_output}")
   endif()

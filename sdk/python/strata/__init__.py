@@ -9,13 +9,13 @@ exactly as a C++ host.
 One runtime per process: strata.init creates it (collective) and the module functions below use
 it; strata.shutdown() (or interpreter exit) destroys it, and it cannot be created again.
 """
-from .runtime import (DEFAULT_MANIFEST, LoadResult, ParamView, Runtime, StepResult, StepTime,
-                      StrataError, Training, World, library)
+from .runtime import (LoadResult, ParamView, Runtime, StepResult, StepTime, StrataError, Training,
+                      World, default_manifest, library)
 
 __all__ = ["init", "shutdown", "runtime", "rank", "size", "local_rank", "local_size", "allreduce",
            "allreduce_", "allgather", "broadcast", "broadcast_", "barrier", "Runtime",
            "StrataError", "StepResult", "World", "Training", "ParamView", "LoadResult",
-           "StepTime", "library", "DEFAULT_MANIFEST"]
+           "StepTime", "library", "default_manifest"]
 
 _default = None
 _shut_down = False
@@ -28,7 +28,10 @@ def __getattr__(name):
         try:
             from ._version import __version__ as version
         except ImportError:
-            version = library()[0].strata_version().decode()
+            try:
+                version = library()[0].strata_version().decode()
+            except OSError as e:  # getattr(strata, "__version__", None) must still work
+                raise AttributeError("strata.__version__: %s" % e) from None
         return version
     raise AttributeError("module 'strata' has no attribute %r" % name)
 

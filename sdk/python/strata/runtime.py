@@ -37,24 +37,19 @@ class StrataError(RuntimeError):
 _lib = None
 _lib_path = None
 
-# The manifest strata.init() runs without one and without $STRATA_MANIFEST: the embedded default
-# the C++ example runs (examples/manifests/default.json; tests/install checks they are equal). Its
-# libraries are found beside libstrata (strata/lib/strata/plugins in an installed package), and
-# strata-run's gloo backend swaps the comm library through $STRATA_COMM_LIBRARY.
-DEFAULT_MANIFEST = {
-    "comm": {"library": "strata_allreduce_mpi"},
-    "sharding": {"library": "strata_zero"},
-    "precision": {"library": "strata_amp"},
-    "offload": {"library": "strata_offload"},
-    "train_batch_size": 256,
-    "gradient_accumulation_steps": 1,
-    "gradient_clipping": 1.0,
-    "optimizer": {
-        "type": "AdamW",
-        "params": {"lr": 0.001, "betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.01},
-    },
-    "zero_optimization": {"stage": 0},
-}
+def default_manifest():
+    """The manifest strata.init() runs without one and without $STRATA_MANIFEST: the example's
+    embedded default, examples/manifests/default.json, which `pip install .` copies into the package
+    (strata/manifests/). Its plugins are found beside libstrata, and strata-run's gloo backend swaps
+    the comm library through $STRATA_COMM_LIBRARY."""
+    candidates = [os.path.join(_capi.PACKAGE_DIR, "manifests", "default.json"),
+                  os.path.normpath(os.path.join(_capi.PACKAGE_DIR, "..", "..", "..", "examples",
+                                                "manifests", "default.json"))]  # source tree
+    for path in candidates:
+        if os.path.exists(path):
+            return path
+    raise ValueError("strata: no manifest given, $STRATA_MANIFEST unset, and the default manifest "
+                     "is in none of " + ", ".join(candidates))
 
 
 def library():
@@ -82,7 +77,7 @@ class Runtime:
         """Creates the runtime (collective). manifest: a path, a dict (the manifest itself, plugin
         names looked up from the current folder), or None for $STRATA_MANIFEST. overrides: a
         JSON merge patch (dict or text) applied over the manifest. With neither a manifest nor
-        $STRATA_MANIFEST, DEFAULT_MANIFEST."""
+        $STRATA_MANIFEST, default_manifest()."""
         lib, _ = library()
         self._lib = lib
         self._handle = None
@@ -90,7 +85,7 @@ class Runtime:
         self._err = _capi.sized(_capi.Error)
         options = _capi.sized(_capi.CreateOptions)
         if manifest is None:
-            manifest = os.environ.get("STRATA_MANIFEST") or DEFAULT_MANIFEST
+            manifest = os.environ.get("STRATA_MANIFEST") or default_manifest()
         if isinstance(manifest, dict):
             options.manifest_json = _text(json.dumps(manifest))
             options.base_dir = _text(os.getcwd())
