@@ -6,6 +6,7 @@ usage: launcher_test.py MODE --run STRATA_RUN --probe RANK_PROBE --agent FAKE_AG
 """
 import argparse
 import os
+import pty
 import re
 import signal
 import subprocess
@@ -29,21 +30,41 @@ def check(condition, message):
 class Job:
     """strata-run running in the background; its stdout and stderr are collected line by line."""
 
-    def __init__(self, argv, cwd, env=None):
+    def __init__(self, argv, cwd, env=None, slow_stdout=False):
+        """slow_stdout: read stdout at about 1 MB/s until read_stdout_fast() (a slow terminal)."""
         print("running: " + " ".join(argv), flush=True)
         self.started = time.monotonic()
         self.proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, env=env)
         self.out, self.err = [], []
-        self.threads = [threading.Thread(target=self._collect, args=(self.proc.stdout, self.out)),
-                        threading.Thread(target=self._collect, args=(self.proc.stderr, self.err))]
+        self.fast = threading.Event()
+        if not slow_stdout:
+            self.fast.set()
+        self.threads = [threading.Thread(target=self._collect, args=(self.proc.stdout, self.out, self.fast)),
+                        threading.Thread(target=self._collect, args=(self.proc.stderr, self.err, None))]
         for t in self.threads:
             t.start()
 
     @staticmethod
-    def _collect(stream, lines):
-        for line in stream:
-            lines.append(line.rstrip("\n"))
+    def _collect(stream, lines, fast):
+        if fast is None or fast.is_set():
+            for line in stream:
+                lines.append(line.rstrip("\n"))
+            return
+        pending = b""
+        while True:
+            chunk = os.read(stream.fileno(), 16384 if not fast.is_set() else 1 << 20)
+            if not chunk:
+                break
+            *whole, pending = (pending + chunk).split(b"\n")
+            lines.extend(line.decode(errors="replace") for line in whole)
+            if not fast.is_set():
+                time.sleep(0.015)
+        if pending:
+            lines.append(pending.decode(errors="replace"))
+
+    def read_stdout_fast(self):
+        self.fast.set()
 
     def wait_for(self, predicate, timeout, what):
         deadline = time.monotonic() + timeout
@@ -416,11 +437,23 @@ def partial_lines_job(a, backend, prefixed):
     return job
 
 
+MIXED_TAG = re.compile(r"[^\n]\[1,\d+\]<stdout>:")
+
+
 def mode_partial_lines(a):
     # Open MPI forwards each fragment as a chunk without a '\n' of its own, so on mpirun's output
     # another rank's tag follows a partial line directly; strata-run must print the same whole
-    # "[R] " lines as the gloo backend, which reads each rank's pipes itself.
+    # "[R] " lines as the gloo backend, which reads each rank's pipes itself. First the premise:
+    # a bare mpirun (with strata-run's options) does mix the ranks' tags into one line.
+    raw = subprocess.run(mpirun_command(3) + ["--tag-output", a.probe, "partial=4"], cwd=a.work,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    print("---- bare mpirun's stdout\n" + raw.stdout, flush=True)
+    check(raw.returncode == 0, f"bare mpirun exited {raw.returncode}: {raw.stderr}")
+    check(MIXED_TAG.search(raw.stdout) is not None,
+          "bare mpirun put no tag in the middle of a line: the parser is not exercised by this job")
     jobs = {backend: partial_lines_job(a, backend, True) for backend in ("gloo", "mpi")}
+    mpi_text = "\n".join(jobs["mpi"].out)
+    check(re.search(r"\[1,\d+\]<std", mpi_text) is None, "strata-run passed on an Open MPI tag")
     for backend, job in jobs.items():
         for line in job.out:
             check(re.match(r"^\[\d+\] ", line), f"{backend}: a stdout line without a rank prefix: {line!r}")
@@ -435,9 +468,21 @@ def mode_no_rank_prefix(a):
             check(not re.match(r"^\[\d+(,\d+)?\]", line), f"{backend}: a tagged line: {line!r}")
 
 
+def mpirun_command(np):
+    """mpirun with the options strata-run gives it (mpi_backend.cpp), for a bare run to compare."""
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    return ["mpirun", *root, "--oversubscribe", "-np", str(np), "--mca", "btl_vader_single_copy_mechanism", "none"]
+
+
+def mpirun_signal_exit(rc, sig):
+    """Open MPI 4.1's mpirun ends its ranks and exits 1 on SIGINT/SIGTERM/SIGHUP; a mpirun that died
+    of the signal itself would give 128 + signal, which strata-run passes on just as well."""
+    return rc in (1, 128 + sig)
+
+
 def mode_mpi_signals(a):
-    # strata-run runs mpirun as its child and passes SIGINT/SIGTERM/SIGHUP on; mpirun ends its
-    # ranks and exits 1 (Open MPI 4.1), and strata-run exits with mpirun's status.
+    # strata-run runs mpirun as its child and passes on SIGINT/SIGTERM/SIGHUP sent to its own pid
+    # (kill(), as a scheduler does); strata-run exits with mpirun's status.
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         job = Job([a.run, "--backend", "mpi", "-np", "2", "--", a.probe, "sleep=60"], a.work)
         job.wait_for(lambda: len(job.pids()) == 2, 60, "2 MPI ranks to start")
@@ -445,10 +490,110 @@ def mode_mpi_signals(a):
         job.proc.send_signal(sig)
         sent = time.monotonic()
         rc = job.finish(30)
-        check(rc == 1, f"strata-run exited {rc} after {sig.name}, expected mpirun's 1")
+        check(mpirun_signal_exit(rc, sig), f"strata-run exited {rc} after {sig.name}, expected mpirun's 1")
         check(time.monotonic() - sent < 10, f"strata-run took more than 10 s after {sig.name}")
         check(f"strata-run: got {sig.name}, passing it on to mpirun" in job.err, f"no message about {sig.name}")
         assert_gone(pids, 5)
+
+
+def mode_flood_signal(a):
+    # Ranks write faster than strata-run's stdout is read: a SIGTERM must still be acted on at once,
+    # not when the output stops (the flood lasts 20 s).
+    for backend, message in (("gloo", "stopping every rank"), ("mpi", "passing it on to mpirun")):
+        job = Job([a.run, "--backend", backend, "-np", "2", "--", a.probe, "flood=20"], a.work, slow_stdout=True)
+        job.wait_for(lambda: any(line.startswith("[1] flood 1 ") for line in job.out), 60, "the flood")
+        time.sleep(1)
+        job.proc.send_signal(signal.SIGTERM)
+        expected = f"strata-run: got SIGTERM, {message}"
+        job.wait_for(lambda: expected in job.err, 5, f"{backend}: {expected!r} while the ranks flood stdout")
+        job.read_stdout_fast()
+        rc = job.finish(30)
+        check(rc == 128 + signal.SIGTERM if backend == "gloo" else mpirun_signal_exit(rc, signal.SIGTERM),
+              f"{backend}: strata-run exited {rc} after SIGTERM")
+
+
+class TerminalJob:
+    """strata-run as the foreground job of a pseudo-terminal, as run from an interactive shell: its
+    stdin, stdout and stderr are the terminal, and ^C goes to the terminal's foreground group."""
+
+    def __init__(self, argv, cwd):
+        print("running on a terminal: " + " ".join(argv), flush=True)
+        self.pid, self.master = pty.fork()
+        if self.pid == 0:
+            try:
+                os.chdir(cwd)
+                os.execv(argv[0], argv)
+            finally:
+                os._exit(127)
+        self.text = ""
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._collect)
+        self.reader.start()
+
+    def _collect(self):
+        while True:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:  # EIO: every process holding the terminal has ended
+                break
+            if not chunk:
+                break
+            with self.lock:
+                self.text += chunk.decode(errors="replace").replace("\r\n", "\n")
+
+    def lines(self):
+        with self.lock:
+            return self.text.split("\n")
+
+    def type(self, data):
+        os.write(self.master, data)
+
+    def wait_for(self, predicate, timeout, what):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return
+            time.sleep(0.05)
+        os.kill(self.pid, signal.SIGKILL)  # mpirun gets SIGTERM (parent-death signal)
+        print("---- terminal\n" + "\n".join(self.lines()[:200]), flush=True)
+        fail(f"timed out waiting for {what}")
+
+    def finish(self, timeout):
+        """strata-run's exit status (128 + signal if one ended it), or fails after `timeout`."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid == self.pid:
+                self.reader.join(10)
+                os.close(self.master)
+                print("---- terminal\n" + "\n".join(self.lines()[:200]), flush=True)
+                return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+            time.sleep(0.05)
+        os.kill(self.pid, signal.SIGKILL)
+        print("---- terminal\n" + "\n".join(self.lines()[:200]), flush=True)
+        fail(f"strata-run did not end within {timeout} s")
+
+
+def mode_mpi_terminal(a):
+    # Run from a terminal, mpirun reads the keyboard for rank 0 only while it is in the terminal's
+    # foreground process group (Open MPI 4.1, orte_iof_hnp_stdin_check), as it was when strata-run
+    # exec'd it. The terminal's ^C reaches strata-run and mpirun together: mpirun must get it once
+    # (a second SIGINT makes it force-abort), so the job ends cleanly.
+    job = TerminalJob([a.run, "--backend", "mpi", "-np", "2", "--", a.probe, "read-stdin", "sleep=60"], a.work)
+    pids_of = lambda: [int(m.group(1)) for line in job.lines() for m in [re.match(r"^\[\d+\] pid=(\d+)$", line)] if m]
+    job.wait_for(lambda: len(pids_of()) == 2, 60, "2 MPI ranks to start")
+    pids = pids_of()
+    job.type(b"typed on the terminal\n")
+    job.wait_for(lambda: "[0] stdin: typed on the terminal" in job.lines(), 10, "rank 0 to read the typed line")
+    job.type(b"\x03")
+    sent = time.monotonic()
+    rc = job.finish(30)
+    text = "\n".join(job.lines())
+    check(mpirun_signal_exit(rc, signal.SIGINT), f"strata-run exited {rc} after ^C")
+    check(time.monotonic() - sent < 10, "strata-run took more than 10 s after ^C")
+    check("passing it on to mpirun" not in text, "strata-run passed the terminal's SIGINT on to mpirun, which had it")
+    check("forcibly" not in text and "ctrl-c again" not in text.lower(), "mpirun got SIGINT twice and force-aborted")
+    assert_gone(pids, 5)
 
 
 def mode_mpirun_killed(a):

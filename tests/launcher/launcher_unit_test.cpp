@@ -16,7 +16,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <map>
+#include <thread>
 
 namespace strata::run {
 namespace {
@@ -211,6 +216,73 @@ TEST(Output, WholeLinesAndTheLastPartialOne) {
   EXPECT_THAT(lines, ElementsAre("abc", "d", "", "e"));
 }
 
+// A progress bar redrawn with '\r' and never a '\n' must not grow strata-run's memory: a partial
+// line is let out in pieces of kMaxLineBytes. A line of exactly the bound is still one line.
+TEST(Output, APartialLineIsBounded) {
+  LineSplitter s;
+  std::vector<std::string> lines;
+  const auto add = [&](std::string_view l) { lines.emplace_back(l); };
+  const std::string exact(kMaxLineBytes, 'x');
+  s.feed(exact, add);
+  EXPECT_TRUE(lines.empty());
+  s.feed("\n", add);
+  ASSERT_THAT(lines, ElementsAre(exact));
+  lines.clear();
+  const std::string frame = "\r[=====>    ] 42%";
+  for (size_t i = 0; i < 3 * kMaxLineBytes / frame.size(); ++i) s.feed(frame, add);
+  ASSERT_EQ(lines.size(), 2u);
+  for (const std::string& line : lines) EXPECT_EQ(line.size(), kMaxLineBytes);
+  s.finish(add);  // what is left of the bar
+  lines.clear();
+  s.feed(std::string(2 * kMaxLineBytes + 5, 'y') + "\nz", add);  // one feed, several pieces
+  s.finish(add);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], std::string(kMaxLineBytes, 'y'));
+  EXPECT_EQ(lines[1], std::string(kMaxLineBytes, 'y'));
+  EXPECT_EQ(lines[2], "yyyyy");
+  EXPECT_EQ(lines[3], "z");
+}
+
+// A pipe that refills as fast as it is read (a flooding rank): read_available must come back to
+// the caller's loop (signals, deadlines) instead of reading until the flood stops.
+TEST(Output, ReadAvailableReturnsWhileThePipeKeepsFilling) {
+  int fds[2];
+  ASSERT_EQ(pipe2(fds, O_NONBLOCK), 0);
+  const std::string chunk(4096, 'x');
+  ASSERT_EQ(write(fds[1], chunk.data(), chunk.size()), static_cast<ssize_t>(chunk.size()));
+  int calls = 0;
+  const bool open = read_available(fds[0], [&](std::string_view data) {
+    if (++calls < 1000) {
+      EXPECT_EQ(write(fds[1], data.data(), data.size()), static_cast<ssize_t>(data.size()));
+    }
+  });
+  EXPECT_TRUE(open);
+  EXPECT_LE(calls, 16);
+  close(fds[0]);
+  close(fds[1]);
+}
+
+// strata-run's stdout may be non-blocking (a shared terminal or pipe another program set so): a
+// full pipe means waiting, not dropping the rest of the line.
+TEST(Output, WritingToAFullNonBlockingPipeWaits) {
+  int fds[2];
+  ASSERT_EQ(pipe2(fds, 0), 0);
+  ASSERT_EQ(fcntl(fds[1], F_SETFL, O_NONBLOCK), 0);
+  std::string got;
+  std::thread reader([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    char buffer[65536];
+    for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) got.append(buffer, static_cast<size_t>(n));
+  });
+  const std::string line(300000, 'y');
+  write_prefixed_line(fds[1], "[7] ", line);
+  close(fds[1]);
+  reader.join();
+  close(fds[0]);
+  EXPECT_EQ(got.size(), line.size() + 5);
+  EXPECT_TRUE(got == "[7] " + line + "\n");
+}
+
 // Lines out of MpiOutputParser as "[R] text" (stdout), "[R]! text" (stderr), "text" (mpirun's own
 // line from stdout) or "! text" (from stderr).
 struct MpiLines {
@@ -287,6 +359,38 @@ TEST(MpiOutput, MpirunsOwnLinesPassUnchanged) {
   EXPECT_THAT(out.lines, ElementsAre("! -----", "! Primary job  terminated normally, but 1 process returned",
                                      "[0]! oops", "[0]! part[not a tag]", "! [Warning] mpirun's own [1,x] text",
                                      "! no newline"));
+}
+
+// Rank 0 draws a progress bar ('\r', never '\n') in many chunks while rank 1 prints whole lines:
+// rank 0's partial line comes out in pieces of kMaxLineBytes, rank 1's lines are untouched.
+TEST(MpiOutput, APartialLineIsBounded) {
+  MpiOutputParser p(true);
+  MpiLines out;
+  const std::string frame = "\r[====>   ] 42%";
+  for (size_t i = 0; i < 2 * kMaxLineBytes / frame.size() + 1; ++i) {
+    p.feed("[1,0]<stdout>:" + frame + "[1,1]<stdout>:line\n", out.on_line());
+  }
+  size_t pieces = 0;
+  for (const std::string& line : out.lines) {
+    if (line.rfind("[0] ", 0) == 0) {
+      ++pieces;
+      EXPECT_EQ(line.size(), 4 + kMaxLineBytes);
+    } else {
+      EXPECT_EQ(line, "[1] line");
+    }
+  }
+  EXPECT_EQ(pieces, 2u);
+}
+
+// A rank that prints "[1," and endless digits: not a tag (Open MPI's numbers are short), so it
+// becomes text, bounded like any other, instead of being held as a possible tag forever.
+TEST(MpiOutput, EndlessDigitsAreNotATag) {
+  MpiOutputParser p(true);
+  MpiLines out;
+  p.feed("[1,4]<stdout>:[1,", out.on_line());
+  for (int i = 0; i < 20; ++i) p.feed(std::string(kMaxLineBytes / 8, '7'), out.on_line());
+  ASSERT_FALSE(out.lines.empty());
+  EXPECT_EQ(out.lines.front(), "[4] [1," + std::string(kMaxLineBytes - 3, '7'));
 }
 
 TEST(MpiOutput, AnUnfinishedTagAtTheEndIsText) {

@@ -8,6 +8,8 @@
 //   ignore-term  ignore SIGTERM (strata-run must follow up with SIGKILL)
 //   partial=N  write N stdout lines, then one stderr line, slowly in fragments "<R.LINE.K>" (K 0-2),
 //              so that the ranks' partial lines overlap in time (see write_partial_lines)
+//   flood=S    write about 4 MB/s of stdout lines for S seconds (faster than the tests read them)
+//   read-stdin rank 0 reads one line from stdin and prints "stdin: <line>"
 // It also writes one stderr line and ends with a stdout line without '\n'.
 #include <signal.h>
 #include <sys/stat.h>
@@ -16,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -43,6 +46,18 @@ void write_partial_lines(int rank, int lines) {
     }
     std::fputc('\n', stream);
     std::fflush(stream);
+  }
+}
+
+// 40 lines of 1000 bytes every 10 ms: more than a slow reader takes, little enough that mpirun's
+// buffer of what its stdout has not taken yet stays small.
+void flood(int rank, double seconds) {
+  const std::string body(1000, 'f');
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    for (int i = 0; i < 40; ++i) std::printf("flood %d %s\n", rank, body.c_str());
+    std::fflush(stdout);
+    sleep_s(0.01);
   }
 }
 
@@ -80,6 +95,14 @@ int main(int argc, char** argv) {
     if (arg.rfind("sleep=", 0) == 0) sleep_seconds = std::atof(arg.c_str() + 6);
     if (arg.rfind("hold=", 0) == 0) hold = arg.substr(5);
     if (arg.rfind("partial=", 0) == 0) write_partial_lines(rank, std::atoi(arg.c_str() + 8));
+    if (arg.rfind("flood=", 0) == 0) flood(rank, std::atof(arg.c_str() + 6));
+    if (arg == "read-stdin" && rank == 0) {
+      char line[256] = "";
+      if (std::fgets(line, sizeof line, stdin) == nullptr) std::strcpy(line, "<eof>");
+      line[std::strcspn(line, "\r\n")] = '\0';
+      std::printf("stdin: %s\n", line);
+      std::fflush(stdout);
+    }
     if (arg.rfind("bulk=", 0) == 0) {
       const int lines = std::atoi(arg.c_str() + 5);
       const std::string body(3000, static_cast<char>('a' + rank % 26));

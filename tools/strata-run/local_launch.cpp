@@ -28,10 +28,9 @@ std::vector<char*> pointers(const std::vector<std::string>& strings) {
 
 }  // namespace
 
-ChildProcess spawn_process(const std::vector<std::string>& argv,
-                           const std::vector<std::string>& envp, StdinFrom stdin_from,
-                           int death_signal) {
-  const bool with_stdin = stdin_from == StdinFrom::pipe;
+ChildProcess spawn_process(const std::vector<std::string>& argv, const std::vector<std::string>& envp,
+                           const SpawnOptions& options) {
+  const bool with_stdin = options.stdin_from == StdinFrom::pipe;
   int out[2];
   int err[2];
   int in[2] = {-1, -1};
@@ -48,11 +47,11 @@ ChildProcess spawn_process(const std::vector<std::string>& argv,
   const pid_t pid = fork();
   if (pid < 0) throw UsageError(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    setpgid(0, 0);
+    if (options.own_process_group) setpgid(0, 0);
     // If strata-run itself dies without stopping the ranks (SIGKILL, a crash), its ranks and
     // agents die with it instead of running on unsupervised. The getppid check closes the window
     // where strata-run died before prctl.
-    prctl(PR_SET_PDEATHSIG, death_signal);
+    prctl(PR_SET_PDEATHSIG, options.death_signal);
     if (getppid() != parent) _exit(1);
     // strata-run ignores SIGPIPE and catches INT/TERM/HUP/CHLD; an ignored signal would stay
     // ignored across exec, so give the program the defaults back.
@@ -63,7 +62,7 @@ ChildProcess spawn_process(const std::vector<std::string>& argv,
     int null_fd = -1;
     if (with_stdin) {
       dup2(in[0], STDIN_FILENO);
-    } else if (stdin_from == StdinFrom::null) {
+    } else if (options.stdin_from == StdinFrom::null) {
       // Close-on-exec: the rank gets it as fd 0 only (dup2 clears the flag on the copy).
       null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
       dup2(null_fd, STDIN_FILENO);
@@ -78,7 +77,7 @@ ChildProcess spawn_process(const std::vector<std::string>& argv,
     _exit(127);
   }
   // Both sides set the group, so a signal sent right after fork already reaches it.
-  setpgid(pid, pid);
+  if (options.own_process_group) setpgid(pid, pid);
   close(out[1]);
   close(err[1]);
   ChildProcess child;

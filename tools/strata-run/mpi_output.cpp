@@ -23,7 +23,10 @@ Tag match_tag(std::string_view s) {
   size_t i = 1;  // s[0] is '['
   const auto digits = [&](char end) -> TagMatch {
     const size_t first = i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+      // Longer is no number Open MPI prints, and keeps both held_ short and stoi in range.
+      if (++i - first > 9) return TagMatch::none;
+    }
     if (i == s.size()) return TagMatch::prefix;
     if (i == first || s[i] != end) return TagMatch::none;
     ++i;
@@ -33,7 +36,6 @@ Tag match_tag(std::string_view s) {
   const size_t rank_begin = i;
   if (const TagMatch m = digits(']'); m != TagMatch::complete) return {m};
   const std::string_view rank = s.substr(rank_begin, i - 1 - rank_begin);
-  if (rank.size() > 9) return {TagMatch::none};  // not a rank Open MPI prints; keeps stoi in range
   for (const std::string_view stream : streams) {
     const std::string expected = "<" + std::string(stream) + ">:";
     const std::string_view rest = s.substr(i, expected.size());
@@ -54,31 +56,41 @@ MpiOutputParser::MpiOutputParser(bool pipe_is_stdout)
     : untagged_{-1, pipe_is_stdout}, current_(untagged_) {}
 
 void MpiOutputParser::feed(std::string_view data, const OnLine& on_line) {
-  std::string joined;
-  if (!held_.empty()) {
-    joined = std::move(held_) + std::string(data);
+  // A tag held from the last read is completed a byte at a time (it is short), so the new chunk
+  // itself is never copied.
+  while (!held_.empty() && !data.empty()) {
+    held_.push_back(data.front());
+    data.remove_prefix(1);
+    if (match_tag(held_).match == TagMatch::prefix) continue;
+    const std::string decided = std::move(held_);
     held_.clear();
-    data = joined;
+    consume(decided, on_line);  // a tag, or text (which may end in a new held "[")
   }
+  consume(data, on_line);
+}
+
+void MpiOutputParser::consume(std::string_view data, const OnLine& on_line) {
   while (!data.empty()) {
     const size_t special = data.find_first_of("[\n");
-    pending_[current_].append(data.substr(0, special));
-    if (special == std::string_view::npos) return;
-    data.remove_prefix(special);
-    if (data.front() == '\n') {
-      emit(current_, on_line);
-      pending_.erase(current_);
+    if (special == std::string_view::npos) {
+      add_text(data, on_line);
+      return;
+    }
+    if (data[special] == '\n') {
+      add_text(data.substr(0, special + 1), on_line);
       current_ = untagged_;  // after a '\n' comes a tag, or one of mpirun's own lines
-      data.remove_prefix(1);
+      data.remove_prefix(special + 1);
       continue;
     }
+    add_text(data.substr(0, special), on_line);
+    data.remove_prefix(special);
     const Tag tag = match_tag(data);
     if (tag.match == TagMatch::prefix) {
       held_ = std::string(data);
       return;
     }
     if (tag.match == TagMatch::none) {
-      pending_[current_].push_back('[');
+      add_text(data.substr(0, 1), on_line);
       data.remove_prefix(1);
       continue;
     }
@@ -88,21 +100,26 @@ void MpiOutputParser::feed(std::string_view data, const OnLine& on_line) {
 }
 
 void MpiOutputParser::finish(const OnLine& on_line) {
-  pending_[current_].append(held_);  // an unfinished tag at EOF was text after all
+  const std::string held = std::move(held_);
   held_.clear();
-  for (const auto& [source, text] : pending_) {
-    if (!text.empty()) emit(source, on_line);
-  }
-  pending_.clear();
+  add_text(held, on_line);  // an unfinished tag at EOF was text after all
+  for (auto& [source, lines] : lines_) lines.finish(as_mpi_lines(source, on_line));
+  lines_.clear();
   current_ = untagged_;
 }
 
-void MpiOutputParser::emit(const Source& source, const OnLine& on_line) {
-  MpiLine line;
-  if (source.first >= 0) line.rank = source.first;
-  line.is_stdout = source.second;
-  line.text = pending_[source];
-  on_line(line);
+void MpiOutputParser::add_text(std::string_view text, const OnLine& on_line) {
+  if (!text.empty()) lines_[current_].feed(text, as_mpi_lines(current_, on_line));
+}
+
+LineSplitter::OnLine MpiOutputParser::as_mpi_lines(const Source& source, const OnLine& on_line) {
+  return [source, &on_line](std::string_view text) {
+    MpiLine line;
+    if (source.first >= 0) line.rank = source.first;
+    line.is_stdout = source.second;
+    line.text = text;
+    on_line(line);
+  };
 }
 
 }  // namespace strata::run

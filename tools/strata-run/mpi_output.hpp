@@ -5,10 +5,13 @@
 // the start of each chunk and after each '\n' inside it, and adds no '\n' to a chunk that ends
 // mid-line. So a rank's partial line is followed directly by another rank's tag on the same line
 // of mpirun's output ("[1,0]<stdout>:ab[1,1]<stdout>:xy\n[1,0]<stdout>:cd\n"). The parser keeps
-// a pending line per (rank, stream) and emits only whole ones; mpirun's own untagged lines (its
-// error banners) come out unchanged. A rank that prints a tag-shaped text itself is misread; a
-// rank's partial line followed by one of mpirun's own messages on the same pipe is joined to it.
+// a pending line per (rank, stream) and emits only whole ones, or pieces of kMaxLineBytes (64 KiB,
+// output.hpp) of a longer one; mpirun's own untagged lines (its error banners) come out unchanged.
+// A rank that prints a tag-shaped text itself is misread; a rank's partial line followed by one of
+// mpirun's own messages on the same pipe is joined to it. A tag's numbers have at most 9 digits.
 #pragma once
+
+#include "output.hpp"
 
 #include <functional>
 #include <map>
@@ -40,12 +43,14 @@ class MpiOutputParser {
  private:
   using Source = std::pair<int, bool>;  // (rank, is_stdout); rank -1: mpirun itself
 
-  void emit(const Source& source, const OnLine& on_line);
+  void consume(std::string_view data, const OnLine& on_line);
+  void add_text(std::string_view text, const OnLine& on_line);  // current_'s text, '\n' included
+  static LineSplitter::OnLine as_mpi_lines(const Source& source, const OnLine& on_line);
 
   const Source untagged_;
-  Source current_;                          // whose text the stream carries now
-  std::map<Source, std::string> pending_;   // partial lines
-  std::string held_;                        // a possible tag cut off by the end of a read
+  Source current_;                        // whose text the stream carries now
+  std::map<Source, LineSplitter> lines_;  // each source's partial line
+  std::string held_;                      // a possible tag cut off by the end of a read (short)
 };
 
 }  // namespace strata::run

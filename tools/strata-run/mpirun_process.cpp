@@ -85,12 +85,14 @@ class MpirunRun {
                         line.text);
   }
 
+  // Only what a process sent strata-run (a scheduler's SIGTERM): a terminal's signal went to its
+  // whole foreground group, mpirun included, and a second SIGINT would make mpirun force-abort.
   void forward_signals() {
-    for (const int sig : take_signals()) {
-      if (sig == SIGCHLD || !alive_) continue;  // reap() runs after every poll anyway
-      std::fprintf(stderr, "strata-run: got %s, passing it on to mpirun\n", signal_name(sig).c_str());
+    for (const CaughtSignal sig : take_signals()) {
+      if (sig.number == SIGCHLD || !sig.from_process || !alive_) continue;  // reap() runs anyway
+      std::fprintf(stderr, "strata-run: got %s, passing it on to mpirun\n", signal_name(sig.number).c_str());
       std::fflush(stderr);
-      kill(child_.pid, sig);
+      kill(child_.pid, sig.number);
     }
   }
 
@@ -113,7 +115,11 @@ int run_mpirun(const std::vector<std::string>& argv, bool rank_prefix) {
   signal(SIGPIPE, SIG_IGN);
   const int signal_fd = install_signal_pipe();
   // SIGTERM, not SIGKILL, if strata-run dies: mpirun then still ends its ranks and daemons.
-  const ChildProcess child = spawn_process(argv, merge_environment(environ, {}), StdinFrom::inherit, SIGTERM);
+  // mpirun stays in strata-run's process group: from a terminal, that keeps it in the foreground
+  // group, where Open MPI reads the keyboard for rank 0 and job control (Ctrl-Z) stops it too.
+  const ChildProcess child = spawn_process(argv, merge_environment(environ, {}),
+                                           {.stdin_from = StdinFrom::inherit, .death_signal = SIGTERM,
+                                            .own_process_group = false});
   MpirunRun run(child, rank_prefix);
   return run.run(signal_fd);
 }

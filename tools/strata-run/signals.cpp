@@ -12,9 +12,15 @@ namespace {
 
 int g_signal_pipe[2] = {-1, -1};
 
-void on_signal(int sig) {
+// One byte per signal: the number (below 65) and, in the top bit, whether a process sent it.
+constexpr int kFromProcess = 0x80;
+
+void on_signal(int sig, siginfo_t* info, void*) {
   const int saved = errno;
-  const unsigned char byte = static_cast<unsigned char>(sig);
+  // si_code <= 0 is every code a process sets (SI_USER 0, SI_QUEUE, SI_TKILL... are negative); the
+  // kernel's own, SI_KERNEL and the SIGCHLD codes, are positive.
+  const bool from_process = info != nullptr && info->si_code <= 0;
+  const unsigned char byte = static_cast<unsigned char>(sig | (from_process ? kFromProcess : 0));
   [[maybe_unused]] const ssize_t ignored = write(g_signal_pipe[1], &byte, 1);
   errno = saved;
 }
@@ -24,16 +30,19 @@ void on_signal(int sig) {
 int install_signal_pipe() {
   if (g_signal_pipe[0] < 0 && pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
   struct sigaction action{};
-  action.sa_handler = on_signal;
+  action.sa_sigaction = on_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
   for (const int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
   return g_signal_pipe[0];
 }
 
-std::vector<int> take_signals() {
-  std::vector<int> signals;
-  unsigned char sig = 0;
-  while (g_signal_pipe[0] >= 0 && read(g_signal_pipe[0], &sig, 1) == 1) signals.push_back(sig);
+std::vector<CaughtSignal> take_signals() {
+  std::vector<CaughtSignal> signals;
+  unsigned char byte = 0;
+  while (g_signal_pipe[0] >= 0 && read(g_signal_pipe[0], &byte, 1) == 1) {
+    signals.push_back({byte & ~kFromProcess, (byte & kFromProcess) != 0});
+  }
   return signals;
 }
 

@@ -59,7 +59,7 @@ class Supervisor {
   void start(Rank& rank) {
     rank.prefix = rank_prefix(rank.task->rank, options_.rank_prefix);
     rank.child = spawn_process(rank.task->argv, rank.task->envp,
-                               rank.task->remote ? StdinFrom::pipe : StdinFrom::null);
+                               {.stdin_from = rank.task->remote ? StdinFrom::pipe : StdinFrom::null});
     rank.alive = true;
     rank.started = !rank.task->remote;
     rank.spawned = Clock::now();
@@ -149,10 +149,12 @@ class Supervisor {
     write_prefixed_line(is_stdout ? STDOUT_FILENO : STDERR_FILENO, rank.prefix, line);
   }
 
+  // Every signal, a terminal's too: the ranks are in process groups of their own, so a terminal's
+  // Ctrl-C reached strata-run alone and only strata-run can end the ranks.
   void drain_signals() {
-    for (const int sig : take_signals()) {
-      if (sig == SIGCHLD) continue;  // reap() runs after every poll anyway
-      stop(128 + sig, "strata-run: got " + signal_name(sig) + ", stopping every rank");
+    for (const CaughtSignal sig : take_signals()) {
+      if (sig.number == SIGCHLD) continue;  // reap() runs after every poll anyway
+      stop(128 + sig.number, "strata-run: got " + signal_name(sig.number) + ", stopping every rank");
     }
   }
 
