@@ -45,7 +45,7 @@ for section in doc.values() if isinstance(doc, dict) else []:
 ' "$manifest")"
   for name in $named; do
     case "$name" in
-      strata_allreduce_nccl) cuda=ON; targets+=("$name") ;;
+      strata_allreduce_nccl) cuda=ON ;;  # added with the CUDA sources below
       strata_allreduce_mpi|strata_allreduce_gloo|strata_zero|strata_amp|strata_offload)
         targets+=("$name") ;;
       *) ;;  # a plugin of the user's own: not ours to build

@@ -171,7 +171,7 @@ int main(void) {
   CHECK(strata_set_stream(NULL, NULL, &err) == STRATA_ERR_INVALID_ARGUMENT);
   /* API 1.8: the library's release, the project's version, as the build that made it says. */
   CHECK(STRATA_API_VERSION_MINOR >= 8);
-  CHECK(strcmp(strata_version(), STRATA_TEST_PROJECT_VERSION) == 0);
+  CHECK(strcmp(strata_version(), STRATA_VERSION_TEXT) == 0);
   /* ABI 1.7: a reader handed a 1.6 host table sees no device() or cuda_stream(). */
   memset(&host_16, 0, sizeof host_16);
   host_16.struct_size = offsetof(strata_host_api, trace_span) + sizeof(void*);
