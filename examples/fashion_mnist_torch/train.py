@@ -263,8 +263,11 @@ class StrataBackend:
         return self.model
 
     def final_model(self):
-        self.opt.sync_module()  # collective: the runtime's parameters into the module
-        return self.model
+        # Collective: the runtime's current values, whole (at ZeRO stage 3 the module itself
+        # holds only placeholders between forwards), in a model of the same shape.
+        final = MLP(self.model.sizes)
+        final.load_state_dict(self.opt.module_state_dict())
+        return final
 
     def close(self):
         self.opt.close()

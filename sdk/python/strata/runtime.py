@@ -81,7 +81,7 @@ class Runtime:
         lib, _ = library()
         self._lib = lib
         self._handle = None
-        self._keep = []  # buffers the runtime holds pointers into
+        self._keep = {}  # parameter index -> (data, grad): buffers the runtime holds pointers into
         self._err = _capi.sized(_capi.Error)
         options = _capi.sized(_capi.CreateOptions)
         if manifest is None:
@@ -175,8 +175,21 @@ class Runtime:
         if g is not None and (g.count != d.count or g.dtype != d.dtype):
             raise ValueError("parameter %r: grad has %d %s elements, data %d %s" % (
                 name, g.count, _capi.DTYPE_NAMES[g.dtype], d.count, _capi.DTYPE_NAMES[d.dtype]))
-        self._keep.append((data, grad))
-        return self.register_param_raw(name, d.dtype, d.ptr, None if g is None else g.ptr, d.count)
+        index = self.register_param_raw(name, d.dtype, d.ptr, None if g is None else g.ptr, d.count)
+        self._keep[index] = (data, grad)
+        return index
+
+    def forget_data(self, index):
+        """Drops this object's reference to parameter `index`'s registered data, which the
+        runtime stops using after finalize when it partitions the parameter (ZeRO stage 3:
+        view(index).data is not the registered buffer). Refused for any other parameter."""
+        kept = self._keep.get(index)
+        if kept is None or kept[0] is None:
+            return
+        view = self.view(index)
+        if view.data == _buffers.buffer(kept[0], "parameter data", writable=True).ptr:
+            raise ValueError("forget_data: the runtime still uses parameter %d's data" % index)
+        self._keep[index] = (None, kept[1])
 
     def register_param_raw(self, name, dtype, data_ptr, grad_ptr, count):
         """register_param with addresses; the caller keeps the memory alive until close."""

@@ -16,26 +16,40 @@ How the module's parameters meet the runtime (docs/DESIGN.md, "Python hosts"):
   parameter under an fp16/bf16 manifest is bridged, as the C++ example does: the runtime holds the
   f16/bf16 values, the module computes in fp32 with those values widened, and the fp32 gradient is
   rounded into the runtime's f16/bf16 gradient buffer. (torch's CPU matmul has no fp16.)
-- Given the nn.Module, each submodule that owns parameters becomes a parameter group: a forward
-  pre-hook gathers it (and copies the runtime's values into the module where the runtime does not
-  use the module's own memory: ZeRO stage 3 partitions, f16/bf16 bridges), a forward hook releases
-  it. In backward, the first of a group's gradients gathers the group for backward; each gradient
-  is added into the runtime's buffer as autograd finishes it (an AccumulateGrad hook), and when the
-  group's last one arrives its parameters are marked ready (their reduction overlaps the rest of
-  backward) and the group is released.
+- Given the nn.Module, each submodule that owns parameters becomes a parameter group, and every
+  submodule that uses parameters directly (its own, or tied ones another owns) gathers their
+  groups around its forward (pre-hook) and releases them after (forward hook); nested and
+  repeated uses are counted, so a group is gathered once while any use is running. Where the
+  runtime does not use the module's own memory (f16/bf16 bridges) its values are copied in.
+- ZeRO stage 3 (the runtime partitions a group's parameters): between uses such a parameter's
+  `data` is an empty placeholder, and inside its module's forward and backward a tensor over the
+  runtime's gathered buffer (no copy; bridged ones a widened copy). What autograd saves for
+  backward is a handle, not the buffer (saved-tensor hooks, _partitioned.py); a pre-backward
+  function on the module's outputs gathers the group again before its backward nodes run; the
+  runtime prefetches the next groups of the recorded order. A placeholder used anywhere else
+  (another module's forward, model.state_dict(), arithmetic outside a forward) raises an error
+  naming the parameter; opt.gathered() and opt.module_state_dict() give whole values. The
+  module's full copies are freed at construction, so a rank holds its partitions only.
+- In backward a group is gathered for backward by whichever comes first: its pre-backward
+  function, a saved tensor's unpacking, or its first gradient. Each gradient is added into the
+  runtime's buffer as autograd finishes it (an AccumulateGrad hook), and when the group's last
+  one arrives its parameters are marked ready (their reduction overlaps the rest of backward)
+  and the group is released.
 - Given only named_parameters, no groups are defined: gradients go to host-owned buffers the
   runtime reads. That serves ZeRO stages 0-2; stage 3 needs the module.
 - Before each step the ranks agree on which parameters received a gradient in the micro-batch (one
   small allreduce): a rank whose backward skipped a parameter the others reached ends every rank
   with an error naming the parameter and the ranks, rather than a silent divergence or a hang.
 """
+import collections
+import contextlib
 import ctypes
-import math
 
 import torch
 
 import strata
 from . import _capi
+from ._partitioned import PartitionedParameter, SavedTensorHooks, tensor_at, wrap_outputs
 from .runtime import StrataError
 
 _TORCH_DTYPE = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
@@ -97,17 +111,11 @@ def _first_few(items, separator, most=4):
     return separator.join(items[:most]) + (separator + "..." if len(items) > most else "")
 
 
-def _tensor_at(address, count, dtype, shape):
-    """A tensor over `count` elements of runtime memory at `address` (no copy). Valid only while
-    the runtime keeps that memory where it is (see strata_view_param)."""
-    size = count * torch.tensor([], dtype=dtype).element_size()
-    return torch.frombuffer((ctypes.c_byte * size).from_address(address), dtype=dtype).view(shape)
-
-
 class _Param:
     """One registered parameter and how its values and gradients reach the runtime."""
     __slots__ = ("name", "p", "index", "group", "bridge", "store", "store_grad", "resident",
-                 "arrived", "copied_version", "_views")
+                 "partitioned", "live", "placeholder", "shape", "arrived", "copied_version",
+                 "_views")
 
     def __init__(self, name, p):
         self.name, self.p = name, p
@@ -116,6 +124,10 @@ class _Param:
         self.store = None        # what was registered as data: p.data itself, or its f16/bf16 copy
         self.store_grad = None   # flat mode: the registered gradient buffer
         self.resident = False    # the runtime's values live in p.data itself (nothing to copy)
+        self.partitioned = False  # stage 3: whole only while its group is gathered
+        self.live = None         # partitioned: the whole tensor in p.data while gathered
+        self.placeholder = None  # partitioned: p.data between uses
+        self.shape = p.shape
         self.arrived = False     # this micro-batch's gradient was handed over
         self.copied_version = -1
         self._views = {}         # (address, dtype) -> tensor over runtime memory
@@ -124,21 +136,51 @@ class _Param:
         key = (address, dtype)
         t = self._views.get(key)
         if t is None:
-            if len(self._views) >= 4:  # buffers that move (gathered at stage 3) would pile up
+            if len(self._views) >= 4:  # buffers that move (lent gradients) would pile up
                 self._views.clear()
-            t = _tensor_at(address, self.p.numel(), dtype, self.p.shape)
+            t = tensor_at(address, _numel(self.shape), dtype, self.shape)
             self._views[key] = t
         return t
 
+    def used_outside(self, what):
+        return StrataError(
+            _capi.ERR_INVALID_ARGUMENT,
+            "strata.torch: parameter %r is partitioned by ZeRO stage 3 and whole only during the "
+            "forward and backward of the module that owns it, but %s was called on it outside them (a "
+            "parameter read by another module's forward, or outside any forward). Read whole "
+            "values inside `with opt.gathered():` or with opt.module_state_dict(), or use the "
+            "parameter only in its own module" % (self.name, what))
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _trim_heap():
+    """Returns freed heap memory to the system (glibc keeps large freed blocks otherwise), so
+    that the process's RSS shows what partitioning freed."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
 
 class _Group:
-    __slots__ = ("id", "params", "backward_open", "pending", "grads")
+    __slots__ = ("id", "params", "refs", "backward_open", "pending", "grads")
 
     def __init__(self, gid, params):
         self.id, self.params = gid, params
+        self.refs = 0            # forwards (and gathered() scopes) using the group now
         self.backward_open = False
         self.pending = 0
         self.grads = None  # tensors over the lent gradient buffers while open for backward
+
+    @property
+    def gathered(self):
+        return self.refs > 0 or self.backward_open
 
 
 class DistributedOptimizer:
@@ -193,6 +235,8 @@ class DistributedOptimizer:
         self._micro_steps = 0
         self._hooks = []
         self._groups = []
+        self._saved_hooks = None  # stage 3: SavedTensorHooks, when some parameter is partitioned
+        self._scopes = []         # saved-tensor hook scopes of the forwards running now
         self._flags = (ctypes.c_int32 * (2 * len(self._params)))()
         self._register()
 
@@ -231,6 +275,7 @@ class DistributedOptimizer:
         rt.finalize()
         for rec in self._params:
             view = rt.view(rec.index)
+            rec.partitioned = grouped and view.data is None
             rec.resident = not rec.bridge and view.data == rec.store.data_ptr()
             if not grouped and view.data != rec.store.data_ptr():
                 raise ValueError(
@@ -238,10 +283,15 @@ class DistributedOptimizer:
                     "pass the nn.Module to DistributedOptimizer, which gathers each module's "
                     "parameters around its forward" % rec.name)
         self._install_hooks()
+        self._partition()
         self.sync_module()  # rank 0's values, broadcast by finalize, into every module
 
     def _define_groups(self):
+        """One runtime group per module that owns parameters; every module that uses parameters
+        directly (its own, or tied ones another module owns) gathers their groups around its
+        forward."""
         by_param = {id(rec.p): rec for rec in self._params}
+        owner = {}
         for name, mod in self.module.named_modules():
             members = [by_param.pop(id(p)) for p in mod.parameters(recurse=False)
                        if id(p) in by_param]
@@ -251,9 +301,17 @@ class DistributedOptimizer:
             group = _Group(gid, members)
             for rec in members:
                 rec.group = group
+                owner[id(rec.p)] = group
             self._groups.append(group)
-            self._hooks.append(mod.register_forward_pre_hook(self._make_pre_forward(group)))
-            self._hooks.append(mod.register_forward_hook(self._make_post_forward(group)))
+        for mod in self.module.modules():
+            used = []
+            for p in mod.parameters(recurse=False):
+                group = owner.get(id(p))
+                if group is not None and group not in used:
+                    used.append(group)
+            if used:
+                self._hooks.append(mod.register_forward_pre_hook(self._make_pre_forward(used)))
+                self._hooks.append(mod.register_forward_hook(self._make_post_forward(used)))
 
     def _install_hooks(self):
         for rec in self._params:
@@ -263,23 +321,94 @@ class DistributedOptimizer:
                 self._hooks.append(p.register_post_accumulate_grad_hook(lambda _p, fn=fn: fn()))
             else:
                 # Horovod's way on older torch: a hook on the parameter's AccumulateGrad node runs
-                # after the gradient was accumulated into p.grad. The node must be kept alive.
+                # after the gradient was accumulated into p.grad. The node must be kept alive (it
+                # also keeps the parameter's whole shape, which a placeholder's data lacks).
                 node = p.expand_as(p).grad_fn.next_functions[0][0]
                 self._hooks.append((node, node.register_hook(lambda *unused, fn=fn: fn())))
 
+    def _partition(self):
+        """Stage 3: the module's partitioned parameters become placeholders, and the values the
+        module and this object registered are freed (the runtime holds the rank's slice)."""
+        if not any(rec.partitioned for rec in self._params):
+            return
+        self._saved_hooks = SavedTensorHooks(self)
+        for rec in self._params:
+            if not rec.partitioned:
+                continue
+            p = rec.p
+            rec.placeholder = torch.empty(0, dtype=p.dtype)
+            p.data = rec.placeholder
+            p.__class__ = PartitionedParameter
+            p._strata_rec = rec
+            self.runtime.forget_data(rec.index)
+            rec.store = None
+        _trim_heap()
+
     # ---- forward: gather around each module ----------------------------------------------------
-    def _make_pre_forward(self, group):
+    def _make_pre_forward(self, groups):
         def pre_forward(module, inputs):
-            self.runtime.gather(group.id)
-            for rec in group.params:
-                if not rec.resident and rec.copied_version != self._version:
-                    self._copy_in(rec)
+            if module is self.module and self._scopes:
+                self._unwind()  # a forward that raised left its scopes open
+            for group in groups:
+                self._acquire(group)
+            if self._saved_hooks is not None:
+                self._scopes.append(self._saved_hooks.push())
         return pre_forward
 
-    def _make_post_forward(self, group):
+    def _make_post_forward(self, groups):
         def post_forward(module, inputs, output):
-            self.runtime.release(group.id)
+            if self._saved_hooks is not None and self._scopes:
+                self._scopes.pop().__exit__(None, None, None)
+            for group in groups:
+                self._drop(group)
+            if self._saved_hooks is not None and torch.is_grad_enabled():
+                return wrap_outputs(output, self, groups)
+            return None
         return post_forward
+
+    def _unwind(self):
+        while self._scopes:
+            self._scopes.pop().__exit__(None, None, None)
+
+    def _acquire(self, group):
+        if not group.gathered:
+            self.runtime.gather(group.id)
+            self._attach(group)
+        group.refs += 1
+
+    def _drop(self, group):
+        group.refs -= 1
+        if not group.gathered:
+            self.runtime.release(group.id)
+            self._detach(group)
+
+    def _attach(self, group):
+        """The gathered group's values into the module: partitioned parameters point at the
+        runtime's buffer (bridged ones at a widened copy of it); others are copied in when the
+        runtime's values changed since."""
+        for rec in group.params:
+            if rec.partitioned:
+                view = self.runtime.view(rec.index)
+                if view.data is None:
+                    raise StrataError(_capi.ERR_INTERNAL, "strata.torch: the runtime gave no data "
+                                      "for %r while gathered" % rec.name)
+                model_dtype = torch.float32 if not rec.bridge else _TORCH_DTYPE[
+                    self.training.model_dtype]
+                t = tensor_at(view.data, _numel(rec.shape), model_dtype, rec.shape)
+                if rec.bridge:
+                    t = t.float()
+                rec.live = t
+                rec.p.data = t
+                self._saved_hooks.live[t.data_ptr()] = rec
+            elif not rec.resident and rec.copied_version != self._version:
+                self._copy_in(rec)
+
+    def _detach(self, group):
+        for rec in group.params:
+            if rec.partitioned and rec.live is not None:
+                self._saved_hooks.live.pop(rec.live.data_ptr(), None)
+                rec.live = None
+                rec.p.data = rec.placeholder
 
     def _copy_in(self, rec):
         """The runtime's current values into the module's tensor (widened if bridged). Only while
@@ -314,22 +443,36 @@ class DistributedOptimizer:
         rec.arrived = True
         self.runtime.grad_ready(rec.index)
 
+    def _open_backward(self, group):
+        """Gathers `group` for backward (once per micro-batch): its values for the backward
+        nodes that read them, and the runtime's gradient buffers lent for its gradients. Called by
+        whichever comes first: the module's pre-backward function, a saved tensor's unpacking,
+        or the group's first gradient."""
+        if group.backward_open:
+            return
+        rt = self.runtime
+        if group.refs > 0:  # gathered for a forward still running: gather it again for backward
+            rt.release(group.id)
+            self._detach(group)
+        rt.gather(group.id, for_backward=True)
+        group.backward_open = True
+        self._attach(group)
+        group.pending = len(group.params)
+        group.grads = {}
+        for member in group.params:
+            view = rt.view(member.index)
+            if view.grad is None:
+                raise StrataError(_capi.ERR_INTERNAL, "strata.torch: the runtime lent no "
+                                  "gradient buffer for %r" % member.name)
+            group.grads[member.index] = member.view_tensor(view.grad, _TORCH_DTYPE[
+                self.training.model_dtype] if member.store is None else member.store.dtype)
+
     def _group_grad(self, rec):
         if rec.arrived:
             raise self._second_gradient(rec)
         group = rec.group
-        rt = self.runtime
         if not group.backward_open:
-            rt.gather(group.id, for_backward=True)
-            group.backward_open = True
-            group.pending = len(group.params)
-            group.grads = {}
-            for member in group.params:
-                view = rt.view(member.index)
-                if view.grad is None:
-                    raise StrataError(_capi.ERR_INTERNAL, "strata.torch: the runtime lent no gradient buffer for %r"
-                                      % member.name)
-                group.grads[member.index] = member.view_tensor(view.grad, member.store.dtype)
+            self._open_backward(group)
         g = rec.p.grad
         if g is not None:
             # Autograd runs hooks with gradient recording off, and neither tensor requires grad.
@@ -346,6 +489,10 @@ class DistributedOptimizer:
         group.backward_open = False
         group.grads = None
         self.runtime.release(group.id)
+        self._detach(group)
+        if group.refs > 0:  # a forward still uses it: gathered again for that forward
+            self.runtime.gather(group.id)
+            self._attach(group)
 
     # ---- the step ------------------------------------------------------------------------------
     def scale_loss(self, loss):
@@ -428,18 +575,53 @@ class DistributedOptimizer:
     def sync_module(self):
         """Copies the runtime's current parameter values into the module's tensors (collective in
         grouped mode: gathers every group in turn). Needed before reading parameters outside a
-        forward at ZeRO stage 3 or with f16/bf16; harmless otherwise."""
+        forward with f16/bf16 at stages 0-2; harmless otherwise. Parameters ZeRO stage 3
+        partitions have no values in the module between uses: read them inside
+        `with opt.gathered():` or through module_state_dict()."""
         if self.module is None:
             for rec in self._params:
                 if rec.bridge:
                     rec.p.data.copy_(rec.store)
             return
         for group in self._groups:
-            self.runtime.gather(group.id)
-            for rec in group.params:
-                if not rec.resident:
-                    self._copy_in(rec)
-            self.runtime.release(group.id)
+            if all(rec.resident or rec.partitioned for rec in group.params):
+                continue
+            with self._gathering([group]):
+                pass
+
+    @contextlib.contextmanager
+    def _gathering(self, groups):
+        for group in groups:
+            self._acquire(group)
+        try:
+            yield
+        finally:
+            for group in groups:
+                self._drop(group)
+
+    def gathered(self):
+        """A context in which every parameter of the module is whole and current, as DeepSpeed's
+        zero.GatheredParameters: at ZeRO stage 3 it gathers every group (the whole model in
+        memory) and releases them on exit. Collective: every rank enters and leaves it alike.
+        Changes made to parameters inside it are not kept (the runtime's values are)."""
+        if self.module is None:
+            return contextlib.nullcontext()
+        return self._gathering(self._groups)
+
+    def module_state_dict(self):
+        """The module's state_dict with every parameter whole: a copy of the runtime's current
+        values (in the module's dtype), and the module's buffers. Collective."""
+        if self.module is None:
+            self.sync_module()
+            return collections.OrderedDict((k, v.detach().clone()) for k, v in
+                                           self._named_for_state())
+        with self.gathered():
+            return collections.OrderedDict(
+                (name, t.detach().clone())
+                for name, t in self.module.state_dict(keep_vars=True).items())
+
+    def _named_for_state(self):
+        return [(rec.name, rec.p) for rec in self._params]
 
     def save(self, dir, tag=None, extra=None, blocking=True):
         """A checkpoint of the runtime's state (strata_save; collective, after a boundary step)."""
@@ -449,11 +631,24 @@ class DistributedOptimizer:
         """Loads a checkpoint (any world size, stage, precision) and copies it into the module."""
         result = self.runtime.load(dir, tag)
         self._version += 1
-        self.sync_module()
+        self.sync_module()  # partitioned parameters read the runtime's values at their next gather
         return result
 
-    def close(self):
-        """Removes the hooks and destroys the runtime (collective)."""
+    def close(self, materialize=True):
+        """Removes the hooks and destroys the runtime (collective). With materialize, parameters
+        ZeRO stage 3 partitioned become ordinary whole tensors again (the model in memory, as
+        before training); without, they stay placeholders that refuse every use."""
+        self._unwind()
+        if materialize and self._saved_hooks is not None:
+            with self.gathered():
+                for rec in self._params:
+                    if rec.partitioned:
+                        rec.placeholder = rec.live.clone()
+            for rec in self._params:
+                if rec.partitioned:
+                    rec.p.data = rec.placeholder
+                    rec.p.__class__ = torch.nn.Parameter
+                    del rec.p._strata_rec
         for hook in self._hooks:
             (hook[1] if isinstance(hook, tuple) else hook).remove()
         self._hooks = []

@@ -34,9 +34,9 @@ def main():
             opt.scale_loss(F.cross_entropy(model(x), y)).backward()
             result = opt.step()
     assert result.outcome == "applied", result
-    opt.sync_module()
+    final = list(opt.module_state_dict().values())  # collective; whole at every stage
     if world.rank == 0:
-        torch.save([p.detach().clone() for p in model.parameters()], out)
+        torch.save(final, out)
         torch.save(initial, out + ".initial")
     opt.close()
 

@@ -1,0 +1,68 @@
+"""Measures what a rank holds after opt.step() when training a model of known size through
+strata.torch, and prints one line per rank that the test reads:
+
+    memory rank R model_bytes M baseline_rss B rss_after_step A runtime_bytes T peak_rss P
+
+model_bytes: the model's parameters in fp32; baseline_rss: the process before the model existed
+(torch imported, the runtime not yet created); rss_after_step: after the last step, from
+/proc/self/statm; runtime_bytes: the runtime's memory report (every category, current);
+peak_rss: ru_maxrss. All in bytes.
+
+    zero3_memory.py MANIFEST OVERRIDES_JSON LAYERS WIDTH
+"""
+import ctypes
+import gc
+import json
+import os
+import resource
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import strata.torch as st
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def settle():
+    gc.collect()
+    ctypes.CDLL(None).malloc_trim(0)
+
+
+def main():
+    manifest, overrides = sys.argv[1], json.loads(sys.argv[2])
+    layers, width = int(sys.argv[3]), int(sys.argv[4])
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    settle()
+    baseline = rss_bytes()
+    model = nn.Sequential(*[nn.Linear(width, width) for _ in range(layers)])
+    model_bytes = sum(p.numel() for p in model.parameters()) * 4
+    opt = st.DistributedOptimizer(torch.optim.AdamW(model.parameters(), lr=1e-3), model,
+                                  manifest=manifest, overrides=overrides)
+    world = opt.world
+    print("rank %d peak after setup %d" % (world.rank, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
+    g = torch.Generator().manual_seed(1)
+    for _ in range(2):
+        x = torch.randn(4, width, generator=g)
+        loss = F.mse_loss(model(x), x)
+        opt.scale_loss(loss).backward()
+        assert opt.step().outcome == "applied"
+    del x, loss
+    settle()
+    after = rss_bytes()
+    report = opt.runtime.memory()["current"]
+    print("memory rank %d model_bytes %d baseline_rss %d rss_after_step %d runtime_bytes %d "
+          "peak_rss %d" % (world.rank, model_bytes, baseline, after, sum(report.values()),
+                           resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024), flush=True)
+    print("rank %d report %s peak %s" % (world.rank, report, opt.runtime.memory()["peak"]), flush=True)
+    opt.close(materialize=False)
+
+
+if __name__ == "__main__":
+    main()
