@@ -126,3 +126,16 @@ def test_unsupported_optimizer_names_the_class():
     kind, message = caught(r.output, "optimizer")
     assert kind in ("TypeError", "ValueError", "StrataError")
     assert "RMSprop" in message
+
+
+@pytest.mark.parametrize("case, label, phrase", [
+    ("stage3_replaced", "forward", "parameter '1.weight' was replaced by another tensor"),
+    ("stage3_data", "forward", "parameter '0.bias' had its data replaced"),
+    ("stage3_state_dict", "state_dict", "parameter '0.weight' is partitioned by ZeRO stage 3"),
+])
+def test_stage3_module_changes_are_named(case, label, phrase):
+    r = bad_input(case)
+    assert r.returncode == 0, str(r)
+    kind, message = caught(r.output, label)
+    assert kind == "StrataError"
+    assert phrase in message

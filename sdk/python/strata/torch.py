@@ -50,138 +50,9 @@ import torch
 import strata
 from . import _capi
 from ._partitioned import PartitionedParameter, SavedTensorHooks, tensor_at, wrap_outputs
+from ._torch_optimizer import _first_few, _merge, optimizer_overrides  # noqa: F401 (public)
+from ._torch_records import _TORCH_DTYPE, _Group, _numel, _Param, _trim_heap
 from .runtime import StrataError
-
-_TORCH_DTYPE = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
-
-# Every key a manifest's optimizer params may hold for the optimizers translated below: a torch
-# optimizer replaces the manifest's block, and a JSON merge patch can only replace keys one by one
-# (null deletes), so the ones the new block does not set are deleted.
-_OPTIMIZER_KEYS = ("lr", "betas", "eps", "weight_decay", "momentum", "dampening", "nesterov",
-                   "adam_w_mode", "bias_correction")
-
-
-def optimizer_overrides(optimizer):
-    """The manifest merge patch that makes the runtime run `optimizer`'s algorithm and
-    hyperparameters: {"optimizer": {"type": ..., "params": {...}}}. torch.optim.Adam, AdamW and
-    SGD; anything else, or per-group hyperparameters that differ, raises ValueError naming it."""
-    kind = type(optimizer).__name__
-    if kind in ("Adam", "AdamW"):
-        keys = ("lr", "betas", "eps", "weight_decay")
-        refused = {"amsgrad": False, "maximize": False}
-    elif kind == "SGD":
-        keys = ("lr", "momentum", "dampening", "weight_decay", "nesterov")
-        refused = {"maximize": False}
-    else:
-        raise ValueError("strata.torch: optimizer %s is not one the runtime runs (torch.optim.Adam, "
-                         "AdamW, SGD); pass optimizer=None and set the manifest's \"optimizer\" "
-                         "(Adam, AdamW, SGD, Lion)" % kind)
-    first = optimizer.param_groups[0]
-    for i, group in enumerate(optimizer.param_groups):
-        for key, allowed in refused.items():
-            if group.get(key, allowed) != allowed:
-                raise ValueError("strata.torch: %s param_groups[%d] sets %s=%r, which the runtime's "
-                                 "%s does not do" % (kind, i, key, group[key], kind))
-        for key in keys:
-            if group[key] != first[key]:
-                raise ValueError(
-                    "strata.torch: %s param_groups[%d] has %s=%r but param_groups[0] has %r; the "
-                    "runtime applies one set of hyperparameters to every parameter"
-                    % (kind, i, key, group[key], first[key]))
-    params = {key: None for key in _OPTIMIZER_KEYS}
-    params.update({key: (list(first[key]) if key == "betas" else first[key]) for key in keys})
-    if kind == "Adam":
-        params["adam_w_mode"] = False  # torch's Adam adds weight decay to the gradient (L2)
-    return {"optimizer": {"type": kind, "params": params}}
-
-
-def _merge(patch, more):
-    """Merge patch `more` over `patch` (both dicts), as RFC 7386 composes."""
-    out = dict(patch)
-    for key, value in more.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def _first_few(items, separator, most=4):
-    """items joined, at most `most` of them, "..." for the rest (messages stay one line)."""
-    return separator.join(items[:most]) + (separator + "..." if len(items) > most else "")
-
-
-class _Param:
-    """One registered parameter and how its values and gradients reach the runtime."""
-    __slots__ = ("name", "p", "index", "group", "bridge", "store", "store_grad", "resident",
-                 "partitioned", "live", "placeholder", "shape", "arrived", "copied_version",
-                 "_views")
-
-    def __init__(self, name, p):
-        self.name, self.p = name, p
-        self.index = self.group = None
-        self.bridge = False      # fp32 module parameter, f16/bf16 runtime values
-        self.store = None        # what was registered as data: p.data itself, or its f16/bf16 copy
-        self.store_grad = None   # flat mode: the registered gradient buffer
-        self.resident = False    # the runtime's values live in p.data itself (nothing to copy)
-        self.partitioned = False  # stage 3: whole only while its group is gathered
-        self.live = None         # partitioned: the whole tensor in p.data while gathered
-        self.placeholder = None  # partitioned: p.data between uses
-        self.shape = p.shape
-        self.arrived = False     # this micro-batch's gradient was handed over
-        self.copied_version = -1
-        self._views = {}         # (address, dtype) -> tensor over runtime memory
-
-    def view_tensor(self, address, dtype):
-        key = (address, dtype)
-        t = self._views.get(key)
-        if t is None:
-            if len(self._views) >= 4:  # buffers that move (lent gradients) would pile up
-                self._views.clear()
-            t = tensor_at(address, _numel(self.shape), dtype, self.shape)
-            self._views[key] = t
-        return t
-
-    def used_outside(self, what):
-        return StrataError(
-            _capi.ERR_INVALID_ARGUMENT,
-            "strata.torch: parameter %r is partitioned by ZeRO stage 3 and whole only during the "
-            "forward and backward of the module that owns it, but %s was called on it outside them (a "
-            "parameter read by another module's forward, or outside any forward). Read whole "
-            "values inside `with opt.gathered():` or with opt.module_state_dict(), or use the "
-            "parameter only in its own module" % (self.name, what))
-
-
-def _numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
-def _trim_heap():
-    """Returns freed heap memory to the system (glibc keeps large freed blocks otherwise), so
-    that the process's RSS shows what partitioning freed."""
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
-
-
-class _Group:
-    __slots__ = ("id", "params", "refs", "backward_open", "pending", "grads")
-
-    def __init__(self, gid, params):
-        self.id, self.params = gid, params
-        self.refs = 0            # forwards (and gathered() scopes) using the group now
-        self.backward_open = False
-        self.pending = 0
-        self.grads = None  # tensors over the lent gradient buffers while open for backward
-
-    @property
-    def gathered(self):
-        return self.refs > 0 or self.backward_open
-
 
 class DistributedOptimizer:
     """Registers the model's parameters with the runtime and drives it from autograd hooks.
@@ -303,14 +174,19 @@ class DistributedOptimizer:
                 rec.group = group
                 owner[id(rec.p)] = group
             self._groups.append(group)
+        recs = {id(rec.p): rec for rec in self._params}
         for mod in self.module.modules():
-            used = []
-            for p in mod.parameters(recurse=False):
+            used, held = [], []
+            for attr, p in mod._parameters.items():
                 group = owner.get(id(p))
-                if group is not None and group not in used:
+                if group is None:
+                    continue
+                held.append((attr, recs[id(p)]))
+                if group not in used:
                     used.append(group)
             if used:
-                self._hooks.append(mod.register_forward_pre_hook(self._make_pre_forward(used)))
+                self._hooks.append(mod.register_forward_pre_hook(
+                    self._make_pre_forward(used, held)))
                 self._hooks.append(mod.register_forward_hook(self._make_post_forward(used)))
 
     def _install_hooks(self):
@@ -345,10 +221,11 @@ class DistributedOptimizer:
         _trim_heap()
 
     # ---- forward: gather around each module ----------------------------------------------------
-    def _make_pre_forward(self, groups):
+    def _make_pre_forward(self, groups, held):
         def pre_forward(module, inputs):
             if module is self.module and self._scopes:
                 self._unwind()  # a forward that raised left its scopes open
+            self._check_unchanged(module, held)
             for group in groups:
                 self._acquire(group)
             if self._saved_hooks is not None:
@@ -365,6 +242,32 @@ class DistributedOptimizer:
                 return wrap_outputs(output, self, groups)
             return None
         return post_forward
+
+    def _check_unchanged(self, module, held):
+        """The runtime trains the tensors registered at construction: a parameter the script
+        replaced (module.weight = nn.Parameter(...)) or whose data it replaced or reshaped since
+        would silently stop training, so each forward checks its module's (a few attribute
+        reads)."""
+        for attr, rec in held:
+            p = module._parameters.get(attr)
+            if p is not rec.p:
+                raise self._changed(rec, "was replaced by another tensor (%s.%s)" % (
+                    type(module).__name__, attr))
+            if rec.partitioned:
+                if (p.numel() != 0 if rec.live is None else p.data_ptr() != rec.live.data_ptr()):
+                    raise self._changed(rec, "had its data replaced")
+            elif p.shape != rec.shape:
+                raise self._changed(rec, "changed shape from %s to %s" % (
+                    tuple(rec.shape), tuple(p.shape)))
+            elif rec.resident and p.data_ptr() != rec.store.data_ptr():
+                raise self._changed(rec, "had its data replaced")
+
+    @staticmethod
+    def _changed(rec, what):
+        return StrataError(_capi.ERR_INVALID_ARGUMENT, "strata.torch: parameter %r %s after "
+                           "DistributedOptimizer registered it; the runtime trains the tensors "
+                           "registered at construction: finish building (and loading) the model "
+                           "before creating the optimizer" % (rec.name, what))
 
     def _unwind(self):
         while self._scopes:

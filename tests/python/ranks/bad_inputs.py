@@ -47,6 +47,21 @@ elif case == "unsupported_optimizer":
     model = torch.nn.Linear(4, 2)
     expect_error("optimizer", lambda: st.DistributedOptimizer(
         torch.optim.RMSprop(model.parameters(), lr=0.01), model, manifest=manifest))
+elif case.startswith("stage3_"):
+    # A module changed after wrapping, or a partitioned parameter read outside a forward.
+    import torch
+    import strata.torch as st
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
+    opt = st.DistributedOptimizer(None, model, manifest=manifest, overrides={
+        "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 0}})
+    if case == "stage3_replaced":
+        model[1].weight = torch.nn.Parameter(torch.zeros(2, 3))
+    elif case == "stage3_data":
+        model[0].bias.data = torch.zeros(7)
+    if case == "stage3_state_dict":
+        expect_error("state_dict", lambda: model.state_dict())
+    else:
+        expect_error("forward", lambda: model(torch.ones(1, 4)))
 else:
     sys.exit(f"bad_inputs.py: unknown case {case!r}")
 print("done", flush=True)
