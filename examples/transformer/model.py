@@ -2,9 +2,16 @@
 
     tok (Embedding vocab x d) + pos (Embedding context x d)
     blocks[i]: x + attn(ln1(x)), then x + mlp(ln2(x))       (pre-norm)
-      attn: causal multi-head self-attention, qkv = Linear(d, 3d), proj = Linear(d, d)
+      attn: causal multi-head self-attention, q, k, v, proj = Linear(d, d), k without bias
       mlp:  fc = Linear(d, 4d), GELU, proj = Linear(4d, d)
     ln_f (LayerNorm), head = Linear(d, vocab, bias=False) whose weight IS tok.weight (tied)
+
+The key projection has no bias (as Whisper's): a bias added to every key adds q.b_k to every score
+of a query, which the softmax cancels, so its true gradient is exactly 0 and what autograd returns
+is rounding noise, which AdamW (dividing by the noise's own scale) turns into steps of up to ~lr/100
+that differ between any two ways of summing the same gradients. GPT-2's fused qkv bias has that
+degenerate third; without it every parameter has a real gradient, and two data-parallel runs can
+be compared parameter by parameter.
 
 Attention is written out (softmax(q k^T / sqrt(d_head) + causal mask) v), not
 F.scaled_dot_product_attention, so the module computes the same on torch 1.13 and 2.x.
@@ -60,19 +67,22 @@ def check_config(cfg):
 
 
 class CausalSelfAttention(nn.Module):
+    """q, k, v and the output projection as four Linears; k has no bias (see the module doc)."""
+
     def __init__(self, cfg):
         super().__init__()
         self.heads = cfg.heads
-        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.q = nn.Linear(cfg.d_model, cfg.d_model)
+        self.k = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
+        self.v = nn.Linear(cfg.d_model, cfg.d_model)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model)
 
     def forward(self, x):
         b, t, d = x.shape
         h = self.heads
-        q, k, v = self.qkv(x).split(d, dim=2)
-        q = q.view(b, t, h, d // h).transpose(1, 2)  # b, h, t, d_head
-        k = k.view(b, t, h, d // h).transpose(1, 2)
-        v = v.view(b, t, h, d // h).transpose(1, 2)
+        q = self.q(x).view(b, t, h, d // h).transpose(1, 2)  # b, h, t, d_head
+        k = self.k(x).view(b, t, h, d // h).transpose(1, 2)
+        v = self.v(x).view(b, t, h, d // h).transpose(1, 2)
         scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // h))
         future = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
         scores = scores.masked_fill(future, float("-inf"))
@@ -155,7 +165,7 @@ def count_parameters(model):
 
 
 def parameters_for(cfg):
-    """count_parameters without building the model (12·L·d² + 13·L·d + vocab·d + context·d + 2·d)."""
+    """count_parameters without building the model (12·L·d² + 12·L·d + vocab·d + context·d + 2·d)."""
     d, layers = cfg.d_model, cfg.layers
-    per_block = (d * 3 * d + 3 * d) + (d * d + d) + (d * 4 * d + 4 * d) + (4 * d * d + d) + 4 * d
+    per_block = (3 * d * d + 2 * d) + (d * d + d) + (d * 4 * d + 4 * d) + (4 * d * d + d) + 4 * d
     return layers * per_block + cfg.vocab * d + cfg.context * d + 2 * d

@@ -5,8 +5,14 @@ and falls, and bad input exits 2 with a message that names it.
 
 Both modes start from the same values (model.init(--seed) on every rank) and train the same
 batches; what differs is only rounding: the runtime's AdamW, clipping and allreduce against torch's.
-Tolerance, per parameter tensor: max |strata - ddp| / max |ddp| <= 1e-5 after STEPS steps; the
-measured figure is printed (see the README of examples/transformer for the last one measured).
+Tolerance, per parameter tensor: max |strata - ddp| / max |ddp| <= 1e-5 after STEPS steps (the
+brief's figure); the measured one is printed. Measured (2-core AVX2 machine, torch 1.13): 4.7e-6,
+all of it one element of blocks.0.mlp.proj.weight that parts by 2.4e-7 (against a tensor maximum
+of 4.8e-2) within the first 5 steps and then stays put, every other tensor <= 1.3e-6. (The model's
+key projection has no bias for this reason: a key bias's gradient is exactly 0 and AdamW turned
+its rounding noise into differences of 1.4e-4 of the qkv bias; see model.py.) The held-out loss
+is the same to 4 decimals in both modes (5.5785, 4.4577, 3.8370 at steps 0, 5, 10). The whole file
+takes ~23 s (two 2-rank runs of ~7 s, three bad-input runs of ~2.5 s).
 The test also checks that training moved the parameters by much more than the tolerance, so an
 equality of two runs that did not train cannot pass.
 
