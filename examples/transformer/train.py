@@ -444,9 +444,11 @@ class FsdpBackend(TorchDistBackend):
         return self.fsdp(x)  # collective: gathers each unit
 
     def full_state(self):
-        config = self.FullStateDictConfig(offload_to_cpu=True, rank0_only=False)
+        # offload_to_cpu=True breaks on CPU (torch 2.3: "setStorage ... storage of size 0"): the
+        # gathered tensors are CPU tensors already.
+        config = self.FullStateDictConfig(offload_to_cpu=False, rank0_only=False)
         with self.FSDP.state_dict_type(self.fsdp, self.StateDictType.FULL_STATE_DICT, config):
-            state = self.fsdp.state_dict()
+            state = {name: value.detach().clone() for name, value in self.fsdp.state_dict().items()}
         clean = {}
         for name, value in state.items():
             for prefix in self.WRAPPER_PREFIXES:
