@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -114,13 +115,16 @@ class Bench:
                    OMP_NUM_THREADS=str(max(1, self.cores // ranks)))
         argv = self.command(mode, ranks)
         start = time.monotonic()
+        # Its own process group, so that a run past its time ends with every rank.
+        r = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, errors="replace", start_new_session=True)
         try:
-            r = subprocess.run(argv, env=env, capture_output=True, text=True, errors="replace",
-                               timeout=self.timeout)
+            out, _ = r.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
+            os.killpg(r.pid, signal.SIGKILL)
+            r.communicate()
             die("%s at %d ranks ran past RUN_TIMEOUT=%d s: %s" % (mode, ranks, self.timeout,
                                                                 shlex.join(argv)))
-        out = r.stdout + r.stderr
         if r.returncode != 0:
             tail = "\n".join(out.splitlines()[-30:])
             die("%s at %d ranks failed (exit %d):\n$ %s\n%s" % (mode, ranks, r.returncode,

@@ -58,10 +58,26 @@ std::string describe(const strata_memory_report& r, int c) {
   return text;
 }
 
+// Host blocks from this size up are mapped pages of their own, so that freeing one returns its
+// memory to the system at once. From the C library's heap they would not always: glibc raises
+// its mmap threshold to the size of each mapped block freed (up to 32 MiB), after which blocks of
+// that size come from the heap and stay in the process's RSS when freed (ZeRO stage 3 gathers and
+// releases such blocks every layer; the RSS then kept what the runtime had released). Under
+// AddressSanitizer every block stays on the heap, where overflows are caught.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kMappedMin = SIZE_MAX;
+#else
+constexpr size_t kMappedMin = size_t{1} << 20;
+#endif
+
 // Returns one block of live_ to where it came from.
-void free_block(void* ptr, int32_t location, size_t allocated) {
+void free_block(void* ptr, int32_t location, size_t allocated, bool mapped) {
   if (location == STRATA_MEM_DEVICE) {
     cuda::device_free(ptr);
+    return;
+  }
+  if (mapped) {
+    munmap(ptr, allocated);  // unlocks pinned pages too
     return;
   }
   if (location == STRATA_MEM_HOST_PINNED) munlock(ptr, allocated);
@@ -76,7 +92,7 @@ MemoryLedger::~MemoryLedger() {
   for (auto& [ptr, allocation] : live_) {
     logger().warn("memory: {} bytes of {} still allocated at shutdown", allocation.bytes,
                   kCategoryNames[allocation.category]);
-    free_block(ptr, allocation.location, allocation.allocated);
+    free_block(ptr, allocation.location, allocation.allocated, allocation.mapped);
   }
 }
 
@@ -95,19 +111,28 @@ void* MemoryLedger::allocate(size_t bytes, size_t alignment, int32_t category, i
   // Locks do not nest: munlock of one block unlocks every page it touches. Pinned blocks get
   // whole pages to themselves so that freeing one never unlocks a neighbour.
   if (pinned) alignment = std::max(alignment, static_cast<size_t>(sysconf(_SC_PAGESIZE)));
-  const size_t rounded = std::max<size_t>((bytes + alignment - 1) / alignment * alignment, alignment);
-  void* ptr = std::aligned_alloc(alignment, rounded);
-  if (ptr == nullptr) return nullptr;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  size_t rounded = std::max<size_t>((bytes + alignment - 1) / alignment * alignment, alignment);
+  const bool mapped = rounded >= kMappedMin && alignment <= page;
+  void* ptr = nullptr;
+  if (mapped) {
+    rounded = (rounded + page - 1) / page * page;
+    ptr = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ptr == MAP_FAILED) return nullptr;  // errno set by mmap
+  } else {
+    ptr = std::aligned_alloc(alignment, rounded);
+    if (ptr == nullptr) return nullptr;
+  }
   if (pinned && mlock(ptr, rounded) != 0) {
     const int why = errno;  // free() may not touch errno, but older C libraries did
     logger().debug("memory: mlock of {} bytes refused: {} (RLIMIT_MEMLOCK?)", rounded,
                    std::strerror(why));
-    std::free(ptr);
+    free_block(ptr, location, rounded, mapped);
     errno = why;
     return nullptr;
   }
   std::lock_guard lock(mutex_);
-  live_[ptr] = {bytes, rounded, category, location};
+  live_[ptr] = {bytes, rounded, category, location, mapped};
   add(category, location, bytes);
   return ptr;
 }
@@ -135,7 +160,7 @@ void MemoryLedger::release(void* ptr) {
     subtract(allocation.category, allocation.location, allocation.bytes);
     live_.erase(it);
   }
-  free_block(ptr, allocation.location, allocation.allocated);
+  free_block(ptr, allocation.location, allocation.allocated, allocation.mapped);
 }
 
 void* MemoryLedger::allocate_device(size_t bytes, int32_t category, int ordinal, std::string* why) {
@@ -146,7 +171,7 @@ void* MemoryLedger::allocate_device(size_t bytes, int32_t category, int ordinal,
   void* ptr = cuda::device_alloc(ordinal, bytes, why);
   if (ptr == nullptr) return nullptr;
   std::lock_guard lock(mutex_);
-  live_[ptr] = {bytes, bytes, category, STRATA_MEM_DEVICE};
+  live_[ptr] = {bytes, bytes, category, STRATA_MEM_DEVICE, false};
   add(category, STRATA_MEM_DEVICE, bytes);
   return ptr;
 }

@@ -52,9 +52,10 @@ class MemoryLedger {
   void subtract(int32_t category, int32_t location, uint64_t bytes);  // caller holds mutex_
   struct Allocation {
     size_t bytes;       // what was asked for (and counted)
-    size_t allocated;   // what aligned_alloc handed out (and, when pinned, locked)
+    size_t allocated;   // what aligned_alloc or mmap handed out (and, when pinned, locked)
     int32_t category;
     int32_t location;
+    bool mapped;        // pages of its own (mmap), see kMappedMin
   };
   mutable std::mutex mutex_;
   std::unordered_map<void*, Allocation> live_;

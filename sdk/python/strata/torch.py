@@ -434,6 +434,10 @@ class DistributedOptimizer:
             self._version += 1
             if self.module is None:
                 self.sync_module()  # without forward hooks, bridged values are copied here
+            if self._saved_hooks is not None:
+                # Stage 3: what backward allocated and freed (whole gradients, gathered copies)
+                # leaves the process, so that between steps its RSS is its partitions.
+                _trim_heap()
         return result
 
     def _agree_on_gradients(self):
