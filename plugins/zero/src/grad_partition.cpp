@@ -9,26 +9,11 @@ namespace strata::zero {
 
 GradPartition::GradPartition(const sdk::Host& host, const Caster& caster,
                              const PartitionLayout& layout, const std::vector<ParamRecord>& params,
-                             int32_t dtype, bool contiguous, int32_t accumulate)
+                             int32_t dtype, bool contiguous)
     : host_(host), caster_(caster), layout_(&layout), params_(&params), dtype_(dtype),
-      accumulate_(dtype == STRATA_F32 ? STRATA_F32 : accumulate),
       lent_(host, layout, params, dtype, contiguous), direct_(layout.buckets().size(), 0),
       holds_(layout.buckets().size(), 0) {
-  if (accumulate_ != STRATA_F32 && accumulate_ != dtype_) {
-    sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
-              std::string("zero: gradients of a ") + sdk::dtype_name(dtype_) +
-                  " model accumulate in fp32 or " + sdk::dtype_name(dtype_) + ", not " +
-                  sdk::dtype_name(accumulate_));
-  }
-  if (!transient()) partition();
-}
-
-unsigned char* GradPartition::partition() {
-  if (partition_.data() == nullptr) {
-    partition_ = Buffer<unsigned char>(
-        host_, layout_->partition_elements() * sdk::dtype_size(accumulate_), STRATA_MEM_GRADS);
-  }
-  return partition_.data();
+  if (!transient()) fp32();
 }
 
 void* GradPartition::view(uint32_t p) const {
@@ -37,30 +22,21 @@ void* GradPartition::view(uint32_t p) const {
 }
 
 float* GradPartition::fp32() {
-  if (accumulate_ == STRATA_F32) return reinterpret_cast<float*>(partition());
-  if (fp32_copy_.data() == nullptr) {
-    fp32_copy_ = Buffer<float>(host_, layout_->partition_elements(), STRATA_MEM_GRADS);
+  if (partition_.data() == nullptr) {
+    partition_ = Buffer<float>(host_, layout_->partition_elements(), STRATA_MEM_GRADS);
   }
-  return fp32_copy_.data();
-}
-
-void GradPartition::to_fp32() {
-  float* grads = fp32();
-  if (accumulate_ != STRATA_F32) {
-    caster_.convert(partition(), accumulate_, grads, STRATA_F32, layout_->partition_elements());
-  }
+  return partition_.data();
 }
 
 void GradPartition::zero() {
   const Memory memory(host_);
   if (transient()) {
-    partition_ = Buffer<unsigned char>();
+    partition_ = Buffer<float>();
   } else {
-    memory.zero(partition(), layout_->partition_elements() * sdk::dtype_size(accumulate_));
+    memory.zero(partition_.data(), layout_->partition_elements() * sizeof(float));
   }
   std::fill(holds_.begin(), holds_.end(), 0);
   FullGrads::zero(*params_, memory);  // the host-owned ones (ours are lent, and freed once reduced)
-  fp32_copy_ = Buffer<float>();
 }
 
 const float* GradPartition::ready_buffer(size_t b) {
@@ -105,14 +81,15 @@ void GradPartition::sent(size_t b) {
 }
 
 void GradPartition::deliver(size_t b, uint64_t offset, uint64_t count, const float* values) {
-  void* slice = element_at(partition(), accumulate_, layout_->bucket(b).offset + offset);
-  if (accumulate_ == STRATA_F32 && !holds_[b]) {
+  float* slice = fp32() + layout_->bucket(b).offset + offset;
+  const Memory memory(host_);
+  if (!holds_[b]) {
     // The step's first average of this slice is kept as it is, exactly as stage 0 keeps its
     // allreduce's result (adding it to zero would be exact too, but for -0).
-    Memory(host_).copy(slice, values, count * sizeof(float));
-    return;
+    memory.copy(slice, values, count * sizeof(float));
+  } else {
+    memory.add(slice, values, count);
   }
-  caster_.add_into(slice, accumulate_, values, count);
 }
 
 void GradPartition::completed(size_t b) {
