@@ -142,7 +142,12 @@ void compose_configs(Manifest& m) {
 
   // comm keeps its own config as read.
   const json* zero = block("zero_optimization");
-  m.sharding.config = merged(zero ? *zero : json::object(), m.sharding.config);
+  json sharding = zero ? *zero : json::object();
+  // DeepSpeed spells the gradients' reduction dtype at the top level; the sharding stratum reduces.
+  if (const json* dtype = block("communication_data_type")) {
+    if (!sharding.contains("communication_data_type")) sharding["communication_data_type"] = *dtype;
+  }
+  m.sharding.config = merged(std::move(sharding), m.sharding.config);
 
   json precision = json::object();
   if (const json* fp16 = block("fp16")) precision["fp16"] = *fp16;

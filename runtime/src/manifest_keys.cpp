@@ -62,7 +62,7 @@ constexpr std::array<KeyRule, 54> kDeepSpeedKeys{{
      "every optimizer of the offload stratum works at every ZeRO stage"},
     {"zero_force_ds_cpu_optimizer", Expect::Boolean, Effect::Ignored,
      "the offload stratum's optimizer always runs on the CPU"},
-    {"communication_data_type", Expect::String, Effect::Ignored, "gradients are reduced in fp32"},
+    {"communication_data_type", Expect::String, Effect::Acts, ""},  // the sharding stratum's
     {"seq_parallel_communication_data_type", Expect::String, Effect::Ignored, "there is no sequence parallelism"},
     {"sequence_parallel_size", Expect::PositiveInteger, Effect::Ignored, "there is no sequence parallelism"},
     {"disable_allgather", Expect::Boolean, Effect::Ignored, "the sharding stratum decides its collectives"},

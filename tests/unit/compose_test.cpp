@@ -28,6 +28,20 @@ TEST(Compose, ShardingIsZeroOptimizationMergedWithConfig) {
             json::parse(R"({"stage": 3, "reduce_bucket_size": 500, "extra": 1})"));
 }
 
+// DeepSpeed's top-level communication_data_type is the sharding stratum's (it reduces the
+// gradients); a value inside zero_optimization or sharding.config wins.
+TEST(Compose, ShardingTakesCommunicationDataType) {
+  const Manifest top = load_inline(R"({"communication_data_type": "fp16",
+                                       "zero_optimization": {"stage": 2}})");
+  EXPECT_EQ(top.sharding.config,
+            json::parse(R"({"stage": 2, "communication_data_type": "fp16"})"));
+  const Manifest inner = load_inline(R"({"communication_data_type": "fp16",
+      "zero_optimization": {"communication_data_type": "bf16"}})");
+  EXPECT_EQ(inner.sharding.config, json::parse(R"({"communication_data_type": "bf16"})"));
+  const Manifest none = load_inline(R"({"communication_data_type": null})");
+  EXPECT_EQ(none.sharding.config, json::object());
+}
+
 TEST(Compose, PrecisionTakesFp16AndBf16Blocks) {
   const Manifest fp16 = load_inline(R"({"fp16": {"enabled": true, "loss_scale_window": 100}})");
   EXPECT_EQ(fp16.precision.config,

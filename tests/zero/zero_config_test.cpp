@@ -99,12 +99,30 @@ TEST(ZeroConfig, WrongTypesNameTheKeyAndTheExpectedType) {
       {R"({"offload_optimizer": 3})",
        "zero_optimization.offload_optimizer: expected an object or null"},
       {R"({"mics_shard_size": 2.5})", "zero_optimization.mics_shard_size: expected an integer"},
+      {R"({"communication_data_type": "fp8"})",
+       R"(zero_optimization.communication_data_type: expected "fp32", "fp16", "bf16" or null)"},
+      {R"({"communication_data_type": 16})",
+       R"(zero_optimization.communication_data_type: expected "fp32", "fp16", "bf16" or null)"},
   };
   RecordingHost host;
   for (const Case& c : cases) {
     Zero zero(host, c.json);
     EXPECT_EQ(zero.created(), STRATA_ERR_INVALID_ARGUMENT) << c.json;
     EXPECT_TRUE(contains(zero.message(), c.expected)) << c.json << " -> " << zero.message();
+  }
+}
+
+// DeepSpeed's top-level communication_data_type (the runtime passes it here) acts at every stage.
+TEST(ZeroConfig, CommunicationDataTypeIsAcceptedAtEveryStageWithoutWarnings) {
+  for (const char* dtype : {"\"fp32\"", "\"fp16\"", "\"bf16\"", "null"}) {
+    for (int stage = 0; stage <= 3; ++stage) {
+      RecordingHost host;
+      Zero zero(host, R"({"stage": )" + std::to_string(stage) +
+                          R"(, "communication_data_type": )" + dtype + "}");
+      ASSERT_EQ(zero.created(), STRATA_OK) << dtype << " stage " << stage << ": "
+                                           << zero.message();
+      EXPECT_TRUE(host.lines(STRATA_LOG_WARN).empty()) << dtype << " stage " << stage;
+    }
   }
 }
 

@@ -94,24 +94,41 @@ void CommLink::on_host_data(void* in, void* out, uint64_t in_count, uint64_t out
 
 strata_request CommLink::start_allreduce(const float* send, float* recv, uint64_t count,
                                          strata_reduce_op op) {
+  return start_allreduce(send, recv, count, STRATA_F32, op);
+}
+
+strata_request CommLink::start_reduce_scatter(const float* send, float* recv, uint64_t count,
+                                              strata_reduce_op op) {
+  return start_reduce_scatter(send, recv, count, STRATA_F32, op);
+}
+
+strata_request CommLink::start_allreduce(const void* send, void* recv, uint64_t count,
+                                         int32_t dtype, strata_reduce_op op) {
   // The ABI's buffer views are non-const; the comm plugin only reads `send`.
-  const strata_buffer in = memory().buffer(const_cast<float*>(send), count, STRATA_F32);
-  const strata_buffer out = memory().buffer(recv, count, STRATA_F32);
+  const strata_buffer in = memory().buffer(const_cast<void*>(send), count, dtype);
+  const strata_buffer out = memory().buffer(recv, count, dtype);
   strata_request req = nullptr;
   run("gradient allreduce",
       [&] { comm_.allreduce(in, out, op, caps_.nonblocking ? &req : nullptr); });
   return req;
 }
 
-strata_request CommLink::start_reduce_scatter(const float* send, float* recv, uint64_t count,
-                                              strata_reduce_op op) {
+strata_request CommLink::start_reduce_scatter(const void* send, void* recv, uint64_t count,
+                                              int32_t dtype, strata_reduce_op op) {
   const auto n = static_cast<uint64_t>(caps_.size);
-  const strata_buffer in = memory().buffer(const_cast<float*>(send), count * n, STRATA_F32);
-  const strata_buffer out = memory().buffer(recv, count, STRATA_F32);
+  const strata_buffer in = memory().buffer(const_cast<void*>(send), count * n, dtype);
+  const strata_buffer out = memory().buffer(recv, count, dtype);
   strata_request req = nullptr;
   run("gradient reduce_scatter",
       [&] { comm_.reduce_scatter(in, out, op, caps_.nonblocking ? &req : nullptr); });
   return req;
+}
+
+void CommLink::require_reduce_dtype(int32_t dtype, const std::string& key) const {
+  if (dtype == STRATA_F32 || can_move(dtype)) return;
+  fail(STRATA_ERR_UNSUPPORTED, key + " is " + sdk::dtype_name(dtype) +
+                                   ", which the comm stratum cannot reduce (its dtype_mask is " +
+                                   std::to_string(caps_.dtype_mask) + ")");
 }
 
 strata_request CommLink::start_allgather(const void* send, void* recv, uint64_t count,

@@ -37,6 +37,13 @@ class CommLink {
   // Starts a reduce_scatter of size()*count f32 elements; rank r receives block r (`count`).
   strata_request start_reduce_scatter(const float* send, float* recv, uint64_t count,
                                       strata_reduce_op op);
+  // The same two in `dtype` (communication_data_type): send and recv hold elements of it.
+  strata_request start_allreduce(const void* send, void* recv, uint64_t count, int32_t dtype,
+                                 strata_reduce_op op);
+  strata_request start_reduce_scatter(const void* send, void* recv, uint64_t count,
+                                      int32_t dtype, strata_reduce_op op);
+  // Throws STRATA_ERR_UNSUPPORTED unless the comm stratum reduces `dtype` (named as `key`).
+  void require_reduce_dtype(int32_t dtype, const std::string& key) const;
   // Starts an allgather of `count` elements of `dtype` from every rank into recv (size()*count).
   strata_request start_allgather(const void* send, void* recv, uint64_t count, int32_t dtype);
   void wait(strata_request req);

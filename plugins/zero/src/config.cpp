@@ -47,6 +47,16 @@ std::optional<int64_t> as_integer(const json& value) {
   return std::nullopt;
 }
 
+// communication_data_type's dtype ("fp32", "fp16", "bf16"; DeepSpeed's spellings).
+std::optional<int32_t> comm_dtype(const json& value) {
+  if (!value.is_string()) return std::nullopt;
+  const std::string name = value.get<std::string>();
+  if (name == "fp32") return STRATA_F32;
+  if (name == "fp16") return STRATA_F16;
+  if (name == "bf16") return STRATA_BF16;
+  return std::nullopt;
+}
+
 void check_type(const KeySpec& spec, const json& value) {
   switch (spec.kind) {
     case Kind::kStage: {
@@ -80,6 +90,11 @@ void check_type(const KeySpec& spec, const json& value) {
     case Kind::kObject:
       if (!value.is_object()) bad_value(spec.name, "an object", value);
       return;
+    case Kind::kCommDtype:
+      if (!value.is_null() && !comm_dtype(value)) {
+        bad_value(spec.name, "\"fp32\", \"fp16\", \"bf16\" or null", value);
+      }
+      return;
   }
 }
 
@@ -112,6 +127,9 @@ void apply(ZeroConfig& config, Field field, const json& value) {
     case Field::kPrefetchBucketSize: config.prefetch_bucket_size = count(); return;
     case Field::kPersistenceThreshold: config.param_persistence_threshold = count(); return;
     case Field::kMaxLiveParameters: config.max_live_parameters = count(); return;
+    case Field::kCommunicationDataType:
+      if (!value.is_null()) config.communication_dtype = *comm_dtype(value);
+      return;
   }
 }
 

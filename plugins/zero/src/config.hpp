@@ -2,6 +2,8 @@
 // runtime with the manifest's sharding.config), validated with DeepSpeed's key names and types.
 #pragma once
 
+#include <strata/plugin_api.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,6 +40,12 @@ struct ZeroConfig {
   uint64_t prefetch_bucket_size = kDefaultPrefetchBucketSize;
   uint64_t param_persistence_threshold = kDefaultPersistenceThreshold;
   uint64_t max_live_parameters = kDefaultMaxLiveParameters;
+  // DeepSpeed's communication_data_type: the dtype gradients travel in when they are reduced
+  // over ranks. STRATA_F32 (default): every stage sums the fp32 values of the gradients in fp32,
+  // so stages 0-3 do the same arithmetic (bitwise equal at 2 ranks). STRATA_F16 / STRATA_BF16:
+  // each fp32 bucket is rounded to that dtype before the collective and the average widened back
+  // after it (half the bytes; the comm plugin sums in fp32 but the inputs and average are rounded).
+  int32_t communication_dtype = STRATA_F32;
   // DeepSpeed keys that were given but have no effect at `stage` in Strata, by name (with a note
   // where a value is not honoured). The plugin names them in one warning rather than ignoring
   // them silently.

@@ -18,6 +18,7 @@ enum class Kind {
   kOptionalBool,  // bool or null
   kOptionalObject,
   kObject,
+  kCommDtype,     // "fp32", "fp16" or "bf16" (DeepSpeed's communication_data_type)
 };
 
 // The ZeroConfig field a key sets (aliases share one).
@@ -31,6 +32,7 @@ enum class Field {
   kPrefetchBucketSize,
   kPersistenceThreshold,
   kMaxLiveParameters,
+  kCommunicationDataType,
 };
 
 // From which stage a key has an effect. Keys for PyTorch/GPU-only features (module hooks,
@@ -61,6 +63,8 @@ inline constexpr KeySpec kKeys[] = {
     {"stage", Kind::kStage, kAlways, Field::kStage},
     {"reduce_bucket_size", Kind::kPositiveInt, kAlways, Field::kReduceBucketSize},
     {"offload_optimizer", Kind::kOptionalObject, kOtherStratum},
+    // DeepSpeed's top-level key; the runtime passes it here (zero_optimization spelling too).
+    {"communication_data_type", Kind::kCommDtype, kAlways, Field::kCommunicationDataType},
     {"offload_param", Kind::kOptionalObject, kOtherStratum},
     {"contiguous_gradients", Kind::kBool, kStage2, Field::kContiguousGradients},
     {"reduce_scatter", Kind::kBool, kStage1, Field::kNone, kAlwaysReduceScatters},

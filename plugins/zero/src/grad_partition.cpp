@@ -11,8 +11,10 @@ GradPartition::GradPartition(const sdk::Host& host, const Caster& caster,
                              const PartitionLayout& layout, const std::vector<ParamRecord>& params,
                              int32_t dtype, bool contiguous)
     : host_(host), caster_(caster), layout_(&layout), params_(&params), dtype_(dtype),
-      partition_(host, layout.partition_elements() * sdk::dtype_size(dtype), STRATA_MEM_GRADS),
-      lent_(host, layout, params, dtype, contiguous), direct_(layout.buckets().size(), 0) {}
+      lent_(host, layout, params, dtype, contiguous), direct_(layout.buckets().size(), 0),
+      holds_(layout.buckets().size(), 0) {
+  if (!transient()) fp32();
+}
 
 void* GradPartition::view(uint32_t p) const {
   void* own = (*params_)[p].grad;
@@ -20,26 +22,21 @@ void* GradPartition::view(uint32_t p) const {
 }
 
 float* GradPartition::fp32() {
-  if (dtype_ == STRATA_F32) return reinterpret_cast<float*>(partition_.data());
-  if (fp32_copy_.data() == nullptr) {
-    fp32_copy_ = Buffer<float>(host_, layout_->partition_elements(), STRATA_MEM_GRADS);
+  if (partition_.data() == nullptr) {
+    partition_ = Buffer<float>(host_, layout_->partition_elements(), STRATA_MEM_GRADS);
   }
-  return fp32_copy_.data();
-}
-
-void GradPartition::to_fp32() {
-  float* grads = fp32();
-  if (dtype_ != STRATA_F32) {
-    caster_.convert(partition_.data(), dtype_, grads, STRATA_F32,
-                    layout_->partition_elements());
-  }
+  return partition_.data();
 }
 
 void GradPartition::zero() {
   const Memory memory(host_);
-  memory.zero(partition_.data(), layout_->partition_elements() * sdk::dtype_size(dtype_));
+  if (transient()) {
+    partition_ = Buffer<float>();
+  } else {
+    memory.zero(partition_.data(), layout_->partition_elements() * sizeof(float));
+  }
+  std::fill(holds_.begin(), holds_.end(), 0);
   FullGrads::zero(*params_, memory);  // the host-owned ones (ours are lent, and freed once reduced)
-  fp32_copy_ = Buffer<float>();
 }
 
 const float* GradPartition::ready_buffer(size_t b) {
@@ -84,11 +81,19 @@ void GradPartition::sent(size_t b) {
 }
 
 void GradPartition::deliver(size_t b, uint64_t offset, uint64_t count, const float* values) {
-  caster_.add_into(element_at(partition_.data(), dtype_, layout_->bucket(b).offset + offset),
-                   dtype_, values, count);
+  float* slice = fp32() + layout_->bucket(b).offset + offset;
+  const Memory memory(host_);
+  if (!holds_[b]) {
+    // The step's first average of this slice is kept as it is, exactly as stage 0 keeps its
+    // allreduce's result (adding it to zero would be exact too, but for -0).
+    memory.copy(slice, values, count * sizeof(float));
+  } else {
+    memory.add(slice, values, count);
+  }
 }
 
 void GradPartition::completed(size_t b) {
+  holds_[b] = 1;  // every piece of the slice has been delivered this round
   if (direct_[b]) {
     direct_[b] = 0;
     lent_.consumed(b);

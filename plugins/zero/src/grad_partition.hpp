@@ -1,12 +1,22 @@
-// Stages 2-3: this rank's gradient partition, in the model dtype, which accumulates the averaged
-// slices over the micro-batches of a step, and where its sources come from: the host's gradient
-// buffers (zeroed as they are read, so the host starts the next micro-batch from zero) or the
-// buffers lent to parameters registered without one (lent_grads.hpp). The reducer reads the
-// sources through fill() / ready_buffer() and adds this rank's slice through deliver().
+// Stages 2-3: this rank's gradient partition, which accumulates the averaged slices over the
+// micro-batches of a step, and where its sources come from: the host's gradient buffers (zeroed as
+// they are read, so the host starts the next micro-batch from zero) or the buffers lent to
+// parameters registered without one (lent_grads.hpp). The reducer reads the sources through
+// fill() / ready_buffer() and adds this rank's slice through deliver().
 //
-// fp32 models with contiguous_gradients send a lent bucket buffer as it is (ready_buffer). The
-// optimizer reads fp32: half models get a transient fp32 copy of the partition from finish_reduce
-// (or owned_shards) to zero_grad.
+// The partition accumulates in fp32 whatever the model dtype, so a half model's gradients take
+// exactly stage 0's path: each half gradient is cast to fp32 (fill), the fp32 slices are averaged
+// by the comm plugin as stage 0's allreduce averages them (both in communication_data_type, fp32
+// unless the user asks for f16/bf16: partition_reducer.hpp), and the average is
+// kept as it arrives (a step's first delivery into a bucket copies: no `0 + x`, which would turn
+// -0 into +0). No rounding to the model dtype happens anywhere, so with one micro-batch per step
+// the optimizer reads stage 0's gradients bit for bit wherever the comm plugin sums in the same
+// order (always at 2 ranks). For a half model this fp32 partition is transient (4P bytes from
+// the step's first delivery, or owned_shards, to zero_grad); fp32 models keep it persistently.
+// (Until issue 30, item 4, half models kept a model-dtype partition, d·P, into which every average
+// was rounded, and a transient fp32 copy of it: that rounding was what set stages 2-3 apart.)
+//
+// fp32 models with contiguous_gradients send a lent bucket buffer as it is (ready_buffer).
 #pragma once
 
 #include "device_memory.hpp"
@@ -25,7 +35,8 @@ namespace strata::zero {
 class GradPartition final : public ReduceTarget {
  public:
   GradPartition() = default;
-  // Allocates the (zeroed) partition, STRATA_MEM_GRADS. `layout` and `params` must outlive this.
+  // Allocates the (zeroed) partition, STRATA_MEM_GRADS, unless it is a half model's transient
+  // one. `layout` and `params` must outlive this.
   GradPartition(const sdk::Host& host, const Caster& caster, const PartitionLayout& layout,
                 const std::vector<ParamRecord>& params, int32_t dtype, bool contiguous);
 
@@ -36,12 +47,13 @@ class GradPartition final : public ReduceTarget {
   // Where the host writes parameter p's gradient now: its own buffer, or the one lent to it.
   void* view(uint32_t p) const;
 
-  // The fp32 partition the shards point into: the partition itself for fp32 models, else the
-  // transient copy (created, zeroed, if there is none).
+  // The fp32 partition the shards point into (created, zeroed, if there is none).
   float* fp32();
-  // End of the step's reductions: refreshes the fp32 copy of a half model from the partition.
-  void to_fp32();
-  // Zeroes the partition and the host's gradients; frees the fp32 copy.
+  // End of the step's reductions: the partition exists even if no bucket delivered (a model of
+  // empty parameters), as the shards point into it. (The name is from when half models kept a
+  // model-dtype partition and this cast it to fp32.)
+  void to_fp32() { fp32(); }
+  // Zeroes the partition (frees a half model's) and the host's gradients.
   void zero();
 
   const float* ready_buffer(size_t bucket) override;
@@ -55,11 +67,14 @@ class GradPartition final : public ReduceTarget {
   Caster caster_{host_};
   const PartitionLayout* layout_ = nullptr;
   const std::vector<ParamRecord>* params_ = nullptr;
+  // Whether the partition exists only during a step (a half model's).
+  bool transient() const { return dtype_ != STRATA_F32; }
+
   int32_t dtype_ = STRATA_F32;
-  Buffer<unsigned char> partition_;  // model dtype, accumulates over micro-batches
-  Buffer<float> fp32_copy_;          // half models: from finish_reduce to zero_grad
+  Buffer<float> partition_;  // fp32, accumulates over micro-batches
   LentGrads lent_;
-  std::vector<uint8_t> direct_;  // per bucket: sent straight from its lent buffer
+  std::vector<uint8_t> direct_;    // per bucket: sent straight from its lent buffer
+  std::vector<uint8_t> holds_;     // per bucket: its slice has received a value since zero()
 };
 
 }  // namespace strata::zero

@@ -15,18 +15,28 @@ uint64_t reduce_piece(uint64_t reduce_bucket_size, int ranks) {
 
 PartitionReducer::PartitionReducer(const sdk::Host& host, CommLink& comm,
                                    const PartitionLayout& layout, size_t params,
-                                   ReduceTarget& target, bool overlap, uint64_t piece)
-    : comm_(comm), layout_(layout), target_(target), tracer_(host), memory_(host),
-      overlap_(overlap),
+                                   ReduceTarget& target, bool overlap, uint64_t piece,
+                                   int32_t comm_dtype)
+    : comm_(comm), layout_(layout), target_(target), tracer_(host), memory_(host), caster_(host),
+      comm_dtype_(comm_dtype), overlap_(overlap),
       piece_(std::max(piece, kSliceAlignment)), marked_(params, 0),
       marked_in_(layout.buckets().size(), 0) {
+  comm_.require_reduce_dtype(comm_dtype_, "communication_data_type");
+  caster_.require(comm_dtype_, "communication_data_type");
   if (layout.buckets().empty()) return;
   const uint64_t slice = std::min(layout.max_slice(), piece_);
   const auto ranks = static_cast<uint64_t>(layout.ranks());
   const size_t pairs = overlap ? 2 : 1;
   for (size_t i = 0; i < pairs; ++i) {
     fusion_.push_back({Buffer<float>(host, ranks * slice, STRATA_MEM_COMM_BUFFERS),
-                       Buffer<float>(host, slice, STRATA_MEM_COMM_BUFFERS)});
+                       Buffer<float>(host, slice, STRATA_MEM_COMM_BUFFERS), {}, {}});
+    if (comm_dtype_ != STRATA_F32) {
+      const size_t esize = sdk::dtype_size(comm_dtype_);
+      fusion_.back().narrow_send =
+          Buffer<unsigned char>(host, ranks * slice * esize, STRATA_MEM_COMM_BUFFERS);
+      fusion_.back().narrow_recv =
+          Buffer<unsigned char>(host, slice * esize, STRATA_MEM_COMM_BUFFERS);
+    }
     free_fusion_.push_back(pairs - 1 - i);
   }
 }
@@ -92,8 +102,16 @@ void PartitionReducer::start_one(size_t b) {
     if (o == 0) begin_ns = tracer_.now();
     free_fusion_.pop_back();
     pending_.push_back({b, f, o, n, last, begin_ns, nullptr});
-    pending_.back().request = comm_.start_reduce_scatter(send, fusion_[f].recv.data(), n,
-                                                         STRATA_AVG);
+    if (comm_dtype_ == STRATA_F32) {
+      pending_.back().request = comm_.start_reduce_scatter(send, fusion_[f].recv.data(), n,
+                                                           STRATA_AVG);
+    } else {
+      const uint64_t all = n * static_cast<uint64_t>(layout_.ranks());
+      caster_.convert(send, STRATA_F32, fusion_[f].narrow_send.data(), comm_dtype_, all);
+      pending_.back().request = comm_.start_reduce_scatter(
+          fusion_[f].narrow_send.data(), fusion_[f].narrow_recv.data(), n, comm_dtype_,
+          STRATA_AVG);
+    }
     if (last) target_.sent(b);
     if (!overlap_) wait_oldest();
     o += n;
@@ -130,6 +148,10 @@ void PartitionReducer::wait_oldest() {
   }
   {
     const sdk::TraceScope span(tracer_, "bucket_unpack", bucket, p.count * sizeof(float));
+    if (comm_dtype_ != STRATA_F32) {
+      caster_.convert(fusion_[p.fusion].narrow_recv.data(), comm_dtype_,
+                      fusion_[p.fusion].recv.data(), STRATA_F32, p.count);
+    }
     target_.deliver(p.bucket, p.offset, p.count, fusion_[p.fusion].recv.data());
   }
   if (p.last) target_.completed(p.bucket);

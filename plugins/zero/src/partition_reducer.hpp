@@ -18,6 +18,11 @@
 // at most two pieces are in flight (starting a third waits for the oldest); without, each
 // reduction blocks. The averaged elements are handed to the target as each piece completes.
 //
+// communication_data_type f16/bf16: each piece is gathered in fp32 as above, rounded to that dtype
+// into a second send buffer, reduce-scattered in it (half the bytes) and the average widened back
+// to fp32 before the target gets it. With fp32 (the default) nothing is rounded: the target gets
+// the comm plugin's fp32 average of the fp32 values, as stage 0's allreduce gives it.
+//
 // Timeline spans, index = bucket: "bucket_reduce" from its first piece's start to its last
 // piece's completion, "bucket_pack" per piece gathered into a fusion buffer, "bucket_unpack" per
 // piece handed to the target.
@@ -25,6 +30,7 @@
 
 #include "device_memory.hpp"
 #include "comm_link.hpp"
+#include "dtype_cast.hpp"
 #include "partition_layout.hpp"
 
 #include <strata/plugin.hpp>
@@ -79,9 +85,11 @@ class ReduceTarget {
 class PartitionReducer {
  public:
   // Allocates its fusion buffers (STRATA_MEM_COMM_BUFFERS): 1 or 2 (overlap) pairs of N*w and
-  // w floats, w = min(S_max, piece). `layout` and `target` must outlive the reducer.
+  // w floats, w = min(S_max, piece), and with a `comm_dtype` other than fp32 as many pairs of
+  // that dtype. `layout` and `target` must outlive the reducer.
   PartitionReducer(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
-                   size_t params, ReduceTarget& target, bool overlap, uint64_t piece);
+                   size_t params, ReduceTarget& target, bool overlap, uint64_t piece,
+                   int32_t comm_dtype = STRATA_F32);
   // Completes reductions still in flight: the comm plugin may still write into our buffers.
   ~PartitionReducer();
   PartitionReducer(const PartitionReducer&) = delete;
@@ -107,6 +115,7 @@ class PartitionReducer {
  private:
   struct Fusion {
     Buffer<float> send, recv;
+    Buffer<unsigned char> narrow_send, narrow_recv;  // comm_dtype_ other than fp32
   };
   struct Pending {
     size_t bucket;
@@ -129,6 +138,8 @@ class PartitionReducer {
   ReduceTarget& target_;
   sdk::Tracer tracer_;
   Memory memory_;  // where the fusion buffers and the gradients are
+  Caster caster_;
+  int32_t comm_dtype_;
   bool overlap_;
   uint64_t piece_;
   std::vector<Fusion> fusion_;

@@ -9,7 +9,8 @@ namespace strata::zero {
 using sdk::fail;
 
 Stage0::Stage0(const ZeroConfig& config, const sdk::Host& host)
-    : host_(host), tracer_(host), comm_(host, 0), caster_(host), bucket_capacity_(config.reduce_bucket_size) {}
+    : host_(host), tracer_(host), comm_(host, 0), caster_(host),
+      bucket_capacity_(config.reduce_bucket_size), comm_dtype_(config.communication_dtype) {}
 
 void Stage0::finalize(const std::vector<ParamRecord>& params,
                       const std::vector<GroupRecord>& groups) {
@@ -52,7 +53,8 @@ void Stage0::finalize(const std::vector<ParamRecord>& params,
     }
     shards_.push_back(shard);
   }
-  reducer_ = std::make_unique<Stage0Reducer>(comm_, params_, plan_, *buffers, tracer_);
+  reducer_ = std::make_unique<Stage0Reducer>(comm_, params_, plan_, *buffers, tracer_, host_,
+                                             comm_dtype_);
   log_plan();
   if (copies_) {
     host_.log(STRATA_LOG_INFO,

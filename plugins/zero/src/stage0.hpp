@@ -47,6 +47,7 @@ class Stage0 final : public Stage {
   CommLink comm_;
   Caster caster_;
   uint64_t bucket_capacity_;
+  int32_t comm_dtype_;  // communication_data_type
   std::vector<ParamRecord> params_;  // grad filled in where the host gave none
   GroupState groups_;
   int32_t dtype_ = STRATA_F32;  // the model dtype: every parameter's

@@ -7,9 +7,13 @@ namespace strata::zero {
 
 Stage0Reducer::Stage0Reducer(CommLink& comm, const std::vector<ParamRecord>& params,
                              const BucketPlan& plan, BucketBuffers& buffers,
-                             const sdk::Tracer& tracer)
-    : comm_(comm), params_(params), plan_(plan), buffers_(buffers), tracer_(tracer),
-      state_(plan.buckets.size()), ready_(params.size(), 0) {}
+                             const sdk::Tracer& tracer, const sdk::Host& host, int32_t comm_dtype)
+    : comm_(comm), params_(params), plan_(plan), buffers_(buffers), tracer_(tracer), host_(host),
+      caster_(host), comm_dtype_(comm_dtype), state_(plan.buckets.size()),
+      ready_(params.size(), 0) {
+  comm_.require_reduce_dtype(comm_dtype_, "communication_data_type");
+  caster_.require(comm_dtype_, "communication_data_type");
+}
 
 Stage0Reducer::~Stage0Reducer() {
   for (BucketState& s : state_) {
@@ -51,10 +55,21 @@ void Stage0Reducer::start_complete_buckets() {
 
 void Stage0Reducer::start(size_t k) {
   float* data = buffers_.load(k);
+  const uint64_t count = plan_.buckets[k].count;
+  BucketState& s = state_[k];
+  s.data = data;
+  if (comm_dtype_ != STRATA_F32) {
+    s.narrow = Buffer<unsigned char>(host_, count * sdk::dtype_size(comm_dtype_),
+                                     STRATA_MEM_COMM_BUFFERS);
+    caster_.convert(data, STRATA_F32, s.narrow.data(), comm_dtype_, count);
+  }
   // The span starts after the pack (its own span) and covers the reduction in flight; a blocking
   // comm finishes inside start_allreduce, which the span then covers too.
-  state_[k].begin_ns = tracer_.now();
-  state_[k].request = comm_.start_allreduce(data, data, plan_.buckets[k].count, STRATA_AVG);
+  s.begin_ns = tracer_.now();
+  s.request = comm_dtype_ == STRATA_F32
+                  ? comm_.start_allreduce(data, data, count, STRATA_AVG)
+                  : comm_.start_allreduce(s.narrow.data(), s.narrow.data(), count, comm_dtype_,
+                                          STRATA_AVG);
 }
 
 void Stage0Reducer::wait_and_unpack(size_t k) {
@@ -64,6 +79,10 @@ void Stage0Reducer::wait_and_unpack(size_t k) {
   comm_.wait(req);
   tracer_.in_flight("bucket_reduce", s.begin_ns, static_cast<int64_t>(k),
                plan_.buckets[k].count * sizeof(float));
+  if (s.narrow.data() != nullptr) {
+    caster_.convert(s.narrow.data(), comm_dtype_, s.data, STRATA_F32, plan_.buckets[k].count);
+    s.narrow = Buffer<unsigned char>();
+  }
   buffers_.unload(k);
 }
 

@@ -24,7 +24,7 @@ void Stage1::finalize(const std::vector<ParamRecord>& params,
   grads_ = TransientGrads(host_, caster_, layout_, params_, dtype_);
   reducer_ = std::make_unique<PartitionReducer>(
       host_, comm_, layout_, params_.size(), grads_, config_.overlap_comm,
-      reduce_piece(config_.reduce_bucket_size, layout_.ranks()));
+      reduce_piece(config_.reduce_bucket_size, layout_.ranks()), config_.communication_dtype);
   log_partition_plan(host_, 1, layout_, params_.size(), dtype_, config_);
   log_model_copies(host_, 1, dtype_, copies);
 }

@@ -42,7 +42,7 @@ void Stage3::finalize(const std::vector<ParamRecord>& params,
   grads_ = GradPartition(host_, caster_, layout_, params_, dtype_, config_.contiguous_gradients);
   reducer_ = std::make_unique<PartitionReducer>(
       host_, comm_, layout_, params_.size(), grads_, config_.overlap_comm,
-      reduce_piece(config_.reduce_bucket_size, layout_.ranks()));
+      reduce_piece(config_.reduce_bucket_size, layout_.ranks()), config_.communication_dtype);
   calls_ = std::make_unique<GroupCalls>(comm_, groups_, params_, *reducer_, grads_);
   gatherer_ = std::make_unique<ParamGatherer>(host_, comm_, layout_, params_, groups_, dtype_,
                                               config_);
