@@ -326,6 +326,11 @@ class StrataBackend:
     def allreduce_sum(self, values):
         return self.strata.allreduce(np.asarray(values, dtype=np.float64), op="sum")
 
+    def runtime_peak_mib(self):
+        """The most memory the runtime held at once on this rank (its memory report: model state
+        and buffers by category, summed peaks), MiB."""
+        return sum(self.opt.runtime.memory()["peak"].values()) / 2.0**20
+
     def full_state(self):
         """name -> full tensor on every rank (collective)."""
         if hasattr(self.opt, "module_state_dict"):
@@ -661,12 +666,19 @@ def train(args):
     rss = np.zeros(world)
     rss[rank] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
     rss = backend.allreduce_sum(rss)
+    runtime_peak = None
+    if hasattr(backend, "runtime_peak_mib"):
+        runtime_peak = np.zeros(world)
+        runtime_peak[rank] = backend.runtime_peak_mib()
+        runtime_peak = backend.allreduce_sum(runtime_peak)
     if rank == 0:
         rate = step * G * T / seconds if seconds > 0 else 0.0
         print(f"trained {step} steps, {step * G * T:,} tokens in {seconds:.2f} s: tokens/s "
               f"{rate:.0f}", flush=True)
         for r in range(world):
             print(f"rank {r} peak_rss_mib {rss[r]:.1f}", flush=True)
+            if runtime_peak is not None:
+                print(f"rank {r} runtime_peak_mib {runtime_peak[r]:.1f}", flush=True)
     if args.dump_params is not None:
         state = backend.full_state()  # collective: every rank
         if rank == 0:

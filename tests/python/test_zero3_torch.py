@@ -6,8 +6,8 @@
   backward with the same values and kernels, only from the gathered buffers). Between uses every
   partitioned parameter's data is an empty placeholder (ranks/zero3_module.py asserts it after
   every step), and the module is whole again after opt.close().
-- bf16: stage 3 moves the result by at most 5% of how far training moved it (the bound
-  test_zero_stages.py justifies: stages 2-3 reduce half gradients by another path).
+- bf16: bitwise as well (every stage averages gradients in fp32 and steps the same fp32 masters,
+  see test_zero_stages.py); training is checked to have moved every tensor.
 - A parameter read outside its module fails on every rank with an error naming it.
 - Memory: after opt.step() a rank's RSS is its baseline plus what the runtime reports holding
   plus less than half the model: a full fp32 copy of the model kept by the module (what
@@ -24,7 +24,6 @@ from conftest import MANIFEST, PYTHON, RANKS_DIR, run_ranks
 
 MODULE_SCRIPT = os.path.join(RANKS_DIR, "zero3_module.py")
 MEMORY_SCRIPT = os.path.join(RANKS_DIR, "zero3_memory.py")
-HALF_TOLERANCE = 0.05
 
 
 def overrides(stage, precision="fp32"):
@@ -57,17 +56,16 @@ def test_stage3_is_stage0_bitwise_in_fp32(work_dir, case):
         assert diff == 0.0, f"{case}: {name} differs by {diff}"
 
 
-def test_stage3_bf16_follows_stage0(work_dir):
+def test_stage3_is_stage0_bitwise_in_bf16(work_dir):
     import torch
     a = train(work_dir, "plain", 0, "bf16")
     b = train(work_dir, "plain", 3, "bf16")
     initial = torch.load(os.path.join(work_dir, "plain.bf16.stage0.pt.initial"))
     for name in a:
-        moved = float(torch.linalg.norm((a[name] - initial[name]).float()))
-        assert moved > 0, f"{name} did not move"
-        ratio = float(torch.linalg.norm((a[name] - b[name]).float())) / moved
-        print(f"bf16 {name}: ||stage3 - stage0|| / ||stage0 - initial|| = {ratio:.3g}")
-        assert ratio <= HALF_TOLERANCE, f"{name}: {ratio}"
+        assert float((a[name] - initial[name]).abs().max()) > 0, f"{name} did not move"
+        diff = float((a[name] - b[name]).abs().max())
+        print(f"bf16 {name}: max |stage3 - stage0| = {diff}")
+        assert diff == 0.0, f"bf16: {name} differs by {diff}"
 
 
 def test_parameter_outside_its_module_is_named(work_dir):
