@@ -112,6 +112,7 @@ void apply(ZeroConfig& config, Field field, const json& value) {
     case Field::kPrefetchBucketSize: config.prefetch_bucket_size = count(); return;
     case Field::kPersistenceThreshold: config.param_persistence_threshold = count(); return;
     case Field::kMaxLiveParameters: config.max_live_parameters = count(); return;
+    case Field::kMaxReuseDistance: config.max_reuse_distance = count(); return;
   }
 }
 

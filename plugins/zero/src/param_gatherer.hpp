@@ -6,10 +6,19 @@
 // Prefetch: the groups gathered during the last whole step (boundary to boundary) form a trace.
 // While this step's gathers follow it, each gather starts non-blocking allgathers of the next
 // groups of the trace, up to stage3_prefetch_bucket_size elements in flight; a group still
-// gathered stops the look-ahead until it is released. Gathered plus prefetched elements never
-// exceed stage3_max_live_parameters (prefetches are dropped before an explicit gather fails).
-// Every rank sees the same calls (the sequence check), so prefetches match across ranks. Element
-// counts here are of the gathered buffers (padding included): what the memory holds.
+// gathered stops the look-ahead until it is released.
+//
+// Retention (DeepSpeed's stage3_max_reuse_distance): release(g) keeps g's buffers cached when the
+// trace says g is gathered again within max_reuse_distance gathered elements; the next gather of
+// g is then served from them without communication. A cached group is released for the host
+// (param_view says NULL). Parameters change only at the step, and every cached group is dropped at
+// the end of each micro-batch, so a cached buffer always holds what a new allgather would bring.
+//
+// stage3_max_live_parameters bounds what is kept ahead or behind: prefetching and retention stay
+// within it. A gather the model asks for always happens: over the limit it first drops prefetched,
+// then cached groups, and then gathers anyway (as DeepSpeed does).
+// Every rank sees the same calls (the sequence check), so these decisions match across ranks.
+// Element counts here are of the gathered buffers (padding included): what the memory holds.
 #pragma once
 
 #include "device_memory.hpp"
@@ -44,8 +53,11 @@ class ParamGatherer {
   // After the sequence check and GroupState's bookkeeping. Collective.
   void gather(uint32_t group);
   void release(uint32_t group);
-  // Drops prefetched groups nobody gathered; at a boundary the step's gathers become the trace.
+  // Drops prefetched groups nobody gathered and cached ones; at a boundary the step's gathers
+  // become the trace.
   void end_micro_batch(bool boundary);
+  // The partition is about to change (publish): cached buffers would be stale.
+  void drop_cached() { drop_all(State::kCached); }
 
   // Bytes a gather of `group` allgathers (padding included); 0 for a group with nothing
   // partitioned.
@@ -63,18 +75,25 @@ class ParamGatherer {
     Buffer<unsigned char> buffer;
     strata_request request = nullptr;
   };
+  enum class State {
+    kGathered,    // between the host's gather and release
+    kPrefetched,  // started ahead of its gather, not gathered yet
+    kCached,      // released by the host, kept for a gather soon (retention)
+  };
   struct Live {
     std::vector<Fetch> fetches;
-    bool prefetched = false;  // started ahead of its gather, not gathered yet
+    State state = State::kGathered;
   };
 
   Live fetch(uint32_t group);  // starts the allgathers
   void complete(Live& live);   // waits for them
   void drop(uint32_t group);
-  void drop_prefetched();
+  void drop_all(State state);
   void prefetch_ahead();
-  uint64_t live_elements(bool prefetched_only = false) const;
-  std::string describe_live() const;
+  // Whether the trace gathers `group` again within max_reuse_distance gathered elements.
+  bool reused_soon(uint32_t group) const;
+  uint64_t live_elements() const;
+  uint64_t elements_in(State state) const;
 
   sdk::Host host_;
   CommLink& comm_;
@@ -82,7 +101,7 @@ class ParamGatherer {
   const std::vector<ParamRecord>& params_;
   const GroupState& groups_;
   int32_t dtype_;
-  uint64_t prefetch_limit_, live_limit_;
+  uint64_t prefetch_limit_, live_limit_, reuse_distance_;
   Buffer<unsigned char> partition_;  // model dtype
   std::vector<std::vector<size_t>> buckets_of_;  // per group: its partitioned buckets
   std::vector<uint64_t> elements_of_;            // per group: N*S summed over those

@@ -72,7 +72,7 @@ void Stage3::gather(uint32_t group, uint32_t flags) {
   try {
     gatherer_->gather(group);
   } catch (...) {
-    // E.g. over stage3_max_live_parameters (alike on every rank): the gather did not happen.
+    // E.g. out of memory for the gathered buffers: the gather did not happen.
     calls_->undo_gather(group);
     throw;
   }
@@ -109,6 +109,7 @@ const std::vector<strata_shard>& Stage3::owned_shards() {
 
 void Stage3::publish() {
   const int64_t begin = tracer_.now();
+  gatherer_->drop_cached();  // e.g. gathers between finish_reduce and publish: about to be stale
   uint64_t bytes = publish_by_allgather(
       host_, comm_, layout_, params_, dtype_,
       allgather_piece(config_.allgather_bucket_size, comm_.size()), masters_.data());
