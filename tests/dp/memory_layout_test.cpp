@@ -12,8 +12,10 @@
 //   stage 0: params 4Ψ   grads 4Ψ   master 0      optimizer 8Ψ
 //   stage 1: params 4Ψ   grads 4Ψ   master 4ΣS    optimizer 8·own_r   (full grads persist)
 //   stage 2: params 4Ψ   grads 4ΣS  master 4ΣS    optimizer 8·own_r   (+4Ψ host-owned grads)
-//   stage 3: params 4·Ψ_persistent + 4·ΣS_partitioned, grads, master, optimizer as stage 2
-// (stage 0's master aliases the f32 parameters; host-owned gradients count 4Ψ at every stage).
+//   stage 3: params 4·Ψ_persistent, grads, master, optimizer as stage 2
+// (stage 0's master aliases the f32 parameters; stage 3's parameter partition is the fp32 master
+// partition itself, so partitioned parameters count once, as MASTER; host-owned gradients count
+// 4Ψ at every stage).
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
@@ -90,15 +92,14 @@ Bytes expected_bytes(const TestModel& model, bool groups, int stage, uint64_t ra
   if (stage == 0) {
     return {4 * psi, 4 * psi, 0, 8 * psi};  // plugin-owned or host-owned, 4Ψ either way
   }
-  uint64_t slices = 0, partitioned_slices = 0, owned = 0;
+  uint64_t slices = 0, owned = 0;
   for (const PlannedBucket& bucket : plan(params, keys, partitioned, capacity)) {
     const uint64_t s = slice_size(bucket.count, ranks);
     slices += s;
-    if (bucket.partitioned) partitioned_slices += s;
     const uint64_t lo = std::min(bucket.count, rank * s), hi = std::min(bucket.count, (rank + 1) * s);
     owned += hi - lo;
   }
-  b.params = stage == 3 ? 4 * (persistent + partitioned_slices) : 4 * psi;
+  b.params = stage == 3 ? 4 * persistent : 4 * psi;
   b.grads = stage == 1 ? 4 * psi : host_grads + 4 * slices;
   b.master = 4 * slices;
   b.optimizer = 8 * owned;
@@ -150,6 +151,12 @@ TEST(MemoryLayout, ReportEqualsFormulaAfterFinalizeAndAfterSteps) {
   const Bytes want = expected_bytes(*model, binding == Binding::groups, settings.stage,
                                     uint64_t(world.size), uint64_t(world.rank), capacity, threshold);
   expect_report(runtime.memory(), want, world.rank, "after finalize");
+  if (settings.stage == 3) {
+    // fp32: the partitioned parameters and their masters are one buffer, not two.
+    const MemoryReport m = runtime.memory();
+    EXPECT_EQ(m.current[STRATA_MEM_MASTER] + m.current[STRATA_MEM_PARAMS], want.master + want.params)
+        << "stage 3 holds the partition once (master + whole parameters)";
+  }
 
   // Two steps on constant inputs: lent buffers and transient partitions must all be gone again.
   std::vector<float> x(4 * model->inputs(), 0.5f);

@@ -77,12 +77,14 @@ class Stage3 : public ::testing::Test {
   size_t base_params_ = 0;
 };
 
+// fp32: the parameter partition is the master partition (one buffer), so partitioned parameters
+// cost MASTER bytes once and no PARAMS bytes until gathered.
 TEST_F(Stage3, MemoryByCategoryIsTheLayoutFormula) {
   make(config());
   EXPECT_EQ(host_.bytes(STRATA_MEM_MASTER), expected_partition(kBuckets, size_) * sizeof(float));
   EXPECT_EQ(host_.bytes(STRATA_MEM_GRADS), expected_partition(kBuckets, size_) * sizeof(float));
-  EXPECT_EQ(host_.bytes(STRATA_MEM_PARAMS),
-            expected_partition(kPartitioned, size_) * sizeof(float));
+  EXPECT_EQ(host_.bytes(STRATA_MEM_PARAMS), 0u) << "an fp32 parameter partition would duplicate "
+                                                   "the masters";
   EXPECT_EQ(host_.bytes(STRATA_MEM_COMM_BUFFERS), expected_fusion_bytes(kBuckets, size_, true));
   const auto info = host_.lines(STRATA_LOG_INFO);
   ASSERT_EQ(info.size(), 1u);
@@ -91,8 +93,8 @@ TEST_F(Stage3, MemoryByCategoryIsTheLayoutFormula) {
 
 TEST_F(Stage3, TheBareAliasSetsThePersistenceThresholdToo) {
   make(stage_config(3, R"("param_persistence_threshold": 100)"));
-  EXPECT_EQ(host_.bytes(STRATA_MEM_PARAMS),
-            expected_partition(kPartitioned, size_) * sizeof(float));
+  EXPECT_EQ(zero_->data_of(1), nullptr) << "300 elements: partitioned under threshold 100";
+  EXPECT_EQ(zero_->data_of(0), model_->data(0).data()) << "7 elements: whole";
 }
 
 TEST_F(Stage3, ViewsShowGatheredParametersOnly) {

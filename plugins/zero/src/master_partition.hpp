@@ -37,6 +37,7 @@ class MasterPartition {
   // Points every shard's grad into `grads`, an fp32 partition laid out like the masters.
   const std::vector<strata_shard>& shards_with_grads(float* grads);
   const float* data() const { return master_.data(); }
+  float* data() { return master_.data(); }
 
  private:
   const PartitionLayout* layout_ = nullptr;

@@ -25,12 +25,16 @@ namespace {
 
 ParamGatherer::ParamGatherer(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
                              const std::vector<ParamRecord>& params, const GroupState& groups,
-                             int32_t dtype, const ZeroConfig& config)
+                             int32_t dtype, const ZeroConfig& config, float* masters)
     : host_(host), comm_(comm), layout_(layout), params_(params), groups_(groups), dtype_(dtype),
       prefetch_limit_(config.prefetch_bucket_size), live_limit_(config.max_live_parameters),
       reuse_distance_(config.max_reuse_distance),
-      partition_(host, layout.param_partition_elements() * sdk::dtype_size(dtype),
-                 STRATA_MEM_PARAMS),
+      masters_(dtype == STRATA_F32 ? masters : nullptr),
+      partition_(masters_ != nullptr
+                     ? Buffer<unsigned char>()
+                     : Buffer<unsigned char>(
+                           host, layout.param_partition_elements() * sdk::dtype_size(dtype),
+                           STRATA_MEM_PARAMS)),
       buckets_of_(groups.size()), elements_of_(groups.size(), 0),
       slot_offset_(params.size(), 0) {
   for (size_t b = 0; b < layout.buckets().size(); ++b) {
@@ -57,12 +61,13 @@ ParamGatherer::~ParamGatherer() {
 }
 
 void* ParamGatherer::slice(size_t b) const {
+  if (masters_ != nullptr) return masters_ + layout_.bucket(b).offset;
   return element_at(partition_.data(), dtype_, layout_.bucket(b).param_offset);
 }
 
 void ParamGatherer::fill_from_params() {
   const Memory memory(host_);
-  for (size_t b = 0; b < layout_.buckets().size(); ++b) {
+  for (size_t b = 0; b < layout_.buckets().size() && masters_ == nullptr; ++b) {
     if (!layout_.bucket(b).partitioned) continue;
     const uint64_t begin = layout_.my_begin(b);
     layout_.for_each_piece(b, begin, layout_.bucket(b).slice,

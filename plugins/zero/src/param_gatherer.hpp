@@ -1,5 +1,7 @@
 // Stage 3: parameters of partitioned buckets live only as each rank's slice (the parameter
-// partition, model dtype, STRATA_MEM_PARAMS). gather(g) allgathers the buckets of group g into
+// partition, model dtype, STRATA_MEM_PARAMS). An fp32 model's slices are the fp32 masters
+// themselves (the master partition holds the same values, so a second copy would only double the
+// memory and cost a copy per publish): no parameter partition is allocated then. gather(g) allgathers the buckets of group g into
 // whole buffers (N*S elements each, STRATA_MEM_PARAMS) that the host reads through param_view;
 // release(g) frees them.
 //
@@ -38,16 +40,21 @@ namespace strata::zero {
 
 class ParamGatherer {
  public:
+  // `masters`: the fp32 master partition (laid out as `layout` says), which an fp32 model's
+  // slices point into; ignored for f16/bf16 models, whose slices get their own partition.
   ParamGatherer(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
                 const std::vector<ParamRecord>& params, const GroupState& groups, int32_t dtype,
-                const ZeroConfig& config);
+                const ZeroConfig& config, float* masters);
   ~ParamGatherer();
   ParamGatherer(const ParamGatherer&) = delete;
   ParamGatherer& operator=(const ParamGatherer&) = delete;
 
-  // This rank's slice of partitioned bucket b in the parameter partition.
+  // This rank's slice of partitioned bucket b in the parameter partition (fp32: in the masters).
   void* slice(size_t b) const;
-  // Copies this rank's slices out of the parameters' `data` (at finalize).
+  // Whether the slices are the masters (fp32 models): publish then has nothing to copy.
+  bool slices_are_masters() const { return masters_ != nullptr; }
+  // Copies this rank's slices out of the parameters' `data` (at finalize; fp32: the masters
+  // were filled from there already).
   void fill_from_params();
 
   // After the sequence check and GroupState's bookkeeping. Collective.
@@ -102,7 +109,8 @@ class ParamGatherer {
   const GroupState& groups_;
   int32_t dtype_;
   uint64_t prefetch_limit_, live_limit_, reuse_distance_;
-  Buffer<unsigned char> partition_;  // model dtype
+  float* masters_;                    // fp32 models: the slices live here
+  Buffer<unsigned char> partition_;  // f16/bf16 models: model dtype
   std::vector<std::vector<size_t>> buckets_of_;  // per group: its partitioned buckets
   std::vector<uint64_t> elements_of_;            // per group: N*S summed over those
   std::vector<uint64_t> slot_offset_;            // per parameter, within its bucket
