@@ -38,6 +38,7 @@ void Stage3::finalize(const std::vector<ParamRecord>& params,
   for (const Bucket& b : plan.buckets) partitioned.push_back((b.key & 1) == 0);
   layout_ = PartitionLayout(std::move(plan), comm_.size(), comm_.rank(), partitioned);
   check_ranks_agree(comm_, params_, groups, layout_.plan(), persistent_params(layout_));
+  // A partition even at fp32: partitioned parameters have no `data` to keep their masters in.
   masters_ = MasterPartition(host_, caster_, layout_, params_, dtype_);  // reads every `data`
   grads_ = GradPartition(host_, caster_, layout_, params_, dtype_, config_.contiguous_gradients);
   reducer_ = std::make_unique<PartitionReducer>(
