@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <strata/cpu_threads.hpp>
 #include <vector>
 
 #include "bench_loops.hpp"
@@ -117,7 +118,7 @@ int main(int argc, char** argv) {
   }
   try {
     const std::string isa = offload::select_cpu_isa_from_env();
-    offload::ThreadPool pool(offload::cpu_threads_from_env());
+    offload::ThreadPool pool(sdk::cpu_threads(nullptr).count);
     std::printf("isa %s, %u threads, tile %zu elements, best of %d\n", isa.c_str(), pool.threads(),
                 tile, reps);
     std::printf("%-6s %10s %13s %13s %13s %9s %9s %10s\n", "optim", "params", "kernel_Gp/s",

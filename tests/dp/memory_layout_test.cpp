@@ -10,10 +10,12 @@
 // 16 elements; rank r owns the real elements of [r·S_b, (r+1)·S_b). With Ψ elements in all,
 // ΣS = Σ_b S_b and own_r = the real elements rank r owns, the fp32 Adam bytes per rank are:
 //   stage 0: params 4Ψ   grads 4Ψ   master 0      optimizer 8Ψ
-//   stage 1: params 4Ψ   grads 4Ψ   master 4ΣS    optimizer 8·own_r   (full grads persist)
-//   stage 2: params 4Ψ   grads 4ΣS  master 4ΣS    optimizer 8·own_r   (+4Ψ host-owned grads)
-//   stage 3: params 4·Ψ_persistent + 4·ΣS_partitioned, grads, master, optimizer as stage 2
-// (stage 0's master aliases the f32 parameters; host-owned gradients count 4Ψ at every stage).
+//   stage 1: params 4Ψ   grads 4Ψ   master 0      optimizer 8·own_r   (full grads persist)
+//   stage 2: params 4Ψ   grads 4ΣS  master 0      optimizer 8·own_r   (+4Ψ host-owned grads)
+//   stage 3: params 4·Ψ_persistent   grads 4ΣS  master 4ΣS   optimizer 8·own_r
+// (fp32 masters are never a second copy: at stages 0-2 they are the parameters' own ranges, and
+// stage 3's parameter partition is the master partition itself, so partitioned parameters count
+// once, as MASTER; host-owned gradients count 4Ψ at every stage).
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
@@ -90,17 +92,16 @@ Bytes expected_bytes(const TestModel& model, bool groups, int stage, uint64_t ra
   if (stage == 0) {
     return {4 * psi, 4 * psi, 0, 8 * psi};  // plugin-owned or host-owned, 4Ψ either way
   }
-  uint64_t slices = 0, partitioned_slices = 0, owned = 0;
+  uint64_t slices = 0, owned = 0;
   for (const PlannedBucket& bucket : plan(params, keys, partitioned, capacity)) {
     const uint64_t s = slice_size(bucket.count, ranks);
     slices += s;
-    if (bucket.partitioned) partitioned_slices += s;
     const uint64_t lo = std::min(bucket.count, rank * s), hi = std::min(bucket.count, (rank + 1) * s);
     owned += hi - lo;
   }
-  b.params = stage == 3 ? 4 * (persistent + partitioned_slices) : 4 * psi;
+  b.params = stage == 3 ? 4 * persistent : 4 * psi;
   b.grads = stage == 1 ? 4 * psi : host_grads + 4 * slices;
-  b.master = 4 * slices;
+  b.master = stage == 3 ? 4 * slices : 0;
   b.optimizer = 8 * owned;
   return b;
 }
@@ -150,6 +151,16 @@ TEST(MemoryLayout, ReportEqualsFormulaAfterFinalizeAndAfterSteps) {
   const Bytes want = expected_bytes(*model, binding == Binding::groups, settings.stage,
                                     uint64_t(world.size), uint64_t(world.rank), capacity, threshold);
   expect_report(runtime.memory(), want, world.rank, "after finalize");
+  {
+    // fp32: masters and parameters are one copy of the model state, not two. Stages 0-2: the
+    // parameters alone; stage 3: the whole parameters plus the partition.
+    const MemoryReport m = runtime.memory();
+    uint64_t psi = 0;
+    for (const ParamSpec& p : model->params()) psi += p.count;
+    const uint64_t once = settings.stage == 3 ? want.master + want.params : 4 * psi;
+    EXPECT_EQ(m.current[STRATA_MEM_MASTER] + m.current[STRATA_MEM_PARAMS], once)
+        << "masters duplicate parameters at stage " << settings.stage;
+  }
 
   // Two steps on constant inputs: lent buffers and transient partitions must all be gone again.
   std::vector<float> x(4 * model->inputs(), 0.5f);

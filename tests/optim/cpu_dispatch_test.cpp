@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <optional>
+#include <strata/cpu_threads.hpp>
 #include <strata/plugin.hpp>
 #include <string>
 #include <vector>
@@ -167,7 +168,7 @@ PluginRun create_plugin() {
 
 TEST(CpuIsaPlugin, LogsTheForcedPathAndRunsIt) {
   const ScopedEnv env(offload::kCpuIsaVariable, "scalar");
-  const ScopedEnv threads(offload::kCpuThreadsVariable, "3");
+  const ScopedEnv threads(sdk::kCpuThreadsVariable, "3");
   const PluginRun run = create_plugin();
   ASSERT_EQ(run.status, STRATA_OK) << run.message;
   EXPECT_NE(run.log.find("CPU kernels scalar (forced by STRATA_CPU_ISA), 3 threads"),
@@ -196,7 +197,7 @@ TEST(CpuIsaPlugin, PathTheCpuLacksFailsCreate) {
 }
 
 TEST(CpuIsaPlugin, BadThreadCountFailsCreate) {
-  const ScopedEnv env(offload::kCpuThreadsVariable, "0");
+  const ScopedEnv env(sdk::kCpuThreadsVariable, "0");
   const PluginRun run = create_plugin();
   EXPECT_EQ(run.status, STRATA_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(run.message, "STRATA_CPU_THREADS: expected a thread count from 1 to 4096, got '0'");

@@ -177,16 +177,17 @@ TEST(ZeroConfig, StageThreeKeysTakeEffectAtStageThreeOnly) {
   const std::string keys = R"("overlap_comm": true, "contiguous_gradients": true,
     "allgather_bucket_size": 5e8, "reduce_scatter": true, "stage3_prefetch_bucket_size": 5e7,
     "param_persistence_threshold": 1e5, "stage3_max_live_parameters": 1e9,
-    "sub_group_size": 1e9, "stage3_max_reuse_distance": 1e9)";
+    "sub_group_size": 1e9, "stage3_max_reuse_distance": 1e9, "round_robin_gradients": false)";
   RecordingHost at3;
   Zero three(at3, R"({"stage": 3, )" + keys + "}");
   ASSERT_EQ(three.created(), STRATA_OK) << three.message();
   const std::string w3 = warning_of(at3);
   // sub_group_size belongs to the offload stratum (the nvme pieces): not warned about here.
-  EXPECT_TRUE(contains(w3, "no effect at stage 3: stage3_max_reuse_distance")) << w3;
+  EXPECT_TRUE(contains(w3, "no effect at stage 3: round_robin_gradients")) << w3;
   EXPECT_FALSE(contains(w3, "sub_group_size")) << w3;
   for (const char* used : {"overlap_comm", "contiguous_gradients", "allgather_bucket_size",
-                           "reduce_scatter", "prefetch_bucket_size", "persistence", "max_live"}) {
+                           "reduce_scatter", "prefetch_bucket_size", "persistence", "max_live",
+                           "max_reuse_distance"}) {
     EXPECT_FALSE(contains(w3, used)) << used << " is used at stage 3: " << w3;
   }
   RecordingHost at1;
@@ -194,7 +195,8 @@ TEST(ZeroConfig, StageThreeKeysTakeEffectAtStageThreeOnly) {
   ASSERT_EQ(one.created(), STRATA_OK) << one.message();
   const std::string w1 = warning_of(at1);
   for (const char* unused : {"contiguous_gradients", "stage3_prefetch_bucket_size",
-                             "param_persistence_threshold", "stage3_max_live_parameters"}) {
+                             "param_persistence_threshold", "stage3_max_live_parameters",
+                             "stage3_max_reuse_distance"}) {
     EXPECT_TRUE(contains(w1, unused)) << unused << " has no effect at stage 1: " << w1;
   }
   for (const char* used : {"overlap_comm", "allgather_bucket_size", "reduce_scatter"}) {
@@ -224,7 +226,8 @@ TEST(ZeroConfig, AliasesMayRepeatOnlyWithTheSameValue) {
   for (const char* pair :
        {R"("prefetch_bucket_size": 10, "stage3_prefetch_bucket_size": 20)",
         R"("param_persistence_threshold": 10, "stage3_param_persistence_threshold": 20)",
-        R"("max_live_parameters": 10, "stage3_max_live_parameters": 20)"}) {
+        R"("max_live_parameters": 10, "stage3_max_live_parameters": 20)",
+        R"("max_reuse_distance": 10, "stage3_max_reuse_distance": 20)"}) {
     Zero zero(host, std::string(R"({"stage": 3, )") + pair + "}");
     EXPECT_EQ(zero.created(), STRATA_ERR_INVALID_ARGUMENT) << pair;
     EXPECT_TRUE(contains(zero.message(), "conflicts with")) << zero.message();
@@ -240,7 +243,8 @@ TEST(ZeroConfig, OutOfRangeValuesNameTheKey) {
   RecordingHost host;
   for (const char* bad : {R"("allgather_bucket_size": 0)", R"("reduce_bucket_size": -1)",
                           R"("stage3_max_live_parameters": -1)", R"("prefetch_bucket_size": 1.5)",
-                          R"("param_persistence_threshold": "big")"}) {
+                          R"("param_persistence_threshold": "big")",
+                          R"("stage3_max_reuse_distance": -5)"}) {
     Zero zero(host, std::string(R"({"stage": 3, )") + bad + "}");
     EXPECT_EQ(zero.created(), STRATA_ERR_INVALID_ARGUMENT) << bad;
     const std::string key = std::string(bad).substr(1, std::string(bad).find('"', 1) - 1);

@@ -4,6 +4,7 @@
 #include "sharded_support.hpp"
 
 #include <cmath>
+#include <cstring>
 
 namespace strata::zero_test {
 namespace {
@@ -161,6 +162,26 @@ TEST_P(Equivalence, ParametersMatchStageZeroAfterTraining) {
   }
   EXPECT_LE(worst, 1e-6) << "largest relative difference from stage 0";
   EXPECT_TRUE(identical_on_all_ranks(got)) << "ranks disagree on the parameters";
+}
+
+// Retention (stage3_max_reuse_distance) serves gathers from cached buffers: the values must be
+// exactly those of a run that allgathers every time, also when tight limits make it drop them.
+TEST(Retention, TrainsBitwiseLikeNoRetention) {
+  for (const char* extra :
+       {"", R"("stage3_max_live_parameters": 1500, "prefetch_bucket_size": 600)"}) {
+    TrainingRun plain(3, false, std::string(R"("stage3_max_reuse_distance": 0)") +
+                                    (*extra == '\0' ? "" : ", ") + extra);
+    TrainingRun retained(3, false, extra);
+    ASSERT_EQ(plain.setup(), STRATA_OK) << plain.message();
+    ASSERT_EQ(retained.setup(), STRATA_OK) << retained.message();
+    plain.train();
+    retained.train();
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    const std::vector<float> want = plain.parameters(), got = retained.parameters();
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+        << "retention changed the parameters (" << extra << ")";
+  }
 }
 
 // The second variant: separate lent buffers, blocking reductions, publish in small pieces.

@@ -1,5 +1,6 @@
 // Stage 3: partitioned parameters, gather/release and views, persistence, prefetch, the
-// max-live limit, and the gather/release sequence check (also at stage 2).
+// max-live limit, retention (max reuse distance), and the gather/release sequence check (also
+// at stage 2).
 #include "sharded_support.hpp"
 
 #include <algorithm>
@@ -76,12 +77,14 @@ class Stage3 : public ::testing::Test {
   size_t base_params_ = 0;
 };
 
+// fp32: the parameter partition is the master partition (one buffer), so partitioned parameters
+// cost MASTER bytes once and no PARAMS bytes until gathered.
 TEST_F(Stage3, MemoryByCategoryIsTheLayoutFormula) {
   make(config());
   EXPECT_EQ(host_.bytes(STRATA_MEM_MASTER), expected_partition(kBuckets, size_) * sizeof(float));
   EXPECT_EQ(host_.bytes(STRATA_MEM_GRADS), expected_partition(kBuckets, size_) * sizeof(float));
-  EXPECT_EQ(host_.bytes(STRATA_MEM_PARAMS),
-            expected_partition(kPartitioned, size_) * sizeof(float));
+  EXPECT_EQ(host_.bytes(STRATA_MEM_PARAMS), 0u) << "an fp32 parameter partition would duplicate "
+                                                   "the masters";
   EXPECT_EQ(host_.bytes(STRATA_MEM_COMM_BUFFERS), expected_fusion_bytes(kBuckets, size_, true));
   const auto info = host_.lines(STRATA_LOG_INFO);
   ASSERT_EQ(info.size(), 1u);
@@ -90,8 +93,8 @@ TEST_F(Stage3, MemoryByCategoryIsTheLayoutFormula) {
 
 TEST_F(Stage3, TheBareAliasSetsThePersistenceThresholdToo) {
   make(stage_config(3, R"("param_persistence_threshold": 100)"));
-  EXPECT_EQ(host_.bytes(STRATA_MEM_PARAMS),
-            expected_partition(kPartitioned, size_) * sizeof(float));
+  EXPECT_EQ(zero_->data_of(1), nullptr) << "300 elements: partitioned under threshold 100";
+  EXPECT_EQ(zero_->data_of(0), model_->data(0).data()) << "7 elements: whole";
 }
 
 TEST_F(Stage3, ViewsShowGatheredParametersOnly) {
@@ -173,23 +176,111 @@ TEST_F(Stage3, PrefetchStaysWithinItsBucketSize) {
   ASSERT_EQ(zero_->end_micro_step(true), STRATA_OK) << zero_->message();
 }
 
-TEST_F(Stage3, MaxLiveParametersBoundsGatheredAndPrefetched) {
+// stage3_max_live_parameters bounds prefetching and retention only: a gather the model asks for
+// always happens (DeepSpeed's meaning), even when it alone exceeds the limit.
+TEST_F(Stage3, AGatherOverMaxLiveParametersHappensAnyway) {
   const uint64_t limit = gathered_elements(1, size_);  // the largest group
   make(config("\"max_live_parameters\": " + std::to_string(limit)));
-  for (int s = 0; s < 2; ++s) {  // the second step prefetches within the limit
+  for (int s = 0; s < 2; ++s) {  // the second step follows the trace of the first
     micro_batch(0, true);
     step();
   }
   ASSERT_EQ(zero_->gather(1), STRATA_OK) << zero_->message();
-  EXPECT_EQ(zero_->gather(0), STRATA_ERR_INVALID_ARGUMENT);
-  EXPECT_TRUE(contains(
-      zero_->message(),
-      "gather: group 'g0' (#0) needs " + std::to_string(gathered_elements(0, size_)) +
-          " gathered elements, but stage3_max_live_parameters is " + std::to_string(limit)))
-      << zero_->message();
-  EXPECT_TRUE(contains(zero_->message(), "live (group 'g1' (#1))")) << zero_->message();
-  ASSERT_EQ(zero_->release(1), STRATA_OK) << "a failed gather leaves nothing gathered";
+  EXPECT_EQ(live_params(), limit * sizeof(float)) << "nothing is prefetched past the limit";
+  ASSERT_EQ(zero_->gather(0), STRATA_OK) << zero_->message();
+  EXPECT_EQ(live_params(), (limit + gathered_elements(0, size_)) * sizeof(float));
+  size_t wrong = 0;
+  for (uint32_t p : {1u, 3u}) {
+    const float* w = zero_->data_of(p);
+    ASSERT_NE(w, nullptr) << "param " << p;
+    for (size_t i = 0; i < model_->size(p); ++i) wrong += w[i] != TestModel::initial(p, i);
+  }
+  EXPECT_EQ(wrong, 0u) << "values gathered over the limit differ";
+  ASSERT_EQ(zero_->release(0), STRATA_OK) << zero_->message();
+  ASSERT_EQ(zero_->release(1), STRATA_OK) << zero_->message();
   ASSERT_EQ(zero_->end_micro_step(true), STRATA_OK) << zero_->message();
+  EXPECT_EQ(live_params(), 0u);
+}
+
+TEST_F(Stage3, AGatherOverTheLimitDropsPrefetchesFirst) {
+  const uint64_t limit = gathered_elements(0, size_) + gathered_elements(1, size_);
+  make(config("\"max_live_parameters\": " + std::to_string(limit) +
+              R"(, "stage3_max_reuse_distance": 0)"));
+  micro_batch(0, true);
+  step();
+  ASSERT_EQ(zero_->gather(0), STRATA_OK) << zero_->message();
+  EXPECT_EQ(live_params(), limit * sizeof(float)) << "g1 should be prefetched up to the limit";
+  // Off the trace: g2 does not fit beside g0 and the prefetched g1, so g1 goes.
+  ASSERT_EQ(zero_->gather(2), STRATA_OK) << zero_->message();
+  EXPECT_EQ(live_params(),
+            (gathered_elements(0, size_) + gathered_elements(2, size_)) * sizeof(float));
+  const float* w = zero_->data_of(7);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w[249], TestModel::initial(7, 249));
+  ASSERT_EQ(zero_->release(2), STRATA_OK) << zero_->message();
+  ASSERT_EQ(zero_->release(0), STRATA_OK) << zero_->message();
+  ASSERT_EQ(zero_->end_micro_step(true), STRATA_OK) << zero_->message();
+}
+
+// Retention: with the default stage3_max_reuse_distance every group of the trace g0 g1 g2 g2 g1 g0
+// is gathered again within it, so a release keeps its buffers until the micro-batch ends.
+TEST_F(Stage3, GroupsGatheredAgainSoonStayCachedUntilTheMicroBatchEnds) {
+  make(config());
+  micro_batch(0, true);
+  step();
+  const uint64_t all = gathered_elements(0, size_) + gathered_elements(1, size_) +
+                       gathered_elements(2, size_);
+  for (uint32_t g = 0; g < 3; ++g) {
+    ASSERT_EQ(zero_->gather(g), STRATA_OK) << zero_->message();
+    ASSERT_EQ(zero_->release(g), STRATA_OK) << zero_->message();
+  }
+  EXPECT_EQ(live_params(), all * sizeof(float)) << "released groups should stay cached";
+  EXPECT_EQ(zero_->data_of(3), nullptr) << "a cached group is released for the host";
+  for (uint32_t g = 3; g-- > 0;) {
+    ASSERT_EQ(zero_->gather(g, true), STRATA_OK) << zero_->message();
+    for (uint32_t p : kGroups[g]) {
+      if (model_->size(p) == 0) continue;
+      const float* w = zero_->data_of(p);
+      ASSERT_NE(w, nullptr) << "param " << p;
+      size_t wrong = 0;
+      for (size_t i = 0; i < model_->size(p); ++i) wrong += w[i] != TestModel::initial(p, i);
+      EXPECT_EQ(wrong, 0u) << "param " << p << " served from the cache differs";
+    }
+    ASSERT_EQ(zero_->release(g), STRATA_OK) << zero_->message();
+  }
+  EXPECT_EQ(live_params(), 0u) << "the last release of each group frees it";
+  ASSERT_EQ(zero_->end_micro_step(true), STRATA_OK) << zero_->message();
+}
+
+TEST_F(Stage3, RetentionStaysWithinTheReuseDistance) {
+  // Distance 1: only g2, gathered again right after its release, is kept. (No prefetch: it would
+  // fetch g0 again ahead of its backward gather.)
+  make(config(R"("stage3_max_reuse_distance": 1, "stage3_prefetch_bucket_size": 0)"));
+  micro_batch(0, true);
+  step();
+  for (uint32_t g = 0; g < 3; ++g) {
+    ASSERT_EQ(zero_->gather(g), STRATA_OK) << zero_->message();
+    ASSERT_EQ(zero_->release(g), STRATA_OK) << zero_->message();
+  }
+  EXPECT_EQ(live_params(), gathered_elements(2, size_) * sizeof(float));
+  ASSERT_EQ(zero_->end_micro_step(false), STRATA_OK) << zero_->message();
+  EXPECT_EQ(live_params(), 0u) << "cached groups are dropped at the end of the micro-batch";
+}
+
+TEST_F(Stage3, RetentionStaysWithinMaxLiveParameters) {
+  const uint64_t limit = gathered_elements(1, size_) + gathered_elements(2, size_);
+  make(config("\"max_live_parameters\": " + std::to_string(limit) +
+              R"(, "stage3_prefetch_bucket_size": 0)"));
+  micro_batch(0, true);
+  step();
+  for (uint32_t g = 0; g < 3; ++g) {
+    ASSERT_EQ(zero_->gather(g), STRATA_OK) << zero_->message();
+    EXPECT_LE(live_params(), std::max(limit, gathered_elements(g, size_)) * sizeof(float))
+        << "after gathering g" << g;
+    ASSERT_EQ(zero_->release(g), STRATA_OK) << zero_->message();
+    EXPECT_LE(live_params(), limit * sizeof(float)) << "after releasing g" << g;
+  }
+  ASSERT_EQ(zero_->end_micro_step(false), STRATA_OK) << zero_->message();
 }
 
 TEST_F(Stage3, EveryGroupMustBeReleasedBeforeTheMicroBatchEnds) {

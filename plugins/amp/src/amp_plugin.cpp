@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <span>
+#include <strata/cpu_threads.hpp>
 #include <strata/plugin.hpp>
 #include <string>
 
@@ -28,6 +29,7 @@ struct Instance {
   bool rank0;         // logs that every rank would repeat come from rank 0 only
   sdk::Tracer tracer;  // "grad_stats" and "cast" spans on the job's timeline
   DeviceScratch scratch;  // grad_stats' device workspace, for shards in device memory
+  std::string threads_source;  // why exec.threads is what it is, for the setup line
 };
 
 Instance& instance(void* self) {
@@ -35,30 +37,20 @@ Instance& instance(void* self) {
   return *static_cast<Instance*>(self);
 }
 
-// Where this process sits, from the comm stratum; a host without one (single-process tests) is
-// rank 0 of 1.
-struct Place {
-  int32_t rank = 0;
-  int32_t local_size = 1;
-};
-
-Place place_of(const strata_host_api* host) {
-  Place place;
-  if (host->comm == nullptr) return place;
+// This process's rank, from the comm stratum; a host without one (single-process tests) is rank 0.
+int32_t rank_of(const strata_host_api* host) {
+  if (host->comm == nullptr) return 0;
   strata_comm_caps caps{};
   caps.struct_size = sizeof caps;
   strata_error err = sdk::make_error();
-  if (host->comm->query(host->comm_self, &caps, &err) == STRATA_OK) {
-    place.rank = caps.rank;
-    place.local_size = std::max(1, caps.local_size);
-  }
-  return place;
+  return host->comm->query(host->comm_self, &caps, &err) == STRATA_OK ? caps.rank : 0;
 }
 
-// `threads` 0 means this process's share of the node: ranks on one node split its hardware threads.
-unsigned thread_budget(unsigned configured, const Place& place) {
-  if (configured != 0) return configured;
-  return std::max(1u, resolve_threads(0) / static_cast<unsigned>(place.local_size));
+// The precision config's `threads` when given, else the rule every plugin shares
+// (strata/cpu_threads.hpp: STRATA_CPU_THREADS, OMP_NUM_THREADS, this rank's share of the node).
+sdk::CpuThreads thread_budget(unsigned configured, const strata_host_api* host) {
+  if (configured != 0) return {configured, "from the precision config's threads"};
+  return sdk::cpu_threads(host);
 }
 
 void log_setup(const Instance& amp) {
@@ -81,8 +73,10 @@ void log_setup(const Instance& amp) {
     }
     mode = line;
   }
-  amp.host.log(STRATA_LOG_INFO, "precision %s; casts use %s kernels (cpu: %s), up to %u threads",
-               mode.c_str(), isa_name(amp.isa), cpu_features().c_str(), amp.exec.threads);
+  amp.host.log(STRATA_LOG_INFO,
+               "precision %s; casts use %s kernels (cpu: %s), up to %u threads (%s)", mode.c_str(),
+               isa_name(amp.isa), cpu_features().c_str(), amp.exec.threads,
+               amp.threads_source.c_str());
 }
 
 strata_status create(const strata_plugin_create_args* args, void** self, strata_error* err) {
@@ -92,11 +86,11 @@ strata_status create(const strata_plugin_create_args* args, void** self, strata_
     const sdk::Host services(host);
     PrecisionConfig config = parse_precision_config(config_json);
     const Isa isa = select_isa(std::getenv("STRATA_AMP_ISA"));
-    const Place place = place_of(host);
-    const Exec exec{&kernels_for(isa), thread_budget(config.threads, place)};
+    const sdk::CpuThreads threads = thread_budget(config.threads, host);
+    const Exec exec{&kernels_for(isa), threads.count};
     const LossScaler scaler(config.scaler);
-    auto* amp = new Instance{services, std::move(config), isa, exec, scaler, place.rank == 0,
-                             sdk::Tracer(services), DeviceScratch(services)};
+    auto* amp = new Instance{services, std::move(config), isa, exec, scaler, rank_of(host) == 0,
+                             sdk::Tracer(services), DeviceScratch(services), threads.source};
     *self = amp;
     log_setup(*amp);
   });

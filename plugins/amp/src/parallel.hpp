@@ -15,10 +15,7 @@ inline constexpr std::size_t kParallelMin = std::size_t{1} << 20;  // elements
 inline constexpr std::size_t kParallelGrain = std::size_t{1}
                                               << 18;  // elements per thread, at least
 
-// The hardware threads when `threads` is 0, else `threads`.
-inline unsigned resolve_threads(unsigned threads) {
-  return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
-}
+// How many threads to pass here is the plugin's choice (amp_plugin.cpp, strata/cpu_threads.hpp).
 
 // Calls body(begin, end) over contiguous pieces covering [0, n), each piece a multiple of `align`
 // elements except the last, on up to `threads` threads (the caller's included). Pieces never

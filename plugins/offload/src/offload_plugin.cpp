@@ -33,11 +33,11 @@ strata_status create(const strata_plugin_create_args* args, void** self, strata_
     services.log(STRATA_LOG_INFO,
                  config.offload.device == OffloadDevice::none
                      ? "optimizer %s runs where the parameters are (offload_optimizer.device %s; "
-                       "on the host: CPU kernels %s, %u threads)"
+                       "on the host: CPU kernels %s, %u threads (%s))"
                      : "optimizer %s runs on the host (offload_optimizer.device %s): CPU kernels "
-                       "%s, %u threads",
+                       "%s, %u threads (%s)",
                  optimizer_name(config.kind), device_name(config.offload.device),
-                 opt->isa_choice().c_str(), opt->threads());
+                 opt->isa_choice().c_str(), opt->threads(), opt->threads_source().c_str());
     if (config.offload.param_device == OffloadDevice::cpu) {
       services.log(STRATA_LOG_INFO,
                    "offload_param.device cpu: parameter partitions stay in host memory between "

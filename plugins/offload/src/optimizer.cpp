@@ -84,7 +84,8 @@ Optimizer::Optimizer(const sdk::Host& host, const OptimizerConfig& config)
       tracer_(host),
       config_(config),
       isa_choice_(select_cpu_isa_from_env()),
-      pool_(cpu_threads_from_env()) {
+      threads_(sdk::cpu_threads(host.raw())),
+      pool_(threads_.count) {
   // Bad nvme_path is a configuration error: report it at create, not when the state is made.
   if (config_.offload.device == OffloadDevice::nvme) {
     SwapFile probe(config_.offload.nvme_path, "offload_optimizer.nvme_path");

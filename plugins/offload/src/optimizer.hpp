@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <strata/cpu_threads.hpp>
 #include <strata/plugin.hpp>
 #include <vector>
 
@@ -26,6 +27,8 @@ class Optimizer {
   // For the log: the kernels' instruction set and why, e.g. "avx2 (the widest this CPU has)".
   const std::string& isa_choice() const { return isa_choice_; }
   unsigned threads() const { return pool_.threads(); }
+  // Why threads() is what it is (strata/cpu_threads.hpp's rule), for the create log line.
+  const std::string& threads_source() const { return threads_.source; }
   bool writes_model_copy() const { return config_.offload.fused_copy_out; }
   // Where the state lives, for the log; empty before init_state.
   std::string state_location() const;
@@ -97,6 +100,7 @@ class Optimizer {
   sdk::Tracer tracer_;  // the step is an "optimizer" span on the timeline
   OptimizerConfig config_;
   std::string isa_choice_;  // chosen before the pool starts: a bad STRATA_CPU_ISA fails first
+  sdk::CpuThreads threads_;  // after isa_choice_: the ISA error is reported first
   ThreadPool pool_;
   std::unique_ptr<StateStore> store_;
   Placement placement_ = Placement::host;

@@ -1,28 +1,6 @@
 #include "thread_pool.hpp"
 
-#include <algorithm>
-#include <cerrno>
-#include <cstdlib>
-#include <strata/plugin.hpp>
-#include <string>
-
 namespace strata::offload {
-
-unsigned cpu_threads_from_env() {
-  const char* value = std::getenv(kCpuThreadsVariable);
-  if (value == nullptr || *value == '\0') {
-    return std::max(1u, std::thread::hardware_concurrency());
-  }
-  char* end = nullptr;
-  errno = 0;
-  const long n = std::strtol(value, &end, 10);
-  if (errno != 0 || *end != '\0' || n < 1 || n > 4096) {
-    sdk::fail(STRATA_ERR_INVALID_ARGUMENT, std::string(kCpuThreadsVariable) +
-                                               ": expected a thread count from 1 to 4096, got '" +
-                                               value + "'");
-  }
-  return static_cast<unsigned>(n);
-}
 
 ThreadPool::ThreadPool(unsigned threads) {
   workers_.reserve(threads > 1 ? threads - 1 : 0);

@@ -13,11 +13,7 @@
 
 namespace strata::offload {
 
-inline constexpr const char* kCpuThreadsVariable = "STRATA_CPU_THREADS";
-
-// The thread count for a pool: STRATA_CPU_THREADS when set (a positive integer, else
-// sdk::Error naming the variable), otherwise one per hardware thread.
-unsigned cpu_threads_from_env();
+// How many threads a pool gets is strata/cpu_threads.hpp's rule (shared with strata_amp).
 
 class ThreadPool {
  public:

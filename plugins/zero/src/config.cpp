@@ -130,6 +130,7 @@ void apply(ZeroConfig& config, Field field, const json& value) {
     case Field::kCommunicationDataType:
       if (!value.is_null()) config.communication_dtype = *comm_dtype(value);
       return;
+    case Field::kMaxReuseDistance: config.max_reuse_distance = count(); return;
   }
 }
 

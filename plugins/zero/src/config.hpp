@@ -27,6 +27,7 @@ inline constexpr uint64_t kDefaultAllgatherBucketSize = uint64_t{1} << 20;
 inline constexpr uint64_t kDefaultPrefetchBucketSize = 50'000'000;
 inline constexpr uint64_t kDefaultPersistenceThreshold = 100'000;
 inline constexpr uint64_t kDefaultMaxLiveParameters = 1'000'000'000;
+inline constexpr uint64_t kDefaultMaxReuseDistance = 1'000'000'000;
 
 struct ZeroConfig {
   int stage = 0;
@@ -46,6 +47,9 @@ struct ZeroConfig {
   // each fp32 bucket is rounded to that dtype before the collective and the average widened back
   // after it (half the bytes; the comm plugin sums in fp32 but the inputs and average are rounded).
   int32_t communication_dtype = STRATA_F32;
+  // Stage 3: a released group gathered again within this many gathered elements stays cached
+  // (0: never).
+  uint64_t max_reuse_distance = kDefaultMaxReuseDistance;
   // DeepSpeed keys that were given but have no effect at `stage` in Strata, by name (with a note
   // where a value is not honoured). The plugin names them in one warning rather than ignoring
   // them silently.

@@ -33,11 +33,12 @@ enum class Field {
   kPersistenceThreshold,
   kMaxLiveParameters,
   kCommunicationDataType,
+  kMaxReuseDistance,
 };
 
 // From which stage a key has an effect. Keys for PyTorch/GPU-only features (module hooks,
 // ZeRO++ quantisation, MiCS, ZenFlow), for checkpoint files and for tuning knobs of DeepSpeed's
-// own machinery that Strata does not have (sub groups, reuse distance) have none: kNever.
+// own machinery that Strata does not have (e.g. module granularity) have none: kNever.
 inline constexpr int kAlways = 0, kStage1 = 1, kStage2 = 2, kStage3 = 3, kNever = 4;
 // offload_optimizer, offload_param and sub_group_size configure the offload stratum, which
 // validates them.
@@ -84,8 +85,8 @@ inline constexpr KeySpec kKeys[] = {
     {"stage3_model_persistence_threshold", Kind::kNonNegInt, kNever},
     {"max_live_parameters", Kind::kNonNegInt, kStage3, Field::kMaxLiveParameters},
     {"stage3_max_live_parameters", Kind::kNonNegInt, kStage3, Field::kMaxLiveParameters},
-    {"max_reuse_distance", Kind::kNonNegInt, kNever},
-    {"stage3_max_reuse_distance", Kind::kNonNegInt, kNever},
+    {"max_reuse_distance", Kind::kNonNegInt, kStage3, Field::kMaxReuseDistance},
+    {"stage3_max_reuse_distance", Kind::kNonNegInt, kStage3, Field::kMaxReuseDistance},
     {"gather_16bit_weights_on_model_save", Kind::kBool, kNever},
     {"stage3_gather_16bit_weights_on_model_save", Kind::kBool, kNever},
     {"module_granularity_threshold", Kind::kInt, kNever},

@@ -4,10 +4,19 @@ namespace strata::zero {
 
 MasterPartition::MasterPartition(const sdk::Host& host, const Caster& caster,
                                  const PartitionLayout& layout,
-                                 const std::vector<ParamRecord>& params, int32_t dtype)
-    : layout_(&layout), dtype_(dtype),
-      master_(host, layout.partition_elements(), STRATA_MEM_MASTER),
-      ranges_(layout.owned_ranges()) {
+                                 const std::vector<ParamRecord>& params, int32_t dtype,
+                                 bool in_params)
+    : layout_(&layout), dtype_(dtype), ranges_(layout.owned_ranges()) {
+  if (in_params) {
+    if (dtype != STRATA_F32) {
+      sdk::fail(STRATA_ERR_INTERNAL, "masters in the parameters need an fp32 model");
+    }
+    for (const OwnedRange& r : ranges_) {
+      add_shard(r, static_cast<float*>(params[r.param_index].data) + r.param_offset);
+    }
+    return;
+  }
+  master_ = Buffer<float>(host, layout.partition_elements(), STRATA_MEM_MASTER);
   for (size_t b = 0; b < layout.buckets().size(); ++b) {
     const uint64_t begin = layout.my_begin(b);
     float* slice = master_.data() + layout.bucket(b).offset;
@@ -19,15 +28,17 @@ MasterPartition::MasterPartition(const sdk::Host& host, const Caster& caster,
                                            slice + (flat - begin), STRATA_F32, n);
                           });
   }
-  for (const OwnedRange& r : ranges_) {
-    strata_shard shard{};
-    shard.struct_size = sizeof(shard);
-    shard.param_index = r.param_index;
-    shard.offset = r.param_offset;
-    shard.count = r.count;
-    shard.master = master_.data() + r.partition_offset;
-    shards_.push_back(shard);
-  }
+  for (const OwnedRange& r : ranges_) add_shard(r, master_.data() + r.partition_offset);
+}
+
+void MasterPartition::add_shard(const OwnedRange& r, float* master) {
+  strata_shard shard{};
+  shard.struct_size = sizeof(shard);
+  shard.param_index = r.param_index;
+  shard.offset = r.param_offset;
+  shard.count = r.count;
+  shard.master = master;
+  shards_.push_back(shard);
 }
 
 size_t MasterPartition::request_model_copies(

@@ -7,8 +7,6 @@
 
 namespace strata::zero {
 
-using sdk::fail;
-
 namespace {
 
 // Debug builds poison freed gathered buffers so that a stale pointer reads NaN, not old values.
@@ -27,11 +25,16 @@ namespace {
 
 ParamGatherer::ParamGatherer(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
                              const std::vector<ParamRecord>& params, const GroupState& groups,
-                             int32_t dtype, const ZeroConfig& config)
+                             int32_t dtype, const ZeroConfig& config, float* masters)
     : host_(host), comm_(comm), layout_(layout), params_(params), groups_(groups), dtype_(dtype),
       prefetch_limit_(config.prefetch_bucket_size), live_limit_(config.max_live_parameters),
-      partition_(host, layout.param_partition_elements() * sdk::dtype_size(dtype),
-                 STRATA_MEM_PARAMS),
+      reuse_distance_(config.max_reuse_distance),
+      masters_(dtype == STRATA_F32 ? masters : nullptr),
+      partition_(masters_ != nullptr
+                     ? Buffer<unsigned char>()
+                     : Buffer<unsigned char>(
+                           host, layout.param_partition_elements() * sdk::dtype_size(dtype),
+                           STRATA_MEM_PARAMS)),
       buckets_of_(groups.size()), elements_of_(groups.size(), 0),
       slot_offset_(params.size(), 0) {
   for (size_t b = 0; b < layout.buckets().size(); ++b) {
@@ -58,12 +61,13 @@ ParamGatherer::~ParamGatherer() {
 }
 
 void* ParamGatherer::slice(size_t b) const {
+  if (masters_ != nullptr) return masters_ + layout_.bucket(b).offset;
   return element_at(partition_.data(), dtype_, layout_.bucket(b).param_offset);
 }
 
 void ParamGatherer::fill_from_params() {
   const Memory memory(host_);
-  for (size_t b = 0; b < layout_.buckets().size(); ++b) {
+  for (size_t b = 0; b < layout_.buckets().size() && masters_ == nullptr; ++b) {
     if (!layout_.bucket(b).partitioned) continue;
     const uint64_t begin = layout_.my_begin(b);
     layout_.for_each_piece(b, begin, layout_.bucket(b).slice,
@@ -96,7 +100,7 @@ bool ParamGatherer::partitioned(uint32_t param) const {
 
 void* ParamGatherer::data(uint32_t param) const {
   const auto it = live_.find(groups_.group_of(param));
-  if (it == live_.end() || it->second.prefetched) return nullptr;
+  if (it == live_.end() || it->second.state != State::kGathered) return nullptr;
   const uint32_t b = layout_.plan().bucket_of[param];
   for (const Fetch& f : it->second.fetches) {
     if (f.bucket == b) return element_at(f.buffer.data(), dtype_, slot_offset_[param]);
@@ -124,7 +128,7 @@ void ParamGatherer::complete(Live& live) {
     f.request = nullptr;  // wait() frees it whatever happens
     comm_.wait(req);
   }
-  live.prefetched = false;
+  live.state = State::kGathered;
 }
 
 void ParamGatherer::gather(uint32_t group) {
@@ -136,16 +140,12 @@ void ParamGatherer::gather(uint32_t group) {
   const uint64_t needed = elements_of_[group];
   auto it = live_.find(group);
   if (it != live_.end()) {
-    complete(it->second);  // prefetched: just wait
+    complete(it->second);  // prefetched: wait; cached: nothing in flight, no communication
   } else if (needed > 0) {
-    if (live_elements() + needed > live_limit_) drop_prefetched();
-    if (live_elements() + needed > live_limit_) {
-      fail(STRATA_ERR_INVALID_ARGUMENT,
-           "gather: " + groups_.describe(group) + " needs " + std::to_string(needed) +
-               " gathered elements, but stage3_max_live_parameters is " +
-               std::to_string(live_limit_) + " and " + std::to_string(live_elements()) +
-               " are live (" + describe_live() + "); release groups earlier or raise the limit");
-    }
+    // The model needs it now: make room from what was kept ahead or behind, then gather even
+    // if that is not enough (the limit bounds prefetching and retention, never this).
+    if (live_elements() + needed > live_limit_) drop_all(State::kPrefetched);
+    if (live_elements() + needed > live_limit_) drop_all(State::kCached);
     Live live = fetch(group);
     complete(live);
     live_.emplace(group, std::move(live));
@@ -157,12 +157,13 @@ void ParamGatherer::gather(uint32_t group) {
 }
 
 void ParamGatherer::prefetch_ahead() {
-  uint64_t in_flight = live_elements(true);
+  uint64_t in_flight = elements_in(State::kPrefetched);
   while (cursor_ < last_trace_.size()) {
     const uint32_t next = last_trace_[cursor_];
     const auto it = live_.find(next);
     if (it != live_.end()) {
-      if (!it->second.prefetched) break;  // gathered now: look again once it is released
+      // Gathered now: look again once it is released. Prefetched or cached: nothing to fetch.
+      if (it->second.state == State::kGathered) break;
       ++cursor_;
       continue;
     }
@@ -170,7 +171,7 @@ void ParamGatherer::prefetch_ahead() {
     if (e > 0) {
       if (in_flight + e > prefetch_limit_ || live_elements() + e > live_limit_) break;
       Live live = fetch(next);
-      live.prefetched = true;
+      live.state = State::kPrefetched;
       live_.emplace(next, std::move(live));
       in_flight += e;
     }
@@ -181,6 +182,28 @@ void ParamGatherer::prefetch_ahead() {
 void ParamGatherer::release(uint32_t group) {
   auto it = live_.find(group);
   if (it == live_.end()) return;  // nothing partitioned in it
+  // Still gathered, so keeping it adds nothing; but an explicit gather may have gone over.
+  if (reused_soon(group) && live_elements() <= live_limit_) {
+    it->second.state = State::kCached;
+    return;
+  }
+  drop(group);
+}
+
+bool ParamGatherer::reused_soon(uint32_t group) const {
+  if (!following_ || reuse_distance_ == 0) return false;
+  uint64_t distance = 0;  // elements gathered before `group` is gathered again
+  for (size_t k = trace_.size(); k < last_trace_.size(); ++k) {
+    if (last_trace_[k] == group) return distance < reuse_distance_;
+    distance += elements_of_[last_trace_[k]];
+    if (distance >= reuse_distance_) return false;
+  }
+  return false;
+}
+
+void ParamGatherer::drop(uint32_t group) {
+  auto it = live_.find(group);
+  complete(it->second);  // a prefetch still in flight must land before its buffers go
 #ifndef NDEBUG
   for (Fetch& f : it->second.fetches) {
     fill_nan(f.buffer.data(), dtype_, layout_.bucket(f.bucket).slice * layout_.ranks());
@@ -189,22 +212,17 @@ void ParamGatherer::release(uint32_t group) {
   live_.erase(it);
 }
 
-void ParamGatherer::drop(uint32_t group) {
-  auto it = live_.find(group);
-  complete(it->second);
-  live_.erase(it);
-}
-
-void ParamGatherer::drop_prefetched() {
-  std::vector<uint32_t> prefetched;
+void ParamGatherer::drop_all(State state) {
+  std::vector<uint32_t> groups;
   for (const auto& [group, live] : live_) {
-    if (live.prefetched) prefetched.push_back(group);
+    if (live.state == state) groups.push_back(group);
   }
-  for (uint32_t g : prefetched) drop(g);
+  for (uint32_t g : groups) drop(g);
 }
 
 void ParamGatherer::end_micro_batch(bool boundary) {
-  drop_prefetched();
+  drop_all(State::kPrefetched);
+  drop_all(State::kCached);
   cursor_ = trace_.size();  // what was dropped is not fetched again ahead of time
   if (!boundary) return;
   last_trace_ = std::move(trace_);
@@ -213,21 +231,18 @@ void ParamGatherer::end_micro_batch(bool boundary) {
   cursor_ = 0;
 }
 
-uint64_t ParamGatherer::live_elements(bool prefetched_only) const {
+uint64_t ParamGatherer::live_elements() const {
   uint64_t total = 0;
-  for (const auto& [group, live] : live_) {
-    if (!prefetched_only || live.prefetched) total += elements_of_[group];
-  }
+  for (const auto& [group, live] : live_) total += elements_of_[group];
   return total;
 }
 
-std::string ParamGatherer::describe_live() const {
-  std::string out;
+uint64_t ParamGatherer::elements_in(State state) const {
+  uint64_t total = 0;
   for (const auto& [group, live] : live_) {
-    out += (out.empty() ? "" : ", ") + groups_.describe(group) +
-           (live.prefetched ? " prefetched" : "");
+    if (live.state == state) total += elements_of_[group];
   }
-  return out.empty() ? "none" : out;
+  return total;
 }
 
 }  // namespace strata::zero

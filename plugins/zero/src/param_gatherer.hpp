@@ -1,15 +1,26 @@
 // Stage 3: parameters of partitioned buckets live only as each rank's slice (the parameter
-// partition, model dtype, STRATA_MEM_PARAMS). gather(g) allgathers the buckets of group g into
+// partition, model dtype, STRATA_MEM_PARAMS). An fp32 model's slices are the fp32 masters
+// themselves (the master partition holds the same values, so a second copy would only double the
+// memory and cost a copy per publish): no parameter partition is allocated then. gather(g) allgathers the buckets of group g into
 // whole buffers (N*S elements each, STRATA_MEM_PARAMS) that the host reads through param_view;
 // release(g) frees them.
 //
 // Prefetch: the groups gathered during the last whole step (boundary to boundary) form a trace.
 // While this step's gathers follow it, each gather starts non-blocking allgathers of the next
 // groups of the trace, up to stage3_prefetch_bucket_size elements in flight; a group still
-// gathered stops the look-ahead until it is released. Gathered plus prefetched elements never
-// exceed stage3_max_live_parameters (prefetches are dropped before an explicit gather fails).
-// Every rank sees the same calls (the sequence check), so prefetches match across ranks. Element
-// counts here are of the gathered buffers (padding included): what the memory holds.
+// gathered stops the look-ahead until it is released.
+//
+// Retention (DeepSpeed's stage3_max_reuse_distance): release(g) keeps g's buffers cached when the
+// trace says g is gathered again within max_reuse_distance gathered elements; the next gather of
+// g is then served from them without communication. A cached group is released for the host
+// (param_view says NULL). Parameters change only at the step, and every cached group is dropped at
+// the end of each micro-batch, so a cached buffer always holds what a new allgather would bring.
+//
+// stage3_max_live_parameters bounds what is kept ahead or behind: prefetching and retention stay
+// within it. A gather the model asks for always happens: over the limit it first drops prefetched,
+// then cached groups, and then gathers anyway (as DeepSpeed does).
+// Every rank sees the same calls (the sequence check), so these decisions match across ranks.
+// Element counts here are of the gathered buffers (padding included): what the memory holds.
 #pragma once
 
 #include "device_memory.hpp"
@@ -29,23 +40,31 @@ namespace strata::zero {
 
 class ParamGatherer {
  public:
+  // `masters`: the fp32 master partition (laid out as `layout` says), which an fp32 model's
+  // slices point into; ignored for f16/bf16 models, whose slices get their own partition.
   ParamGatherer(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
                 const std::vector<ParamRecord>& params, const GroupState& groups, int32_t dtype,
-                const ZeroConfig& config);
+                const ZeroConfig& config, float* masters);
   ~ParamGatherer();
   ParamGatherer(const ParamGatherer&) = delete;
   ParamGatherer& operator=(const ParamGatherer&) = delete;
 
-  // This rank's slice of partitioned bucket b in the parameter partition.
+  // This rank's slice of partitioned bucket b in the parameter partition (fp32: in the masters).
   void* slice(size_t b) const;
-  // Copies this rank's slices out of the parameters' `data` (at finalize).
+  // Whether the slices are the masters (fp32 models): publish then has nothing to copy.
+  bool slices_are_masters() const { return masters_ != nullptr; }
+  // Copies this rank's slices out of the parameters' `data` (at finalize; fp32: the masters
+  // were filled from there already).
   void fill_from_params();
 
   // After the sequence check and GroupState's bookkeeping. Collective.
   void gather(uint32_t group);
   void release(uint32_t group);
-  // Drops prefetched groups nobody gathered; at a boundary the step's gathers become the trace.
+  // Drops prefetched groups nobody gathered and cached ones; at a boundary the step's gathers
+  // become the trace.
   void end_micro_batch(bool boundary);
+  // The partition is about to change (publish): cached buffers would be stale.
+  void drop_cached() { drop_all(State::kCached); }
 
   // Bytes a gather of `group` allgathers (padding included); 0 for a group with nothing
   // partitioned.
@@ -63,18 +82,25 @@ class ParamGatherer {
     Buffer<unsigned char> buffer;
     strata_request request = nullptr;
   };
+  enum class State {
+    kGathered,    // between the host's gather and release
+    kPrefetched,  // started ahead of its gather, not gathered yet
+    kCached,      // released by the host, kept for a gather soon (retention)
+  };
   struct Live {
     std::vector<Fetch> fetches;
-    bool prefetched = false;  // started ahead of its gather, not gathered yet
+    State state = State::kGathered;
   };
 
   Live fetch(uint32_t group);  // starts the allgathers
   void complete(Live& live);   // waits for them
   void drop(uint32_t group);
-  void drop_prefetched();
+  void drop_all(State state);
   void prefetch_ahead();
-  uint64_t live_elements(bool prefetched_only = false) const;
-  std::string describe_live() const;
+  // Whether the trace gathers `group` again within max_reuse_distance gathered elements.
+  bool reused_soon(uint32_t group) const;
+  uint64_t live_elements() const;
+  uint64_t elements_in(State state) const;
 
   sdk::Host host_;
   CommLink& comm_;
@@ -82,8 +108,9 @@ class ParamGatherer {
   const std::vector<ParamRecord>& params_;
   const GroupState& groups_;
   int32_t dtype_;
-  uint64_t prefetch_limit_, live_limit_;
-  Buffer<unsigned char> partition_;  // model dtype
+  uint64_t prefetch_limit_, live_limit_, reuse_distance_;
+  float* masters_;                    // fp32 models: the slices live here
+  Buffer<unsigned char> partition_;  // f16/bf16 models: model dtype
   std::vector<std::vector<size_t>> buckets_of_;  // per group: its partitioned buckets
   std::vector<uint64_t> elements_of_;            // per group: N*S summed over those
   std::vector<uint64_t> slot_offset_;            // per parameter, within its bucket

@@ -19,11 +19,12 @@ void pack_own(const Memory& memory, const PartitionLayout& layout, size_t b, uin
               uint64_t n, const std::vector<ParamRecord>& params, int32_t dtype,
               const float* master, unsigned char* send) {
   const size_t esize = sdk::dtype_size(dtype);
-  if (dtype == STRATA_F32) {  // the masters are the values
+  if (dtype == STRATA_F32 && master != nullptr) {  // a master partition: the values
     memory.copy(send, master + layout.bucket(b).offset + o, n * esize);
     return;
   }
-  // Padding travels as zeros (receivers skip it); the rest is where the step wrote it.
+  // Padding travels as zeros (receivers skip it); the rest is where the step wrote it (or, for
+  // fp32 masters kept in the parameters, where the step updated them).
   memory.zero(send, n * esize);
   const uint64_t first = layout.my_begin(b) + o;
   layout.for_each_piece(b, first, n,

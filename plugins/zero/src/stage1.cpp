@@ -19,7 +19,8 @@ void Stage1::finalize(const std::vector<ParamRecord>& params,
       plan_buckets(element_counts(params_), config_.reduce_bucket_size, group_keys(groups_)),
       comm_.size(), comm_.rank());
   check_ranks_agree(comm_, params_, groups, layout_.plan(), persistent_params(layout_));
-  masters_ = MasterPartition(host_, caster_, layout_, params_, dtype_);
+  // fp32: the masters are this rank's ranges of the parameters (no second copy).
+  masters_ = MasterPartition(host_, caster_, layout_, params_, dtype_, dtype_ == STRATA_F32);
   const size_t copies = masters_.request_model_copies(params_);
   grads_ = TransientGrads(host_, caster_, layout_, params_, dtype_);
   reducer_ = std::make_unique<PartitionReducer>(

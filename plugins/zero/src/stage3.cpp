@@ -38,6 +38,7 @@ void Stage3::finalize(const std::vector<ParamRecord>& params,
   for (const Bucket& b : plan.buckets) partitioned.push_back((b.key & 1) == 0);
   layout_ = PartitionLayout(std::move(plan), comm_.size(), comm_.rank(), partitioned);
   check_ranks_agree(comm_, params_, groups, layout_.plan(), persistent_params(layout_));
+  // A partition even at fp32: partitioned parameters have no `data` to keep their masters in.
   masters_ = MasterPartition(host_, caster_, layout_, params_, dtype_);  // reads every `data`
   grads_ = GradPartition(host_, caster_, layout_, params_, dtype_, config_.contiguous_gradients);
   reducer_ = std::make_unique<PartitionReducer>(
@@ -45,7 +46,7 @@ void Stage3::finalize(const std::vector<ParamRecord>& params,
       reduce_piece(config_.reduce_bucket_size, layout_.ranks()), config_.communication_dtype);
   calls_ = std::make_unique<GroupCalls>(comm_, groups_, params_, *reducer_, grads_);
   gatherer_ = std::make_unique<ParamGatherer>(host_, comm_, layout_, params_, groups_, dtype_,
-                                              config_);
+                                              config_, masters_.data());
   gatherer_->fill_from_params();  // debug builds poison partitioned `data` from here on
   // Partitioned parameters get their model copies in the parameter partition, where gather reads.
   const size_t copies =
@@ -72,7 +73,7 @@ void Stage3::gather(uint32_t group, uint32_t flags) {
   try {
     gatherer_->gather(group);
   } catch (...) {
-    // E.g. over stage3_max_live_parameters (alike on every rank): the gather did not happen.
+    // E.g. out of memory for the gathered buffers: the gather did not happen.
     calls_->undo_gather(group);
     throw;
   }
@@ -109,19 +110,13 @@ const std::vector<strata_shard>& Stage3::owned_shards() {
 
 void Stage3::publish() {
   const int64_t begin = tracer_.now();
-  uint64_t bytes = publish_by_allgather(
+  gatherer_->drop_cached();  // e.g. gathers between finish_reduce and publish: about to be stale
+  // Partitioned parameters stay in the parameter partition, where gather reads them: a half
+  // model's step wrote its model copies there, and an fp32 model's partition is its masters,
+  // which the step updated in place. Only whole parameters move.
+  const uint64_t bytes = publish_by_allgather(
       host_, comm_, layout_, params_, dtype_,
       allgather_piece(config_.allgather_bucket_size, comm_.size()), masters_.data());
-  // Partitioned parameters stay in the parameter partition, where gather reads them. A half
-  // model's step wrote its model copies there; an fp32 model asks for none, so its updated
-  // masters are the values and are copied over as they are.
-  for (size_t b = 0; b < layout_.buckets().size() && dtype_ == STRATA_F32; ++b) {
-    const BucketPartition& part = layout_.bucket(b);
-    if (!part.partitioned) continue;
-    Memory(host_).copy(gatherer_->slice(b), masters_.data() + part.offset,
-                       part.slice * sizeof(float));
-    bytes += part.slice * sizeof(float);
-  }
   tracer_.span("publish", begin, -1, bytes);
 }
 
