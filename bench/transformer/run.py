@@ -97,7 +97,7 @@ class Bench:
         threads = max(1, self.cores // ranks)
         args = [self.python, TRAIN, "--size", self.size, "--context", str(self.context),
                 "--batch", str(self.batch), "--max-steps", str(self.steps), "--eval-batches",
-                "0", "--threads", str(threads), "--seed", "1"]
+                "1", "--threads", str(threads), "--seed", "1"]
         # Stage 3 (Strata's and DeepSpeed's) prefetches PREFETCH elements ahead: DeepSpeed's default
         # 5e7 would hold 44% of a 114 M-parameter model gathered at once.
         stage3 = {"stage3_prefetch_bucket_size": self.prefetch}

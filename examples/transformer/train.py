@@ -327,9 +327,12 @@ class StrataBackend:
         return self.strata.allreduce(np.asarray(values, dtype=np.float64), op="sum")
 
     def runtime_peak_mib(self):
-        """The most memory the runtime held at once on this rank (its memory report: model state
-        and buffers by category, summed peaks), MiB."""
-        return sum(self.opt.runtime.memory()["peak"].values()) / 2.0**20
+        """This rank's runtime memory peaks (its memory report), MiB: every category summed, and
+        the model state alone (params, grads, master, optimizer state: without the staging
+        buffers collectives use, which reduce_bucket_size and allgather_bucket_size bound)."""
+        peak = self.opt.runtime.memory()["peak"]
+        state = sum(peak[c] for c in ("params", "grads", "master", "optimizer_state"))
+        return sum(peak.values()) / 2.0**20, state / 2.0**20
 
     def full_state(self):
         """name -> full tensor on every rank (collective)."""
@@ -668,8 +671,8 @@ def train(args):
     rss = backend.allreduce_sum(rss)
     runtime_peak = None
     if hasattr(backend, "runtime_peak_mib"):
-        runtime_peak = np.zeros(world)
-        runtime_peak[rank] = backend.runtime_peak_mib()
+        runtime_peak = np.zeros(2 * world)
+        runtime_peak[2 * rank:2 * rank + 2] = backend.runtime_peak_mib()
         runtime_peak = backend.allreduce_sum(runtime_peak)
     if rank == 0:
         rate = step * G * T / seconds if seconds > 0 else 0.0
@@ -678,7 +681,8 @@ def train(args):
         for r in range(world):
             print(f"rank {r} peak_rss_mib {rss[r]:.1f}", flush=True)
             if runtime_peak is not None:
-                print(f"rank {r} runtime_peak_mib {runtime_peak[r]:.1f}", flush=True)
+                print(f"rank {r} runtime_peak_mib {runtime_peak[2 * r]:.1f} model_state "
+                      f"{runtime_peak[2 * r + 1]:.1f}", flush=True)
     if args.dump_params is not None:
         state = backend.full_state()  # collective: every rank
         if rank == 0:
