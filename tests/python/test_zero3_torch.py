@@ -68,6 +68,16 @@ def test_stage3_is_stage0_bitwise_in_bf16(work_dir):
         assert diff == 0.0, f"bf16: {name} differs by {diff}"
 
 
+def test_stage3_is_stage0_bitwise_for_a_bf16_module(work_dir):
+    # The module itself in bf16 (not bridged): its placeholders view the runtime's bf16 buffers.
+    a = train(work_dir, "bf16module", 0, "bf16")
+    b = train(work_dir, "bf16module", 3, "bf16")
+    for name in a:
+        assert a[name].dtype == b[name].dtype == __import__("torch").bfloat16
+        diff = float((a[name].float() - b[name].float()).abs().max())
+        assert diff == 0.0, f"bf16 module: {name} differs by {diff}"
+
+
 def test_parameter_outside_its_module_is_named(work_dir):
     out = os.path.join(work_dir, "outside.pt")
     r = run_ranks(2, [PYTHON, MODULE_SCRIPT, MANIFEST, overrides(3), "outside", out], timeout=120)

@@ -58,13 +58,21 @@ def _numel(shape):
     return n
 
 
+def _libc_malloc_trim():
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+_MALLOC_TRIM = _libc_malloc_trim()  # looked up once: _trim_heap runs after every stage-3 step
+
+
 def _trim_heap():
     """Returns freed heap memory to the system (glibc keeps large freed blocks otherwise), so
     that the process's RSS shows what partitioning freed."""
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 class _Group:

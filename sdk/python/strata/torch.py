@@ -114,7 +114,7 @@ class DistributedOptimizer:
     # ---- setup ----------------------------------------------------------------------------------
     def _register(self):
         rt = self.runtime
-        model_dtype = _TORCH_DTYPE.get(self.training.model_dtype)
+        model_dtype = self._model_dtype = _TORCH_DTYPE.get(self.training.model_dtype)
         if model_dtype is None:
             raise ValueError("strata.torch: the manifest's precision wants parameters in %s; "
                              "strata.torch handles f32, f16, bf16" % self.training.model_dtype)
@@ -295,9 +295,9 @@ class DistributedOptimizer:
                 if view.data is None:
                     raise StrataError(_capi.ERR_INTERNAL, "strata.torch: the runtime gave no data "
                                       "for %r while gathered" % rec.name)
-                model_dtype = torch.float32 if not rec.bridge else _TORCH_DTYPE[
-                    self.training.model_dtype]
-                t = tensor_at(view.data, _numel(rec.shape), model_dtype, rec.shape)
+                # The runtime's values are in the model dtype (a module already in f16/bf16
+                # is not bridged); a bridged fp32 module computes with them widened.
+                t = tensor_at(view.data, _numel(rec.shape), self._model_dtype, rec.shape)
                 if rec.bridge:
                     t = t.float()
                 rec.live = t
@@ -320,7 +320,7 @@ class DistributedOptimizer:
         if view.data is None:
             raise StrataError(_capi.ERR_INTERNAL, "strata.torch: the runtime gave no data for %r "
                               "while gathered" % rec.name)
-        rec.p.data.copy_(rec.view_tensor(view.data, rec.store.dtype))  # .data: no autograd
+        rec.p.data.copy_(rec.view_tensor(view.data, self._model_dtype))  # .data: no autograd
         rec.copied_version = self._version
 
     # ---- backward: gradients into the runtime as autograd makes them ---------------------------
@@ -367,8 +367,7 @@ class DistributedOptimizer:
             if view.grad is None:
                 raise StrataError(_capi.ERR_INTERNAL, "strata.torch: the runtime lent no "
                                   "gradient buffer for %r" % member.name)
-            group.grads[member.index] = member.view_tensor(view.grad, _TORCH_DTYPE[
-                self.training.model_dtype] if member.store is None else member.store.dtype)
+            group.grads[member.index] = member.view_tensor(view.grad, self._model_dtype)
 
     def _group_grad(self, rec):
         if rec.arrived:

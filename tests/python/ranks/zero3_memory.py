@@ -46,7 +46,6 @@ def main():
     opt = st.DistributedOptimizer(torch.optim.AdamW(model.parameters(), lr=1e-3), model,
                                   manifest=manifest, overrides=overrides)
     world = opt.world
-    print("rank %d peak after setup %d" % (world.rank, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
     g = torch.Generator().manual_seed(1)
     for _ in range(2):
         x = torch.randn(4, width, generator=g)

@@ -7,7 +7,7 @@ empty placeholder, and after opt.step() no tensor the module can reach holds a w
 
     zero3_module.py MANIFEST OVERRIDES_JSON CASE OUT [STEPS]
 
-CASE: plain | twice (one block applied twice per forward) | checkpoint (torch.utils.checkpoint
+CASE: plain | bf16module (the module in bf16, not bridged) | twice (one block applied twice per forward) | checkpoint (torch.utils.checkpoint
 around a block) | outside (a parameter read outside its module: expected to fail, naming it)
 """
 import json
@@ -64,6 +64,8 @@ def main():
     steps = int(sys.argv[5]) if len(sys.argv) > 5 else 6
     torch.manual_seed(0)
     model = Decoder(case)
+    if case == "bf16module":  # the module itself in bf16: parameters registered as they are
+        model = model.to(torch.bfloat16)
     initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
     adam = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
     opt = st.DistributedOptimizer(adam, model, manifest=manifest, overrides=overrides)
@@ -73,7 +75,7 @@ def main():
     tokens = torch.randint(0, VOCAB, (64, CONTEXT + 1), generator=g)
     for step in range(steps):
         batch = tokens[(step * world.size + world.rank) * 4 % 64:][:4]
-        logits = model(batch[:, :-1])
+        logits = model(batch[:, :-1]).float()
         loss = F.cross_entropy(logits.reshape(-1, VOCAB), batch[:, 1:].reshape(-1))
         opt.scale_loss(loss).backward()
         result = opt.step()
