@@ -342,7 +342,9 @@ class StrataBackend:
         return self.model.state_dict()
 
     def close(self):
-        self.opt.close()
+        # The script ends here: the module need not become whole again (at stage 3 that would
+        # bring the whole model back into memory beside the runtime's state).
+        self.opt.close(materialize=False)
 
 
 class TorchDistBackend:

@@ -222,6 +222,8 @@ void Engine::create_training_strata(LoadedPlugin precision, LoadedPlugin shardin
   offload_.create(std::move(offload), manifest_.offload, manifest_.source,
                   host_services_.make_table("offload", comm, comm_self, &precision_.ops(),
                                             precision_.self()));
+  // ABI 1.8: sharding reaches the offload stratum's parameter store from finalize on.
+  host_services_.lend_offload(peers, &offload_.ops(), offload_.self());
   precision_caps_ = new_caps<strata_precision_caps>();
   precision_.call("query", &strata_precision_ops::query, &precision_caps_);
   sharding_caps_ = new_caps<strata_sharding_caps>();
@@ -366,7 +368,7 @@ void Engine::setup_after_registration() {
   }
   sharding_.call("finalize", &strata_sharding_ops::finalize);
   record_host_buffers();
-  const std::span<const strata_shard> shards = owned_shards();
+  const std::span<const strata_shard> shards = init_shards();
   offload_.call("init_state", &strata_offload_ops::init_state, shards.data(), shards.size());
   // The host starts from zero gradients and accumulates into them.
   sharding_.call("zero_grad", &strata_sharding_ops::zero_grad);

@@ -123,6 +123,8 @@ class Engine {
   void create_schedule();
   bool at_accumulation_boundary() const { return micro_steps_ % batch_.gradient_accumulation_steps == 0; }
   std::span<const strata_shard> owned_shards() const;
+  // What init_state gets: shard_ranges (ABI 1.8) where both sides have them, else owned_shards.
+  std::span<const strata_shard> init_shards() const;
   // Collective: completes a save in progress once every rank has written its file (with `wait`,
   // waits for that); rank 0 then makes it the latest. Throws what a rank's writing threw.
   void finish_save(bool wait);

@@ -5,6 +5,7 @@
 #include "engine.hpp"
 #include "engine_calls.hpp"
 #include "log.hpp"
+#include "runtime_abi.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -133,6 +134,19 @@ void Engine::require_step_lr(const std::string& who) const {
 }
 
 // ---- saving ----
+
+// ABI 1.8: the sharding plugin's shard_ranges (buffers NULL) where it has them and the offload
+// plugin's table says its init_state reads only the ranges; otherwise the owned shards.
+std::span<const strata_shard> Engine::init_shards() const {
+  if (runtime_abi_minor() < 8 || sharding_.ops().shard_ranges == nullptr ||
+      offload_.ops().header.abi_minor < 8) {
+    return owned_shards();
+  }
+  const strata_shard* shards = nullptr;
+  size_t count = 0;
+  sharding_.call("shard_ranges", &strata_sharding_ops::shard_ranges, &shards, &count);
+  return {shards, count};
+}
 
 std::span<const strata_shard> Engine::owned_shards() const {
   const strata_shard* shards = nullptr;

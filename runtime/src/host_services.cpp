@@ -43,8 +43,22 @@ const strata_host_api* HostServices::make_table(std::string plugin_label,
     api.device = &HostServices::device;
     api.cuda_stream = &HostServices::cuda_stream;
   }
+  if (STRATA_STRUCT_HAS(&api, strata_host_api, offload_self)) {
+    api.offload = nullptr;  // lend_offload fills the sharding plugin's
+    api.offload_self = nullptr;
+  }
   contexts_.push_back(std::move(ctx));
   return &contexts_.back()->api;
+}
+
+void HostServices::lend_offload(const strata_host_api* table, const strata_offload_ops* offload,
+                                void* offload_self) {
+  for (const auto& context : contexts_) {
+    strata_host_api& api = context->api;
+    if (&api != table || !STRATA_STRUCT_HAS(&api, strata_host_api, offload_self)) continue;
+    api.offload = offload;
+    api.offload_self = offload_self;
+  }
 }
 
 void HostServices::log(void* ctx, int32_t level, const char* message) {

@@ -34,6 +34,12 @@ class HostServices {
                                     void* comm_self, const strata_precision_ops* precision,
                                     void* precision_self);
 
+  // ABI 1.8: lends the offload stratum's table and instance to `table` (the sharding plugin's, as
+  // make_table returned it), once both strata are created. A table of an emulated older minor has
+  // no such fields and is left as it is.
+  void lend_offload(const strata_host_api* table, const strata_offload_ops* offload,
+                    void* offload_self);
+
   // Whether the job records a timeline: what trace_enabled answers, known from the manifest before
   // any plugin is created (spans that arrive before the timeline is in its slot are dropped).
   void set_timeline_wanted(bool wanted) { timeline_wanted_ = wanted; }

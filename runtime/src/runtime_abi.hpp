@@ -29,12 +29,13 @@ std::string runtime_abi_text();
 
 // strata_host_api's struct_size as a runtime of ABI 1.`minor` fills it (minor >= 3): 1.3 added no
 // host service, 1.4 appended log_enabled, 1.5 trace_enabled and trace_span, 1.7 device and
-// cuda_stream.
+// cuda_stream, 1.8 offload and offload_self.
 constexpr size_t host_api_size(uint32_t minor) {
   if (minor < 4) return offsetof(strata_host_api, account_bytes) + sizeof(void*);
   if (minor < 5) return offsetof(strata_host_api, log_enabled) + sizeof(void*);
   if (minor < 7) return offsetof(strata_host_api, trace_span) + sizeof(void*);
-  return offsetof(strata_host_api, cuda_stream) + sizeof(void*);
+  if (minor < 8) return offsetof(strata_host_api, cuda_stream) + sizeof(void*);
+  return offsetof(strata_host_api, offload_self) + sizeof(void*);
 }
 static_assert(host_api_size(STRATA_ABI_MINOR) == sizeof(strata_host_api),
               "a host service was appended: give its minor a size in host_api_size");

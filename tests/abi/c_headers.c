@@ -36,10 +36,10 @@ static void fixture_destroy(void* self) { (void)self; }
 static const strata_plugin_descriptor* fixture_entry(void) { return NULL; }
 
 /* A table as a C plugin writes it, with the header's initialiser macro; the ABI 1.6 checkpoint
- * functions (state_slots .. load_state) are NULL: not supported. */
+ * functions (state_slots .. load_state) and the 1.8 parameter store are NULL: not supported. */
 static const strata_offload_ops fixture_table = {
     STRATA_OPS_HEADER(strata_offload_ops, STRATA_PLUGIN_OFFLOAD), fixture_create, fixture_destroy,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 int main(void) {
   strata_offload_ops ops;

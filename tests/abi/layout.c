@@ -169,7 +169,7 @@ PIN_FIELD(strata_trace_span, flags, 48, 4);
 PIN_VALUE(STRATA_TRACE_IN_FLIGHT, 1u);
 
 /* strata_host_api */
-PIN_STRUCT(strata_host_api, 136, 8);
+PIN_STRUCT(strata_host_api, 152, 8);
 PIN_FIELD(strata_host_api, struct_size, 0, 8);
 PIN_FIELD(strata_host_api, abi_major, 8, 4);
 PIN_FIELD(strata_host_api, abi_minor, 12, 4);
@@ -188,6 +188,8 @@ PIN_FIELD(strata_host_api, trace_enabled, 104, 8);
 PIN_FIELD(strata_host_api, trace_span, 112, 8);
 PIN_FIELD(strata_host_api, device, 120, 8);      /* ABI 1.7 */
 PIN_FIELD(strata_host_api, cuda_stream, 128, 8); /* ABI 1.7 */
+PIN_FIELD(strata_host_api, offload, 136, 8);     /* ABI 1.8 */
+PIN_FIELD(strata_host_api, offload_self, 144, 8);
 
 /* strata_sharding_caps */
 PIN_STRUCT(strata_sharding_caps, 16, 8);
@@ -213,7 +215,7 @@ PIN_FIELD(strata_micro_step_args, struct_size, 0, 8);
 PIN_FIELD(strata_micro_step_args, boundary, 8, 4);
 
 /* strata_sharding_ops */
-PIN_STRUCT(strata_sharding_ops, 144, 8);
+PIN_STRUCT(strata_sharding_ops, 152, 8);
 PIN_FIELD(strata_sharding_ops, header, 0, 24);
 PIN_FIELD(strata_sharding_ops, create, 24, 8);
 PIN_FIELD(strata_sharding_ops, destroy, 32, 8);
@@ -230,6 +232,7 @@ PIN_FIELD(strata_sharding_ops, gather, 112, 8);
 PIN_FIELD(strata_sharding_ops, release, 120, 8);
 PIN_FIELD(strata_sharding_ops, param_view, 128, 8);
 PIN_FIELD(strata_sharding_ops, end_micro_step, 136, 8);
+PIN_FIELD(strata_sharding_ops, shard_ranges, 144, 8); /* ABI 1.8 */
 
 /* strata_precision_caps */
 PIN_STRUCT(strata_precision_caps, 16, 8);
@@ -290,8 +293,24 @@ PIN_FIELD(strata_state_io_args, first, 16, 8);
 PIN_FIELD(strata_state_io_args, count, 24, 8);
 PIN_FIELD(strata_state_io_args, data, 32, 8);
 
+/* strata_param_store_args (ABI 1.8) */
+PIN_STRUCT(strata_param_store_args, 40, 8);
+PIN_FIELD(strata_param_store_args, struct_size, 0, 8);
+PIN_FIELD(strata_param_store_args, bytes, 8, 8);
+PIN_FIELD(strata_param_store_args, location, 16, 4);
+PIN_FIELD(strata_param_store_args, data, 24, 8);
+PIN_FIELD(strata_param_store_args, read_ahead_elements, 32, 8);
+
+/* strata_param_io_args (ABI 1.8) */
+PIN_STRUCT(strata_param_io_args, 40, 8);
+PIN_FIELD(strata_param_io_args, struct_size, 0, 8);
+PIN_FIELD(strata_param_io_args, write, 8, 4);
+PIN_FIELD(strata_param_io_args, offset, 16, 8);
+PIN_FIELD(strata_param_io_args, bytes, 24, 8);
+PIN_FIELD(strata_param_io_args, data, 32, 8);
+
 /* strata_offload_ops */
-PIN_STRUCT(strata_offload_ops, 104, 8);
+PIN_STRUCT(strata_offload_ops, 128, 8);
 PIN_FIELD(strata_offload_ops, header, 0, 24);
 PIN_FIELD(strata_offload_ops, create, 24, 8);
 PIN_FIELD(strata_offload_ops, destroy, 32, 8);
@@ -303,6 +322,9 @@ PIN_FIELD(strata_offload_ops, read_state, 72, 8);
 PIN_FIELD(strata_offload_ops, write_state, 80, 8);
 PIN_FIELD(strata_offload_ops, save_state, 88, 8);
 PIN_FIELD(strata_offload_ops, load_state, 96, 8);
+PIN_FIELD(strata_offload_ops, param_store_open, 104, 8); /* ABI 1.8 */
+PIN_FIELD(strata_offload_ops, param_store_start, 112, 8);
+PIN_FIELD(strata_offload_ops, param_store_wait, 120, 8);
 
 /* strata_create_options */
 PIN_STRUCT(strata_create_options, 40, 8);

@@ -16,6 +16,11 @@
 // (fp32 masters are never a second copy: at stages 0-2 they are the parameters' own ranges, and
 // stage 3's parameter partition is the master partition itself, so partitioned parameters count
 // once, as MASTER; host-owned gradients count 4Ψ at every stage).
+// Stage 3 with --offload-param (ZeRO-Infinity, the offload stratum's parameter store):
+//   cpu:  the master partition lives in the store's memory, counted as params: params
+//         4·Ψ_persistent + 4ΣS, master 0;
+//   nvme: the store is a file, 4ΣS bytes of params on disk; in memory params 4·Ψ_persistent,
+//         master 0 and grads only the host-owned ones (the partition exists during a step only).
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
@@ -32,11 +37,13 @@ namespace {
 struct Settings {
   std::string manifest, model = "odd", binding = "groups";
   int stage = 0;
+  std::string offload_param = "none", nvme_dir = "/tmp";
 };
 Settings settings;
 
 struct Bytes {
   uint64_t params = 0, grads = 0, master = 0, optimizer = 0;
+  uint64_t disk_params = 0;  // offload_param nvme: the store's file
 };
 
 uint64_t slice_size(uint64_t count, uint64_t ranks) { return ((count + ranks - 1) / ranks + 15) / 16 * 16; }
@@ -103,6 +110,15 @@ Bytes expected_bytes(const TestModel& model, bool groups, int stage, uint64_t ra
   b.grads = stage == 1 ? 4 * psi : host_grads + 4 * slices;
   b.master = stage == 3 ? 4 * slices : 0;
   b.optimizer = 8 * owned;
+  if (stage == 3 && settings.offload_param == "cpu") {
+    b.params += 4 * slices;
+    b.master = 0;
+  }
+  if (stage == 3 && settings.offload_param == "nvme") {
+    b.disk_params = 4 * slices;
+    b.master = 0;
+    b.grads = host_grads;
+  }
   return b;
 }
 
@@ -129,6 +145,7 @@ void expect_report(const MemoryReport& m, const Bytes& want, int rank, const cha
   EXPECT_EQ(m.current[STRATA_MEM_GRADS], want.grads) << when;
   EXPECT_EQ(m.current[STRATA_MEM_MASTER], want.master) << when;
   EXPECT_EQ(m.current[STRATA_MEM_OPTIMIZER_STATE], want.optimizer) << when;
+  EXPECT_EQ(m.located[STRATA_MEM_DISK][STRATA_MEM_PARAMS], want.disk_params) << when;
 }
 
 TEST(MemoryLayout, ReportEqualsFormulaAfterFinalizeAndAfterSteps) {
@@ -139,9 +156,13 @@ TEST(MemoryLayout, ReportEqualsFormulaAfterFinalizeAndAfterSteps) {
   const uint64_t capacity = zero_key(zero, "reduce_bucket_size", uint64_t{1} << 20);
   const uint64_t threshold = zero_key(zero, "param_persistence_threshold", 100000);
 
-  const nlohmann::json overrides = {{"zero_optimization", {{"stage", settings.stage}}},
-                                    {"train_batch_size", nullptr},
-                                    {"train_micro_batch_size_per_gpu", 4}};
+  nlohmann::json overrides = {{"zero_optimization", {{"stage", settings.stage}}},
+                              {"train_batch_size", nullptr},
+                              {"train_micro_batch_size_per_gpu", 4}};
+  if (settings.offload_param != "none") {
+    overrides["zero_optimization"]["offload_param"] = {{"device", settings.offload_param},
+                                                       {"nvme_path", settings.nvme_dir}};
+  }
   Runtime runtime(settings.manifest, overrides.dump());
   const WorldInfo world = runtime.world();
   std::unique_ptr<TestModel> model = make_model(settings.model);
@@ -157,8 +178,11 @@ TEST(MemoryLayout, ReportEqualsFormulaAfterFinalizeAndAfterSteps) {
     const MemoryReport m = runtime.memory();
     uint64_t psi = 0;
     for (const ParamSpec& p : model->params()) psi += p.count;
-    const uint64_t once = settings.stage == 3 ? want.master + want.params : 4 * psi;
-    EXPECT_EQ(m.current[STRATA_MEM_MASTER] + m.current[STRATA_MEM_PARAMS], once)
+    const uint64_t once =
+        settings.stage == 3 ? want.master + want.params + want.disk_params : 4 * psi;
+    EXPECT_EQ(m.current[STRATA_MEM_MASTER] + m.current[STRATA_MEM_PARAMS] +
+                  m.located[STRATA_MEM_DISK][STRATA_MEM_PARAMS],
+              once)
         << "masters duplicate parameters at stage " << settings.stage;
   }
 
@@ -183,6 +207,9 @@ int main(int argc, char** argv) {
   app.add_option("--model", s.model)->capture_default_str();
   app.add_option("--binding", s.binding)->capture_default_str();
   app.add_option("--stage", s.stage)->required();
+  app.add_option("--offload-param", s.offload_param, "stage 3: none, cpu or nvme")
+      ->check(CLI::IsMember({"none", "cpu", "nvme"}));
+  app.add_option("--nvme-dir", s.nvme_dir, "offload_param nvme: the store's folder");
   CLI11_PARSE(app, argc, argv);
   return RUN_ALL_TESTS();
 }

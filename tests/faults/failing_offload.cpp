@@ -72,7 +72,8 @@ strata_status step(void* self, const strata_shard* shards, size_t count,
 // No checkpoint functions (ABI 1.6): this fixture only fails steps.
 constexpr strata_offload_ops kOps = {strata::sdk::ops_header<strata_offload_ops>(),
                                      create, destroy, query, init_state, step,
-                                     nullptr, nullptr, nullptr, nullptr, nullptr};
+                                     nullptr, nullptr, nullptr, nullptr, nullptr,
+                                     nullptr, nullptr, nullptr};
 
 }  // namespace
 

@@ -108,8 +108,12 @@ std::vector<BadConfig> bad_configs() {
       {"PartialOffload",
        adam("{}").insert(1, R"("offload_optimizer": {"device": "cpu", "ratio": 0.3}, )"),
        STRATA_ERR_UNSUPPORTED, "offload_optimizer.ratio: partial offload (ratio < 1)"},
-      {"ParamOnNvme", adam("{}").insert(1, R"("offload_param": {"device": "nvme"}, )"),
-       STRATA_ERR_UNSUPPORTED, "offload_param.device: 'nvme' is not implemented"},
+      {"ParamNvmePathEmpty", adam("{}").insert(1, R"("offload_param": {"device": "nvme", "nvme_path": ""}, )"),
+       bad, R"(offload_param.nvme_path: expected a directory path, got "")"},
+      {"ParamBufferCountZero", adam("{}").insert(1, R"("offload_param": {"buffer_count": 0}, )"),
+       bad, "offload_param.buffer_count: expected an integer >= 1 (buffers read ahead), got 0"},
+      {"ParamBufferSizeFraction", adam("{}").insert(1, R"("offload_param": {"buffer_size": 2.5}, )"),
+       bad, "offload_param.buffer_size: expected an integer >= 1 (parameter elements per buffer), got 2.5"},
       {"ParamOnGpu", adam("{}").insert(1, R"("offload_param": {"device": "gpu"}, )"), bad,
        R"(offload_param.device: expected one of none, cpu, nvme, got "gpu")"},
       {"ParamUnknownKey", adam("{}").insert(1, R"("offload_param": {"speed": 1}, )"), bad,
@@ -192,6 +196,9 @@ INSTANTIATE_TEST_SUITE_P(
                    "lion"},
         GoodConfig{R"({"optimizer": {"type": "Adam"}, "offload_param": {"device": "cpu",
                        "pin_memory": true, "buffer_count": 5, "max_in_cpu": 1e9}})",
+                   "adam"},
+        GoodConfig{R"({"optimizer": {"type": "Adam"}, "offload_param": {"device": "nvme",
+                       "nvme_path": "/tmp", "buffer_count": 4, "buffer_size": 1e8}})",
                    "adam"}));
 
 TEST(OffloadPlugin, DescriptorIsAnOffloadPlugin) {

@@ -13,6 +13,10 @@ the parameters match stage 0, and the memory a rank holds falls as the stage ris
   so with a few layers and DeepSpeed's defaults (everything prefetched and retained) it holds no
   less than stage 2. The process's peak RSS (ru_maxrss): stage 3 below stage 0 by at least a
   quarter of stage 0's model state (--size small: 6 layers, 6.1 M parameters).
+- ZeRO-Infinity (offload_param cpu; nvme with the optimizer state on nvme too) at stage 3: the
+  same parameters, bitwise; with nvme the model state the rank holds in memory falls below stage
+  3's (the partitions and the Adam moments are on the drive; the masters come in for the step),
+  and the folder is empty after the run (the files were unlinked).
 Needs the Debian package fortunes (CMakeLists.txt skips the test, naming it, without).
 """
 import json
@@ -43,7 +47,19 @@ def initial_params():
     return {name: p.detach().numpy().copy() for name, p in model.named_parameters()}
 
 
-def train(out, precision, stage, steps=STEPS):
+def offload_blocks(offload, folder):
+    """The zero_optimization keys of an offload case: none, cpu or nvme (params and optimizer)."""
+    if offload == "cpu":
+        return {"offload_param": {"device": "cpu"}}
+    if offload == "nvme":
+        return {"sub_group_size": 1_000_000,
+                "offload_optimizer": {"device": "nvme", "nvme_path": folder, "buffer_count": 2},
+                "offload_param": {"device": "nvme", "nvme_path": folder, "buffer_count": 2,
+                                  "buffer_size": 1_000_000}}
+    return {}
+
+
+def train(out, precision, stage, steps=STEPS, offload="none"):
     patch = dict(PRECISIONS[precision])
     # Stage 3 keeps at most one block gathered (a block is 1.0 M elements): no prefetch, no
     # retention, so that its memory shows what partitioning saves at 2 ranks.
@@ -51,11 +67,17 @@ def train(out, precision, stage, steps=STEPS):
                                   "stage3_max_live_parameters": 1_200_000,
                                   "stage3_prefetch_bucket_size": 1_200_000,
                                   "stage3_max_reuse_distance": 0}
-    path = os.path.join(out, f"{precision}.stage{stage}.{steps}.npz")
+    folder = os.path.join(out, f"nvme.{precision}")
+    os.makedirs(folder, exist_ok=True)
+    patch["zero_optimization"].update(offload_blocks(offload, folder))
+    path = os.path.join(out, f"{precision}.stage{stage}.{offload}.{steps}.npz")
     argv = [PYTHON, TRAIN] + COMMON + ["--overrides", json.dumps(patch), "--dump-params", path]
     argv[argv.index("--max-steps") + 1] = str(steps)
     r = run_ranks(2, argv, timeout=240)
-    assert r.returncode == 0, f"{precision} stage {stage} failed:\n{r}"
+    assert r.returncode == 0, f"{precision} stage {stage} offload {offload} failed:\n{r}"
+    if offload != "none":
+        assert f"parameter partition (offload_param {offload})" in r.output, r.output
+    assert os.listdir(folder) == [], f"files left in {folder}: {os.listdir(folder)}"
     rss = [float(v) for v in re.findall(r"^rank \d+ peak_rss_mib ([0-9.]+)", r.output, re.M)]
     runtime = [float(v) for v in re.findall(
         r"^rank \d+ runtime_peak_mib [0-9.]+ model_state ([0-9.]+)", r.output, re.M)]
@@ -71,10 +93,11 @@ def runs(work_dir):
     os.makedirs(out, exist_ok=True)
     cache = {}
 
-    def get(precision, stage, steps=STEPS):
-        if (precision, stage, steps) not in cache:
-            cache[(precision, stage, steps)] = train(out, precision, stage, steps)
-        return cache[(precision, stage, steps)]
+    def get(precision, stage, steps=STEPS, offload="none"):
+        key = (precision, stage, steps, offload)
+        if key not in cache:
+            cache[key] = train(out, precision, stage, steps, offload)
+        return cache[key]
     return get
 
 
@@ -101,3 +124,21 @@ def test_stages_match_stage0_and_memory_falls(runs, precision):
         if stage == 3:
             assert rss < base_rss - base_runtime / 4, (
                 f"{precision}: peak RSS {rss:.0f} MiB at stage 3, {base_rss:.0f} at stage 0")
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_offload_param_matches_stage0_and_nvme_holds_less(runs, precision):
+    base, _, _ = runs(precision, 0)
+    _, _, stage3_runtime = runs(precision, 3)
+    for offload in ("cpu", "nvme"):
+        params, rss, runtime = runs(precision, 3, offload=offload)
+        print(f"{precision} stage 3 offload_param {offload}: peak RSS {rss:.0f} MiB, runtime "
+              f"model-state peak in memory {runtime:.1f} MiB (stage 3 without: {stage3_runtime:.1f})")
+        assert list(params) == list(base)
+        for name, a in base.items():
+            diff = float(np.abs(params[name] - a).max())
+            assert diff == 0.0, f"{precision} stage 3 offload {offload}: {name} differs by {diff}"
+        if offload == "nvme":
+            assert runtime < stage3_runtime, (
+                f"{precision}: nvme holds {runtime:.1f} MiB of model state in memory, stage 3 "
+                f"without offload {stage3_runtime:.1f}")

@@ -217,12 +217,13 @@ endif()
 expect_no_match(zero2 "optimizer state: host memory, [^\n]* pinned" "pinned state without offload")
 params(same zero2 offload_cpu 1e-6 "where the optimizer state lives does not change the step")
 
-# Optimizer state on the drive (nvme_path inside WORK_DIR, not the example's /tmp), parameters
-# in host memory: same parameters as stage 3 without offload, and no state files left behind.
+# Optimizer state and parameter partition on the drive (nvme_path inside WORK_DIR, not the
+# example's /tmp): same parameters as stage 3 without offload, and no files left behind.
 set(nvme_dir "${WORK_DIR}/nvme")
 file(MAKE_DIRECTORY "${nvme_dir}")
 file(READ "${MANIFEST_DIR}/zero3_offload_nvme.json" text)
 string(JSON text SET "${text}" zero_optimization offload_optimizer nvme_path "\"${nvme_dir}\"")
+string(JSON text SET "${text}" zero_optimization offload_param nvme_path "\"${nvme_dir}\"")
 file(WRITE "${WORK_DIR}/zero3_offload_nvme.json" "${text}")
 run_ok(offload_nvme "${WORK_DIR}/zero3_offload_nvme.json" adamw 1 3)
 expect_match(offload_nvme "${rank0}offload: [^\n]*offload_optimizer.device nvme"
@@ -230,6 +231,8 @@ expect_match(offload_nvme "${rank0}offload: [^\n]*offload_optimizer.device nvme"
 regex_quote("${nvme_dir}" nvme_regex)
 expect_match(offload_nvme "${rank0}offload: optimizer state: [^\n]* in ${nvme_regex} "
              "the state in ${nvme_dir}")
+expect_match(offload_nvme "${rank0}offload: parameter partition \\(offload_param nvme\\): [^\n]* in ${nvme_regex} "
+             "the parameter partition in ${nvme_dir}")
 file(GLOB left "${nvme_dir}/*")
 if(left)
   message(FATAL_ERROR "offload_nvme: files left in ${nvme_dir} after the run: ${left}")

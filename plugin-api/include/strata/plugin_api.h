@@ -40,8 +40,11 @@ extern "C" {
  * stratum's per-element state (state_slots, read_state, write_state), save_state/load_state on
  * the precision and offload strata, the step's lr and momentum, the configured ones in the caps.
  * 1.7: CUDA devices: host services device() and cuda_stream(), alloc_bytes_at in
- * STRATA_MEM_DEVICE (shards then hold device pointers). */
-#define STRATA_ABI_MINOR 7
+ * STRATA_MEM_DEVICE (shards then hold device pointers). 1.8: the offload stratum's parameter store
+ * (ZeRO-Infinity's offload_param: param_store_open/start/wait), lent to the sharding stratum through
+ * the host table's `offload` and `offload_self`; the sharding stratum's shard_ranges, which
+ * init_state gets (its shards' buffers may then be NULL). */
+#define STRATA_ABI_MINOR 8
 /* The first minor with the 1.3 table layout: the lowest floor a plugin built with this header can
  * declare (a 1.0-1.2 runtime would read its tables in the old layout). */
 #define STRATA_ABI_MINOR_TABLES 3
@@ -364,6 +367,7 @@ typedef struct strata_param_view {
 /* ------------------------------------------------------------------------------------------ */
 
 struct strata_precision_ops;
+struct strata_offload_ops;
 
 /* One span of a plugin's work for the job's timeline (ABI 1.5; strata_host_api.trace_span). The
  * runtime writes it as a Chrome-trace "complete" event on the calling thread's track, with the
@@ -455,6 +459,17 @@ typedef struct strata_host_api {
    * and be ordered before the host's later work on it when the call returns (enqueue on it, or
    * make it wait on an event of yours). Valid for the call it was read in. Thread-safe. */
   void* (*cuda_stream)(void* host_ctx);
+
+  /* ---- ABI 1.8: the offload stratum, lent to the sharding stratum. Check with STRATA_STRUCT_HAS.
+   * The offload stratum's table and instance in the sharding plugin's table (NULL in the other
+   * strata's tables). The offload stratum is created after the sharding stratum, so the runtime
+   * fills these two fields after both are created and before finalize: a sharding plugin reads
+   * them from finalize on, never in create. The table is the plugin's own: check
+   * offload->header.struct_size before reading a function appended after init_state (the param
+   * store's, chiefly). Calls follow the offload plugin's rules (the thread that drives the
+   * runtime, inside the sharding plugin's own ops). */
+  const struct strata_offload_ops* offload;
+  void* offload_self;
 } strata_host_api;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -557,6 +572,15 @@ typedef struct strata_sharding_ops {
    * micro-batch (2, 3) complete that micro-batch's reductions here. Collective. */
   strata_status (*end_micro_step)(void* self, const strata_micro_step_args* args,
                                   strata_error* err);
+
+  /* ---- ABI 1.8. Optional (NULL: the runtime hands init_state the owned_shards). ----
+   * After finalize: the ranges owned_shards returns, with master, grad and model NULL: all the
+   * offload stratum's init_state needs to size its state. A plugin that keeps its masters out of
+   * memory between steps (ZeRO-Infinity's offload_param) gives these, so that finalize, where the
+   * host still holds its whole model, brings nothing in. The runtime uses them only with an
+   * offload plugin whose table is of 1.8 or later (see init_state). *shards as for owned_shards. */
+  strata_status (*shard_ranges)(void* self, const strata_shard** shards, size_t* count,
+                                strata_error* err);
 } strata_sharding_ops;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -671,6 +695,35 @@ typedef strata_status (*strata_save_state_fn)(void* self, char* buffer, size_t c
                                               size_t* length, strata_error* err);
 typedef strata_status (*strata_load_state_fn)(void* self, const char* json, strata_error* err);
 
+/* ABI 1.8: the parameter store (ZeRO-Infinity's offload_param). The sharding stratum keeps the
+ * parameters it partitions (ZeRO stage 3's parameter partition) in a store that the offload stratum
+ * places where its config says: host memory (offload_param.device cpu, page-locked with
+ * pin_memory) or a file on a drive (nvme, under offload_param.nvme_path). */
+typedef struct strata_param_store_args {
+  size_t struct_size;
+  uint64_t bytes; /* in: the store's size */
+  /* out: STRATA_MEM_HOST, STRATA_MEM_HOST_PINNED or STRATA_MEM_DISK; -1 when the config asks for
+   * no parameter offload (offload_param.device none): the sharding plugin keeps its parameters
+   * itself, and nothing was allocated. */
+  int32_t location;
+  /* out: for the memory locations, the `bytes` bytes themselves (zeroed, at least 64-byte aligned,
+   * valid until the offload instance is destroyed): read and write them in place, no transfers
+   * needed. NULL for STRATA_MEM_DISK, which is reached through param_store_start. */
+  void* data;
+  /* out: how many parameter elements the sharding plugin should keep reading ahead of use
+   * (DeepSpeed's offload_param.buffer_count × buffer_size); 0: no bound of the store's. */
+  uint64_t read_ahead_elements;
+} strata_param_store_args;
+
+/* One transfer between host memory and the store (param_store_start). */
+typedef struct strata_param_io_args {
+  size_t struct_size;
+  int32_t write;   /* 1: `bytes` from `data` into the store at `offset`; 0: the reverse */
+  uint64_t offset; /* bytes from the store's start; offset + bytes <= the store's size */
+  uint64_t bytes;
+  void* data;      /* host memory; must stay valid, and untouched, until the transfer is waited */
+} strata_param_io_args;
+
 typedef struct strata_offload_ops {
   strata_ops_header header; /* kind STRATA_PLUGIN_OFFLOAD */
   /* Required. As strata_comm_ops.create. */
@@ -680,7 +733,9 @@ typedef struct strata_offload_ops {
   /* Required. */
   strata_status (*query)(void* self, strata_offload_caps* caps, strata_error* err);
   /* Required. Allocates optimizer state for exactly these shards (the same list every later step
-   * gets). */
+   * gets). A plugin whose table is of ABI 1.8 or later reads only each shard's struct_size,
+   * param_index, offset and count here: master, grad and model may be NULL (the runtime passes
+   * the sharding plugin's shard_ranges when it has them). */
   strata_status (*init_state)(void* self, const strata_shard* shards, size_t count,
                               strata_error* err);
   /* Required. Updates shard masters in place from shard grads (and writes their model copies when
@@ -701,6 +756,24 @@ typedef struct strata_offload_ops {
   /* Optional (NULL: no such state). See strata_save_state_fn. */
   strata_save_state_fn save_state;
   strata_load_state_fn load_state;
+
+  /* ---- ABI 1.8: the parameter store (see strata_param_store_args). Optional, all three or none
+   * (NULL: no store; a sharding plugin keeps its parameters in memory, and this plugin refuses at
+   * create a config that asks to offload them). Called by the sharding plugin through its host
+   * table's `offload`, from its finalize on, on the thread that drives the runtime. ---- */
+  /* Once per instance: allocates the store (memory) or creates and sizes its file (disk, unlinked
+   * at once so the drive is freed however the process ends). A directory that is missing,
+   * read-only or too small fails here with the path and the bytes needed. */
+  strata_status (*param_store_open)(void* self, strata_param_store_args* args, strata_error* err);
+  /* Starts a transfer (disk: asynchronous; memory: done on return) and sets *ticket, which
+   * param_store_wait takes exactly once. Any number may be in flight; transfers to overlapping
+   * bytes complete in an unspecified order, so the caller waits for a write before it reads the
+   * same bytes back. */
+  strata_status (*param_store_start)(void* self, const strata_param_io_args* args,
+                                     uint64_t* ticket, strata_error* err);
+  /* Blocks until the ticket's transfer is complete; fails (naming the file, offset and bytes) for a
+   * failed or short one. The ticket is spent either way. */
+  strata_status (*param_store_wait)(void* self, uint64_t ticket, strata_error* err);
 } strata_offload_ops;
 
 /* ------------------------------------------------------------------------------------------ */

@@ -62,16 +62,21 @@ void read_param_block(const json& root, OffloadConfig& c) {
   if (it == root.end() || it->is_null()) return;
   ObjectReader block(*it, "offload_param");
   c.param_device = read_device(block);
-  block.boolean("pin_memory", false);  // checked, and moot: partitions stay in host memory
-  for (const char* key : {"nvme_path", "buffer_count", "buffer_size", "max_in_cpu"}) {
-    block.find(key);
+  c.param_pin_memory = block.boolean("pin_memory", c.param_pin_memory);
+  if (const json* path = block.find("nvme_path")) {
+    if (!path->is_string() || path->get<std::string>().empty()) {
+      invalid(block.path("nvme_path"), "expected a directory path, got " + path->dump());
+    }
+    c.param_nvme_path = path->get<std::string>();
   }
+  c.param_buffer_count =
+      integer_at_least(block, "buffer_count", c.param_buffer_count, 1, " (buffers read ahead)");
+  c.param_buffer_size = integer_at_least(block, "buffer_size", c.param_buffer_size, 1,
+                                         " (parameter elements per buffer)");
+  // DeepSpeed's cap on parameter elements kept in host memory; the store's memory is its own
+  // read-ahead, bounded by buffer_count x buffer_size, so this changes nothing.
+  integer_at_least(block, "max_in_cpu", 0, 0, "");
   block.reject_unknown("");
-  if (c.param_device == OffloadDevice::nvme) {
-    sdk::fail(STRATA_ERR_UNSUPPORTED,
-              "offload_param.device: 'nvme' is not implemented (parameter partitions on disk); "
-              "use 'cpu' or offload the optimizer state with offload_optimizer.device 'nvme'");
-  }
 }
 
 }  // namespace

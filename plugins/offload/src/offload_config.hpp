@@ -20,8 +20,14 @@ struct OffloadConfig {
   // Elements per piece that the nvme pipeline reads, steps and writes back as one unit
   // (zero_optimization.sub_group_size; DeepSpeed's default 1e9).
   uint64_t sub_group_size = 1'000'000'000;
-  // offload_param.device: none or cpu (parameter partitions stay in host memory either way).
+  // offload_param (ABI 1.8's parameter store, ZeRO stage 3): none (the sharding plugin keeps its
+  // partition itself), cpu (host memory, page-locked with its pin_memory) or nvme (a file under
+  // its nvme_path, read ahead buffer_count × buffer_size elements).
   OffloadDevice param_device = OffloadDevice::none;
+  std::string param_nvme_path = "/local_nvme";  // DeepSpeed's default
+  bool param_pin_memory = false;
+  uint64_t param_buffer_count = 5;            // DeepSpeed's default
+  uint64_t param_buffer_size = 100'000'000;  // elements; DeepSpeed's default
   // Write the shards' f16/bf16 model copies in the optimizer's pass (offload.config key
   // "fused_copy_out"; false leaves the cast to the runtime, for comparison).
   bool fused_copy_out = true;

@@ -16,14 +16,15 @@ namespace {
   sdk::fail(STRATA_ERR_INVALID_ARGUMENT, message);
 }
 
-void check_shard(const strata_shard& s, size_t i) {
+// `buffers`: master and grad must be set (a step); init_state reads the ranges only (ABI 1.8).
+void check_shard(const strata_shard& s, size_t i, bool buffers = true) {
   const std::string where = "shards[" + std::to_string(i) + "]";
   if (s.struct_size < offsetof(strata_shard, grad) + sizeof(s.grad)) {
     invalid(where + ".struct_size: expected at least " +
             std::to_string(offsetof(strata_shard, grad) + sizeof(s.grad)) + ", got " +
             std::to_string(s.struct_size));
   }
-  if (s.count > 0 && (s.master == nullptr || s.grad == nullptr)) {
+  if (buffers && s.count > 0 && (s.master == nullptr || s.grad == nullptr)) {
     invalid(where + ": master and grad must not be NULL for a non-empty shard");
   }
   if (STRATA_STRUCT_HAS(&s, strata_shard, model_dtype) && s.model != nullptr &&
@@ -112,7 +113,7 @@ void Optimizer::init_state(std::span<const strata_shard> shards) {
   shapes.reserve(shards.size());
   uint64_t elements = 0;
   for (size_t i = 0; i < shards.size(); ++i) {
-    check_shard(shards[i], i);
+    check_shard(shards[i], i, /*buffers=*/false);
     layout.shard_counts.push_back(shards[i].count);
     shapes.push_back({shards[i].param_index, shards[i].offset, shards[i].count});
     elements += shards[i].count;

@@ -19,27 +19,30 @@ namespace {
   sdk::fail(STRATA_ERR_INVALID_ARGUMENT, message);
 }
 
-std::string unique_name(const std::string& dir) {
+std::string unique_name(const std::string& dir, std::string holds) {
   static std::atomic<unsigned> counter{0};
-  return dir + "/strata-optimizer-state-" + std::to_string(::getpid()) + "-" +
+  for (char& c : holds) c = c == ' ' ? '-' : c;
+  return dir + "/strata-" + holds + "-" + std::to_string(::getpid()) + "-" +
          std::to_string(counter++) + ".swp";
 }
 
 }  // namespace
 
-SwapFile::SwapFile(const std::string& dir, const std::string& key) : dir_(dir), key_(key) {
+SwapFile::SwapFile(const std::string& dir, const std::string& key, const std::string& holds,
+                   bool direct)
+    : dir_(dir), key_(key), holds_(holds) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
     invalid(key + ": " + dir + " does not exist (" + std::strerror(errno) +
-            "); expected a directory on the drive that is to hold the optimizer state");
+            "); expected a directory on the drive that is to hold the " + holds);
   }
   if (!S_ISDIR(st.st_mode)) invalid(key + ": " + dir + " is not a directory");
   for (int attempt = 0; fd_ < 0; ++attempt) {
-    name_ = unique_name(dir);
+    name_ = unique_name(dir, holds);
     const int flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC;
-    fd_ = ::open(name_.c_str(), flags | O_DIRECT, 0600);
+    fd_ = direct ? ::open(name_.c_str(), flags | O_DIRECT, 0600) : -1;
     direct_ = fd_ >= 0;
-    if (fd_ < 0 && errno == EINVAL) fd_ = ::open(name_.c_str(), flags, 0600);  // e.g. tmpfs
+    if (fd_ < 0 && (!direct || errno == EINVAL)) fd_ = ::open(name_.c_str(), flags, 0600);  // e.g. tmpfs
     if (fd_ < 0 && (errno != EEXIST || attempt > 100)) {
       invalid(key + ": cannot create a file in " + dir + ": " + std::strerror(errno) +
               " (expected a writable directory)");
@@ -64,12 +67,12 @@ void SwapFile::reserve(uint64_t bytes) {
                              static_cast<uint64_t>(st.st_blocks) * 512u;
   auto full = [&](const char* why) {
     invalid(key_ + ": " + dir_ + " has " + format_bytes(available) + " (" +
-            std::to_string(available) + " bytes) available but this rank's optimizer state needs " +
+            std::to_string(available) + " bytes) available but this rank's " + holds_ + " needs " +
             format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes)" + why);
   };
   if (bytes > available) full("");
   if (::ftruncate(fd_, 0) != 0) {
-    sdk::fail(STRATA_ERR_INTERNAL, key_ + ": cannot truncate the state file in " + dir_ + ": " +
+    sdk::fail(STRATA_ERR_INTERNAL, key_ + ": cannot truncate the " + holds_ + " file in " + dir_ + ": " +
                                        std::strerror(errno));
   }
   size_ = 0;
@@ -78,7 +81,7 @@ void SwapFile::reserve(uint64_t bytes) {
   if (rc == ENOSPC) full(" (the drive filled up while the file was being allocated)");
   if (rc != 0) {
     sdk::fail(STRATA_ERR_INTERNAL, key_ + ": cannot allocate " + format_bytes(bytes) +
-                                       " for the state file in " + dir_ + ": " +
+                                       " for the " + holds_ + " file in " + dir_ + ": " +
                                        std::strerror(rc));
   }
   size_ = bytes;

@@ -1,6 +1,7 @@
-// The file that holds one rank's optimizer state under offload_optimizer.nvme_path. It is
-// created with mode 0600 and unlinked at once, so the kernel frees its blocks when the process
-// exits by any means (a killed rank leaves nothing behind on the drive).
+// The file that holds one rank's optimizer state under offload_optimizer.nvme_path (or its
+// parameter partition under offload_param.nvme_path). It is created with mode 0600 and unlinked at
+// once, so the kernel frees its blocks when the process exits by any means (a killed rank leaves
+// nothing behind on the drive).
 #pragma once
 
 #include <cstdint>
@@ -11,8 +12,11 @@ namespace strata::offload {
 class SwapFile {
  public:
   // Checks that `dir` exists, is a directory and takes a new file. Throws sdk::Error naming
-  // `key` (the config path, "offload_optimizer.nvme_path") and the directory.
-  SwapFile(const std::string& dir, const std::string& key);
+  // `key` (the config path, "offload_optimizer.nvme_path") and the directory. `holds` says what
+  // the file is for in messages and its name ("optimizer state"); `direct` asks for O_DIRECT
+  // where the file system has it (transfers must then be aligned to kDirectAlignment).
+  SwapFile(const std::string& dir, const std::string& key,
+           const std::string& holds = "optimizer state", bool direct = true);
   ~SwapFile();
   SwapFile(const SwapFile&) = delete;
   SwapFile& operator=(const SwapFile&) = delete;
@@ -32,6 +36,7 @@ class SwapFile {
  private:
   std::string dir_;
   std::string key_;
+  std::string holds_;
   std::string name_;
   int fd_ = -1;
   bool direct_ = false;

@@ -9,8 +9,9 @@ namespace strata::zero {
 
 GradPartition::GradPartition(const sdk::Host& host, const Caster& caster,
                              const PartitionLayout& layout, const std::vector<ParamRecord>& params,
-                             int32_t dtype, bool contiguous)
+                             int32_t dtype, bool contiguous, bool transient_only)
     : host_(host), caster_(caster), layout_(&layout), params_(&params), dtype_(dtype),
+      transient_(transient_only),
       lent_(host, layout, params, dtype, contiguous), direct_(layout.buckets().size(), 0),
       holds_(layout.buckets().size(), 0) {
   if (!transient()) fp32();

@@ -35,10 +35,12 @@ namespace strata::zero {
 class GradPartition final : public ReduceTarget {
  public:
   GradPartition() = default;
-  // Allocates the (zeroed) partition, STRATA_MEM_GRADS, unless it is a half model's transient
-  // one. `layout` and `params` must outlive this.
+  // Allocates the (zeroed) partition, STRATA_MEM_GRADS, unless it is transient: a half model's,
+  // or any model's when `transient_only` (stage 3 with its partitions on a drive). `layout` and
+  // `params` must outlive this.
   GradPartition(const sdk::Host& host, const Caster& caster, const PartitionLayout& layout,
-                const std::vector<ParamRecord>& params, int32_t dtype, bool contiguous);
+                const std::vector<ParamRecord>& params, int32_t dtype, bool contiguous,
+                bool transient_only = false);
 
   // Lent gradient buffers (see LentGrads).
   void lend(const std::vector<uint32_t>& params) { lent_.lend(params); }
@@ -67,10 +69,11 @@ class GradPartition final : public ReduceTarget {
   Caster caster_{host_};
   const PartitionLayout* layout_ = nullptr;
   const std::vector<ParamRecord>* params_ = nullptr;
-  // Whether the partition exists only during a step (a half model's).
-  bool transient() const { return dtype_ != STRATA_F32; }
+  // Whether the partition exists only during a step (a half model's, or as asked).
+  bool transient() const { return dtype_ != STRATA_F32 || transient_; }
 
   int32_t dtype_ = STRATA_F32;
+  bool transient_ = false;
   Buffer<float> partition_;  // fp32, accumulates over micro-batches
   LentGrads lent_;
   std::vector<uint8_t> direct_;    // per bucket: sent straight from its lent buffer

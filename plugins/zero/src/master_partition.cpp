@@ -1,12 +1,15 @@
 #include "master_partition.hpp"
 
+#include <algorithm>
+
 namespace strata::zero {
 
 MasterPartition::MasterPartition(const sdk::Host& host, const Caster& caster,
                                  const PartitionLayout& layout,
                                  const std::vector<ParamRecord>& params, int32_t dtype,
-                                 bool in_params)
-    : layout_(&layout), dtype_(dtype), ranges_(layout.owned_ranges()) {
+                                 bool in_params, float* storage)
+    : layout_(&layout), dtype_(dtype), host_(host), storage_(storage),
+      ranges_(layout.owned_ranges()) {
   if (in_params) {
     if (dtype != STRATA_F32) {
       sdk::fail(STRATA_ERR_INTERNAL, "masters in the parameters need an fp32 model");
@@ -16,19 +19,60 @@ MasterPartition::MasterPartition(const sdk::Host& host, const Caster& caster,
     }
     return;
   }
-  master_ = Buffer<float>(host, layout.partition_elements(), STRATA_MEM_MASTER);
+  if (storage_ == nullptr) {
+    master_ = Buffer<float>(host, layout.partition_elements(), STRATA_MEM_MASTER);
+  }
   for (size_t b = 0; b < layout.buckets().size(); ++b) {
-    const uint64_t begin = layout.my_begin(b);
-    float* slice = master_.data() + layout.bucket(b).offset;
-    layout.for_each_piece(b, begin, layout.bucket(b).slice,
+    fill_slice(caster, params, b, data() + layout.bucket(b).offset);
+  }
+  for (const OwnedRange& r : ranges_) add_shard(r, data() + r.partition_offset);
+}
+
+MasterPartition::MasterPartition(const sdk::Host& host, const Caster& caster,
+                                 const PartitionLayout& layout,
+                                 const std::vector<ParamRecord>& params, int32_t dtype,
+                                 const ParamStore& store, uint64_t offset)
+    : layout_(&layout), dtype_(dtype), host_(host), ranges_(layout.owned_ranges()) {
+  Buffer<float> staging(host, layout.max_slice(), STRATA_MEM_MASTER);
+  for (size_t b = 0; b < layout.buckets().size(); ++b) {
+    const BucketPartition& part = layout.bucket(b);
+    std::fill_n(staging.data(), part.slice, 0.0f);  // the padding is zero, as in memory
+    fill_slice(caster, params, b, staging.data());
+    store.write(offset + part.offset * sizeof(float), staging.data(), part.slice * sizeof(float));
+  }
+  for (const OwnedRange& r : ranges_) add_shard(r, nullptr);
+}
+
+void MasterPartition::fill_slice(const Caster& caster, const std::vector<ParamRecord>& params,
+                                 size_t b, float* slice) const {
+  const uint64_t begin = layout_->my_begin(b);
+  layout_->for_each_piece(b, begin, layout_->bucket(b).slice,
                           [&](const BucketSlot& slot, uint64_t param_offset, uint64_t flat,
                               uint64_t n) {
                             const ParamRecord& p = params[slot.param_index];
-                            caster.convert(element_at(p.data, dtype, param_offset), dtype,
+                            caster.convert(element_at(p.data, dtype_, param_offset), dtype_,
                                            slice + (flat - begin), STRATA_F32, n);
                           });
+}
+
+void MasterPartition::point_shards() {
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    shards_[i].master = data() == nullptr ? nullptr : data() + ranges_[i].partition_offset;
   }
-  for (const OwnedRange& r : ranges_) add_shard(r, master_.data() + r.partition_offset);
+}
+
+void MasterPartition::page_in(const ParamStore& store, uint64_t offset) {
+  if (resident()) return;
+  master_ = Buffer<float>(host_, layout_->partition_elements(), STRATA_MEM_MASTER);
+  store.read(offset, master_.data(), master_.size() * sizeof(float));
+  point_shards();
+}
+
+void MasterPartition::page_out(const ParamStore& store, uint64_t offset) {
+  if (master_.data() == nullptr) return;
+  store.write(offset, master_.data(), master_.size() * sizeof(float));
+  master_ = Buffer<float>();
+  point_shards();
 }
 
 void MasterPartition::add_shard(const OwnedRange& r, float* master) {
@@ -49,13 +93,25 @@ size_t MasterPartition::request_model_copies(
     const OwnedRange& r = ranges_[i];
     const size_t b = layout_->plan().bucket_of[r.param_index];
     const BucketPartition& part = layout_->bucket(b);
+    void* slice = part.partitioned && partition_slice ? partition_slice(b) : nullptr;
     shards_[i].model =
         part.partitioned && partition_slice
-            ? element_at(partition_slice(b), dtype_, r.partition_offset - part.offset)
+            ? (slice == nullptr ? nullptr
+                                : element_at(slice, dtype_, r.partition_offset - part.offset))
             : element_at(params[r.param_index].data, dtype_, r.param_offset);
     shards_[i].model_dtype = dtype_;
   }
   return shards_.size();
+}
+
+const std::vector<strata_shard>& MasterPartition::ranges() {
+  ranges_only_ = shards_;
+  for (strata_shard& s : ranges_only_) {
+    s.master = nullptr;
+    s.grad = nullptr;
+    s.model = nullptr;
+  }
+  return ranges_only_;
 }
 
 const std::vector<strata_shard>& MasterPartition::shards_with_grads(float* grads) {

@@ -14,6 +14,7 @@
 #include "device_memory.hpp"
 #include "dtype_cast.hpp"
 #include "param.hpp"
+#include "param_store.hpp"
 #include "partition_layout.hpp"
 
 #include <strata/plugin.hpp>
@@ -28,31 +29,55 @@ class MasterPartition {
   MasterPartition() = default;
   // Allocates the masters and fills them from the parameters' `data` (the values the runtime
   // broadcast from rank 0 before finalize); builds the shards. With `in_params` (fp32 models
-  // only) the shards' masters are the parameters' `data` instead and nothing is allocated.
+  // only) the shards' masters are the parameters' `data` instead and nothing is allocated; with
+  // `storage` (stage 3 under offload_param cpu: the store's memory) the masters live there.
   // `layout` must outlive this object.
   MasterPartition(const sdk::Host& host, const Caster& caster, const PartitionLayout& layout,
-                  const std::vector<ParamRecord>& params, int32_t dtype, bool in_params = false);
+                  const std::vector<ParamRecord>& params, int32_t dtype, bool in_params = false,
+                  float* storage = nullptr);
+  // Stage 3 under offload_param nvme: the masters are filled bucket by bucket straight into
+  // `store` at byte `offset` (one slice in memory at a time) and start paged out.
+  MasterPartition(const sdk::Host& host, const Caster& caster, const PartitionLayout& layout,
+                  const std::vector<ParamRecord>& params, int32_t dtype, const ParamStore& store,
+                  uint64_t offset);
+
+  // Stage 3 under offload_param nvme: the masters are paged, resident from page_in (read from
+  // `store` at byte `offset`) to page_out (written back there, then freed). The shards' masters
+  // point into them only while they are resident.
+  bool resident() const { return master_.data() != nullptr || storage_ != nullptr; }
+  void page_in(const ParamStore& store, uint64_t offset);
+  void page_out(const ParamStore& store, uint64_t offset);
 
   // f16/bf16 models: points every shard's model copy at the parameter's own `data`, or, for the
   // buckets where `partition_slice(b)` is given (stage 3's partitioned ones), into that slice of
-  // the parameter partition. Returns how many shards ask for a copy (0 for fp32 models).
+  // the parameter partition (a slice of nullptr: not in memory now, no copy until asked again).
+  // Returns how many shards ask for a copy (0 for fp32 models).
   size_t request_model_copies(const std::vector<ParamRecord>& params,
                               const std::function<void*(size_t bucket)>& partition_slice = {});
 
+  // The shards' ranges with master, grad and model NULL (ABI 1.8 shard_ranges).
+  const std::vector<strata_shard>& ranges();
   // Points every shard's grad into `grads`, an fp32 partition laid out like the masters.
   const std::vector<strata_shard>& shards_with_grads(float* grads);
   // The partition (layout offsets), or nullptr when the masters are the parameters' `data`.
-  const float* data() const { return master_.data(); }
-  float* data() { return master_.data(); }
+  const float* data() const { return storage_ != nullptr ? storage_ : master_.data(); }
+  float* data() { return storage_ != nullptr ? storage_ : master_.data(); }
 
  private:
   void add_shard(const OwnedRange& r, float* master);
+  void point_shards();  // at data()
+  // Casts this rank's slice of bucket b out of the parameters' `data` into `slice`.
+  void fill_slice(const Caster& caster, const std::vector<ParamRecord>& params, size_t b,
+                  float* slice) const;
 
   const PartitionLayout* layout_ = nullptr;
   int32_t dtype_ = STRATA_F32;
+  sdk::Host host_;
   Buffer<float> master_;
+  float* storage_ = nullptr;  // not owned: the param store's memory
   std::vector<OwnedRange> ranges_;
   std::vector<strata_shard> shards_;
+  std::vector<strata_shard> ranges_only_;  // ranges(): the shards without buffers
 };
 
 }  // namespace strata::zero

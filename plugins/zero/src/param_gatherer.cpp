@@ -25,18 +25,22 @@ namespace {
 
 ParamGatherer::ParamGatherer(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
                              const std::vector<ParamRecord>& params, const GroupState& groups,
-                             int32_t dtype, const ZeroConfig& config, float* masters)
+                             int32_t dtype, const ZeroConfig& config, float* masters,
+                             const ParamStore& store, uint64_t masters_at)
     : host_(host), comm_(comm), layout_(layout), params_(params), groups_(groups), dtype_(dtype),
       prefetch_limit_(config.prefetch_bucket_size), live_limit_(config.max_live_parameters),
       reuse_distance_(config.max_reuse_distance),
-      masters_(dtype == STRATA_F32 ? masters : nullptr),
-      partition_(masters_ != nullptr
+      masters_(dtype == STRATA_F32 ? masters : nullptr), store_(store), masters_at_(masters_at),
+      partition_(dtype == STRATA_F32 || store.active()
                      ? Buffer<unsigned char>()
                      : Buffer<unsigned char>(
                            host, layout.param_partition_elements() * sdk::dtype_size(dtype),
                            STRATA_MEM_PARAMS)),
       buckets_of_(groups.size()), elements_of_(groups.size(), 0),
       slot_offset_(params.size(), 0) {
+  if (store.read_ahead_elements() > 0) {
+    prefetch_limit_ = std::min(prefetch_limit_, store.read_ahead_elements());
+  }
   for (size_t b = 0; b < layout.buckets().size(); ++b) {
     const Bucket& bucket = layout.plan().buckets[b];
     for (const BucketSlot& s : bucket.slots) slot_offset_[s.param_index] = s.offset;
@@ -48,6 +52,8 @@ ParamGatherer::ParamGatherer(const sdk::Host& host, CommLink& comm, const Partit
   }
 }
 
+// Reads still in flight need no wait here: the offload stratum is destroyed first (the runtime
+// destroys strata in reverse order of creation), and its store drains its transfers then.
 ParamGatherer::~ParamGatherer() {
   for (auto& [group, live] : live_) {
     for (Fetch& f : live.fetches) {
@@ -62,22 +68,53 @@ ParamGatherer::~ParamGatherer() {
 
 void* ParamGatherer::slice(size_t b) const {
   if (masters_ != nullptr) return masters_ + layout_.bucket(b).offset;
-  return element_at(partition_.data(), dtype_, layout_.bucket(b).param_offset);
+  void* base = store_.active() && !store_.on_disk() ? store_.memory() : partition_.data();
+  if (base == nullptr) return nullptr;
+  return element_at(base, dtype_, layout_.bucket(b).param_offset);
+}
+
+uint64_t ParamGatherer::store_offset(size_t b) const {
+  if (dtype_ == STRATA_F32) return masters_at_ + layout_.bucket(b).offset * sizeof(float);
+  return layout_.bucket(b).param_offset * sdk::dtype_size(dtype_);
+}
+
+void ParamGatherer::stage_partition() {
+  if (!store_.on_disk() || dtype_ == STRATA_F32 || partition_.data() != nullptr) return;
+  const uint64_t bytes = layout_.param_partition_elements() * sdk::dtype_size(dtype_);
+  partition_ = Buffer<unsigned char>(host_, bytes, STRATA_MEM_PARAMS);
+  store_.read(0, partition_.data(), bytes);
+}
+
+void ParamGatherer::unstage_partition() {
+  if (!store_.on_disk() || partition_.data() == nullptr) return;
+  store_.write(0, partition_.data(), partition_.size());
+  partition_ = Buffer<unsigned char>();
 }
 
 void ParamGatherer::fill_from_params() {
   const Memory memory(host_);
-  for (size_t b = 0; b < layout_.buckets().size() && masters_ == nullptr; ++b) {
+  const size_t esize = sdk::dtype_size(dtype_);
+  // On a drive each slice goes to the store through one slice-sized staging buffer, so that
+  // finalize, where the host still holds its whole parameters, adds no partition-sized buffer.
+  Buffer<unsigned char> staging;
+  if (dtype_ != STRATA_F32 && store_.on_disk()) {
+    staging = Buffer<unsigned char>(host_, layout_.max_slice() * esize, STRATA_MEM_PARAMS);
+  }
+  for (size_t b = 0; b < layout_.buckets().size() && dtype_ != STRATA_F32; ++b) {
     if (!layout_.bucket(b).partitioned) continue;
     const uint64_t begin = layout_.my_begin(b);
+    const uint64_t slice_bytes = layout_.bucket(b).slice * esize;
+    void* out = staging.data() != nullptr ? staging.data() : slice(b);
+    if (staging.data() != nullptr) memory.zero(out, slice_bytes);  // the padding
     layout_.for_each_piece(b, begin, layout_.bucket(b).slice,
                            [&](const BucketSlot& slot, uint64_t param_offset, uint64_t flat,
                                uint64_t n) {
-                             memory.copy(element_at(slice(b), dtype_, flat - begin),
+                             memory.copy(element_at(out, dtype_, flat - begin),
                                          element_at(params_[slot.param_index].data, dtype_,
                                                     param_offset),
-                                         n * sdk::dtype_size(dtype_));
+                                         n * esize);
                            });
+    if (staging.data() != nullptr) store_.write(store_offset(b), out, slice_bytes);
   }
 #ifndef NDEBUG
   // From now on the host's own buffers of partitioned parameters are stale: make a read of
@@ -113,20 +150,44 @@ ParamGatherer::Live ParamGatherer::fetch(uint32_t group) {
   const size_t esize = sdk::dtype_size(dtype_);
   for (size_t b : buckets_of_[group]) {
     const uint64_t slice_elements = layout_.bucket(b).slice;
-    Fetch f{b, Buffer<unsigned char>(
-                   host_, slice_elements * static_cast<uint64_t>(layout_.ranks()) * esize,
-                   STRATA_MEM_PARAMS)};
-    f.request = comm_.start_allgather(slice(b), f.buffer.data(), slice_elements, dtype_);
+    Fetch f;
+    f.bucket = b;
+    f.buffer = Buffer<unsigned char>(
+        host_, slice_elements * static_cast<uint64_t>(layout_.ranks()) * esize, STRATA_MEM_PARAMS);
+    if (store_.on_disk()) {
+      f.staged = Buffer<unsigned char>(host_, slice_elements * esize, STRATA_MEM_PARAMS);
+      f.read = store_.start_read(store_offset(b), f.staged.data(), f.staged.size());
+    } else {
+      f.request = comm_.start_allgather(slice(b), f.buffer.data(), slice_elements, dtype_);
+    }
     live.fetches.push_back(std::move(f));
   }
   return live;
 }
 
+void ParamGatherer::land(Fetch& f) {
+  if (f.read == 0) return;
+  const uint64_t ticket = f.read;
+  f.read = 0;  // the store spends the ticket whatever happens
+  store_.wait(ticket);
+  f.request = comm_.start_allgather(f.staged.data(), f.buffer.data(), layout_.bucket(f.bucket).slice,
+                                    dtype_);
+}
+
+void ParamGatherer::land_prefetched() {
+  for (auto& [group, live] : live_) {
+    if (live.state != State::kPrefetched) continue;
+    for (Fetch& f : live.fetches) land(f);
+  }
+}
+
 void ParamGatherer::complete(Live& live) {
   for (Fetch& f : live.fetches) {
+    land(f);
     strata_request req = f.request;
     f.request = nullptr;  // wait() frees it whatever happens
     comm_.wait(req);
+    f.staged = Buffer<unsigned char>();
   }
   live.state = State::kGathered;
 }
@@ -138,6 +199,7 @@ void ParamGatherer::gather(uint32_t group) {
   trace_.push_back(group);
 
   const uint64_t needed = elements_of_[group];
+  land_prefetched();  // the reads started at the last gather: their allgathers go first
   auto it = live_.find(group);
   if (it != live_.end()) {
     complete(it->second);  // prefetched: wait; cached: nothing in flight, no communication

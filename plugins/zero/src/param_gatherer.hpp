@@ -21,6 +21,13 @@
 // then cached groups, and then gathers anyway (as DeepSpeed does).
 // Every rank sees the same calls (the sequence check), so these decisions match across ranks.
 // Element counts here are of the gathered buffers (padding included): what the memory holds.
+//
+// offload_param (param_store.hpp): in host memory the slices are the store's bytes. On a drive a
+// fetch first reads the rank's slices into staging buffers; its allgathers start once the reads
+// are in, which for a prefetched group is at the next gather call (every rank lands prefetched
+// reads at the same calls, so the collectives start in the same order everywhere). The read-ahead
+// is also bounded by the store's read_ahead_elements. With an f16/bf16 model the step writes its
+// model copies into a whole staged partition (stage_partition), written back by unstage.
 #pragma once
 
 #include "device_memory.hpp"
@@ -28,6 +35,7 @@
 #include "config.hpp"
 #include "group_state.hpp"
 #include "param.hpp"
+#include "param_store.hpp"
 #include "partition_layout.hpp"
 
 #include <strata/plugin.hpp>
@@ -41,18 +49,25 @@ namespace strata::zero {
 class ParamGatherer {
  public:
   // `masters`: the fp32 master partition (laid out as `layout` says), which an fp32 model's
-  // slices point into; ignored for f16/bf16 models, whose slices get their own partition.
+  // slices point into; ignored for f16/bf16 models, whose slices get their own partition (or
+  // the store's first bytes). `store` (inactive without offload_param) and `masters_at` (the
+  // byte offset of the masters in it) outlive this object; on a drive, an fp32 model's slices
+  // are read from the masters there.
   ParamGatherer(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
                 const std::vector<ParamRecord>& params, const GroupState& groups, int32_t dtype,
-                const ZeroConfig& config, float* masters);
+                const ZeroConfig& config, float* masters, const ParamStore& store,
+                uint64_t masters_at);
   ~ParamGatherer();
   ParamGatherer(const ParamGatherer&) = delete;
   ParamGatherer& operator=(const ParamGatherer&) = delete;
 
-  // This rank's slice of partitioned bucket b in the parameter partition (fp32: in the masters).
+  // This rank's slice of partitioned bucket b in the parameter partition (fp32: in the masters;
+  // on a drive: in the staged partition, nullptr when none is staged).
   void* slice(size_t b) const;
-  // Whether the slices are the masters (fp32 models): publish then has nothing to copy.
-  bool slices_are_masters() const { return masters_ != nullptr; }
+  // On a drive with an f16/bf16 model: a whole parameter partition in memory, read from the
+  // store (for the step's model copies), and its write-back. No-ops otherwise.
+  void stage_partition();
+  void unstage_partition();
   // Copies this rank's slices out of the parameters' `data` (at finalize; fp32: the masters
   // were filled from there already).
   void fill_from_params();
@@ -78,9 +93,11 @@ class ParamGatherer {
 
  private:
   struct Fetch {
-    size_t bucket;
+    size_t bucket = 0;
     Buffer<unsigned char> buffer;
     strata_request request = nullptr;
+    Buffer<unsigned char> staged;  // on a drive: the rank's slice, read from the store
+    uint64_t read = 0;             // its read's ticket while in flight
   };
   enum class State {
     kGathered,    // between the host's gather and release
@@ -92,8 +109,11 @@ class ParamGatherer {
     State state = State::kGathered;
   };
 
-  Live fetch(uint32_t group);  // starts the allgathers
+  Live fetch(uint32_t group);  // starts the allgathers (on a drive: the reads)
   void complete(Live& live);   // waits for them
+  void land(Fetch& f);         // a read in: waits for it and starts the allgather
+  void land_prefetched();      // lands every prefetched group's reads
+  uint64_t store_offset(size_t b) const;  // of bucket b's slice in the store, bytes
   void drop(uint32_t group);
   void drop_all(State state);
   void prefetch_ahead();
@@ -110,7 +130,9 @@ class ParamGatherer {
   int32_t dtype_;
   uint64_t prefetch_limit_, live_limit_, reuse_distance_;
   float* masters_;                    // fp32 models: the slices live here
-  Buffer<unsigned char> partition_;  // f16/bf16 models: model dtype
+  const ParamStore& store_;
+  uint64_t masters_at_;
+  Buffer<unsigned char> partition_;  // f16/bf16 models: model dtype (on a drive: staged)
   std::vector<std::vector<size_t>> buckets_of_;  // per group: its partitioned buckets
   std::vector<uint64_t> elements_of_;            // per group: N*S summed over those
   std::vector<uint64_t> slot_offset_;            // per parameter, within its bucket

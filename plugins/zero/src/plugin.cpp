@@ -67,6 +67,11 @@ strata_status finish_reduce(void* self, strata_error* err) {
   return guard(err, [&] { self_of(self).finish_reduce(); });
 }
 
+strata_status shard_ranges(void* self, const strata_shard** shards, size_t* count,
+                           strata_error* err) {
+  return guard(err, [&] { self_of(self).shard_ranges(shards, count); });
+}
+
 strata_status owned_shards(void* self, const strata_shard** shards, size_t* count,
                            strata_error* err) {
   return guard(err, [&] { self_of(self).owned_shards(shards, count); });
@@ -127,6 +132,7 @@ constexpr strata_sharding_ops kOps = {
     .release = release,
     .param_view = param_view,
     .end_micro_step = end_micro_step,
+    .shard_ranges = shard_ranges,
 };
 
 }  // namespace

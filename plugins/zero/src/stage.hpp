@@ -36,6 +36,9 @@ class Stage {
   // Not const: stages whose fp32 gradient storage is transient create it here if needed, so
   // that every shard has both pointers (the optimizer's init_state needs them).
   virtual const std::vector<strata_shard>& owned_shards() = 0;
+  // The same ranges for init_state (ABI 1.8): a stage whose masters are out of memory gives them
+  // with NULL buffers, so that nothing is brought in; the others give owned_shards().
+  virtual const std::vector<strata_shard>& shard_ranges() { return owned_shards(); }
   // The step has updated the masters and written the model copies the shards asked for.
   virtual void publish() = 0;
   virtual void zero_grad() = 0;

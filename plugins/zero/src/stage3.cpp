@@ -38,21 +38,60 @@ void Stage3::finalize(const std::vector<ParamRecord>& params,
   for (const Bucket& b : plan.buckets) partitioned.push_back((b.key & 1) == 0);
   layout_ = PartitionLayout(std::move(plan), comm_.size(), comm_.rank(), partitioned);
   check_ranks_agree(comm_, params_, groups, layout_.plan(), persistent_params(layout_));
+  open_store();
   // A partition even at fp32: partitioned parameters have no `data` to keep their masters in.
-  masters_ = MasterPartition(host_, caster_, layout_, params_, dtype_);  // reads every `data`
-  grads_ = GradPartition(host_, caster_, layout_, params_, dtype_, config_.contiguous_gradients);
+  if (store_.on_disk()) {  // straight into the store, one slice at a time
+    masters_ = MasterPartition(host_, caster_, layout_, params_, dtype_, store_, masters_at_);
+  } else {
+    float* in_store = store_.active() ? reinterpret_cast<float*>(store_.memory() + masters_at_)
+                                      : nullptr;
+    masters_ = MasterPartition(host_, caster_, layout_, params_, dtype_, false, in_store);
+  }
+  // On a drive the gradient partition exists from the step's first reduction to zero_grad, as a
+  // half model's does anyway: finalize, where the host still holds its whole parameters, then
+  // allocates nothing proportional to the model but this rank's slices in flight.
+  grads_ = GradPartition(host_, caster_, layout_, params_, dtype_, config_.contiguous_gradients,
+                         /*transient_only=*/store_.on_disk());
   reducer_ = std::make_unique<PartitionReducer>(
       host_, comm_, layout_, params_.size(), grads_, config_.overlap_comm,
       reduce_piece(config_.reduce_bucket_size, layout_.ranks()), config_.communication_dtype);
   calls_ = std::make_unique<GroupCalls>(comm_, groups_, params_, *reducer_, grads_);
   gatherer_ = std::make_unique<ParamGatherer>(host_, comm_, layout_, params_, groups_, dtype_,
-                                              config_, masters_.data());
+                                              config_, masters_.data(), store_, masters_at_);
   gatherer_->fill_from_params();  // debug builds poison partitioned `data` from here on
-  // Partitioned parameters get their model copies in the parameter partition, where gather reads.
+  // Partitioned parameters get their model copies in the parameter partition, where gather reads
+  // (on a drive: in the partition staged for the step, so they are asked for at each page_in).
   const size_t copies =
       masters_.request_model_copies(params_, [this](size_t b) { return gatherer_->slice(b); });
   log_partition_plan(host_, 3, layout_, params_.size(), dtype_, config_);
   log_model_copies(host_, 3, dtype_, copies);
+}
+
+void Stage3::open_store() {
+  const uint64_t param_bytes =
+      dtype_ == STRATA_F32
+          ? 0
+          : (layout_.param_partition_elements() * sdk::dtype_size(dtype_) + 63) / 64 * 64;
+  store_ = ParamStore(host_, param_bytes + layout_.partition_elements() * sizeof(float));
+  masters_at_ = param_bytes;
+  if (store_.active() && Memory(host_).on_device()) {
+    sdk::fail(STRATA_ERR_UNSUPPORTED,
+              "offload_param with parameters in CUDA device memory is not implemented; use "
+              "offload_param.device none (or host parameters)");
+  }
+}
+
+void Stage3::page_in() {
+  if (!store_.on_disk() || masters_.resident()) return;
+  masters_.page_in(store_, masters_at_);
+  gatherer_->stage_partition();
+  masters_.request_model_copies(params_, [this](size_t b) { return gatherer_->slice(b); });
+}
+
+void Stage3::page_out() {
+  if (!store_.on_disk()) return;
+  gatherer_->unstage_partition();
+  masters_.page_out(store_, masters_at_);
 }
 
 void Stage3::grad_ready(uint32_t index, bool /*boundary*/) {
@@ -70,6 +109,7 @@ void Stage3::grad_ready(uint32_t index, bool /*boundary*/) {
 void Stage3::gather(uint32_t group, uint32_t flags) {
   const sdk::TraceScope span(tracer_, "gather", group, gatherer_->gathered_bytes(group));
   const uint64_t agreed = calls_->gather(group, flags);
+  page_out();  // resident since init_state or a checkpoint save: the store is the truth again
   try {
     gatherer_->gather(group);
   } catch (...) {
@@ -89,6 +129,7 @@ void Stage3::release(uint32_t group) {
 
 void Stage3::end_micro_step(bool boundary) {
   calls_->end_micro_step(boundary);
+  page_out();
   gatherer_->end_micro_batch(boundary);  // drops prefetches nobody gathered
   // Parameters never finished contribute what their buffers hold (lent but never written: 0).
   reducer_->finish_round();
@@ -105,7 +146,13 @@ void Stage3::finish_reduce() {
 }
 
 const std::vector<strata_shard>& Stage3::owned_shards() {
+  page_in();
   return masters_.shards_with_grads(grads_.fp32());
+}
+
+const std::vector<strata_shard>& Stage3::shard_ranges() {
+  // On a drive the masters stay there: init_state sizes its state from the ranges alone.
+  return store_.on_disk() ? masters_.ranges() : owned_shards();
 }
 
 void Stage3::publish() {
@@ -117,10 +164,12 @@ void Stage3::publish() {
   const uint64_t bytes = publish_by_allgather(
       host_, comm_, layout_, params_, dtype_,
       allgather_piece(config_.allgather_bucket_size, comm_.size()), masters_.data());
+  page_out();  // after the whole parameters read their masters
   tracer_.span("publish", begin, -1, bytes);
 }
 
 void Stage3::zero_grad() {
+  page_out();  // e.g. resident since init_state: the step starts from the store
   // As stage 2: complete what a caller left in flight before zeroing.
   if (reducer_->in_flight()) {
     reducer_->finish_round();

@@ -4,6 +4,14 @@
 // through param_view (data is NULL otherwise). Parameters at or under the threshold, and those in
 // no group, persist whole in the host's `data` and are published by allgather as at stages 1-2.
 // Gradients work as at stage 2; gather, release and end_micro_step add the parameters' movement.
+//
+// offload_param (param_store.hpp): the partitions live in the offload stratum's store. On a drive
+// the masters (and an f16/bf16 model's parameter partition) are paged: owned_shards reads them in
+// for the step (or a checkpoint), publish writes them back and frees them, and zero_grad, a
+// gather or the end of a micro-batch with them still resident (after init_state or a checkpoint
+// save, which only read them) writes them back too. The gradient partition is transient (from the
+// step's first reduction to zero_grad), so between steps a rank holds no partition in memory,
+// only the groups in use.
 #pragma once
 
 #include "comm_link.hpp"
@@ -13,6 +21,7 @@
 #include "group_state.hpp"
 #include "master_partition.hpp"
 #include "param_gatherer.hpp"
+#include "param_store.hpp"
 #include "partition_layout.hpp"
 #include "partition_reducer.hpp"
 #include "stage.hpp"
@@ -37,11 +46,15 @@ class Stage3 final : public Stage {
   void end_micro_step(bool boundary) override;
   void finish_reduce() override;
   const std::vector<strata_shard>& owned_shards() override;
+  const std::vector<strata_shard>& shard_ranges() override;
   void publish() override;
   void zero_grad() override;
   void param_view(uint32_t index, void** data, void** grad) const override;
 
  private:
+  void open_store();  // offload_param: the store, and where the masters are in it
+  void page_in();   // on a drive: the masters and staged partition resident, shards at them
+  void page_out();  // on a drive: both written back and freed
   sdk::Host host_;
   sdk::Tracer tracer_;
   ZeroConfig config_;
@@ -51,6 +64,8 @@ class Stage3 final : public Stage {
   GroupState groups_;
   int32_t dtype_ = STRATA_F32;
   PartitionLayout layout_;
+  ParamStore store_;         // before what points into it
+  uint64_t masters_at_ = 0;  // byte offset of the masters in the store
   MasterPartition masters_;
   GradPartition grads_;
   std::unique_ptr<PartitionReducer> reducer_;  // after what it reads and writes

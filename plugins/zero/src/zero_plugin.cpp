@@ -162,6 +162,16 @@ void ZeroPlugin::owned_shards(const strata_shard** shards, size_t* count) {
   *count = owned.size();
 }
 
+void ZeroPlugin::shard_ranges(const strata_shard** shards, size_t* count) {
+  require_finalized("shard_ranges");
+  if (shards == nullptr || count == nullptr) {
+    fail(STRATA_ERR_INVALID_ARGUMENT, "shard_ranges: shards and count must not be NULL");
+  }
+  const std::vector<strata_shard>& ranges = stage_->shard_ranges();
+  *shards = ranges.data();
+  *count = ranges.size();
+}
+
 void ZeroPlugin::publish() {
   require_finalized("publish");
   stage_->publish();

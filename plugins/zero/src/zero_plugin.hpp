@@ -24,6 +24,7 @@ class ZeroPlugin {
   void grad_ready(uint32_t index, bool boundary);
   void finish_reduce();
   void owned_shards(const strata_shard** shards, size_t* count);
+  void shard_ranges(const strata_shard** shards, size_t* count);  // ABI 1.8
   void publish();
   void zero_grad();
 

@@ -348,7 +348,8 @@ constexpr strata_sharding_ops kShardingAdapter = {
     sharding_gather,
     sharding_release,
     sharding_param_view,
-    sharding_end_micro_step};
+    sharding_end_micro_step,
+    nullptr};  // shard_ranges: ABI 1.8
 
 constexpr strata_precision_ops kPrecisionAdapter = {
     sdk::ops_header<strata_precision_ops>(),
@@ -372,6 +373,9 @@ constexpr strata_offload_ops kOffloadAdapter = {
     nullptr,  // state_slots, read_state, write_state, save_state, load_state: ABI 1.6
     nullptr,
     nullptr,
+    nullptr,
+    nullptr,
+    nullptr,  // param_store_open, _start, _wait: ABI 1.8
     nullptr,
     nullptr};
 

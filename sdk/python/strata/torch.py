@@ -546,10 +546,12 @@ class DistributedOptimizer:
         before training); without, they stay placeholders that refuse every use."""
         self._unwind()
         if materialize and self._saved_hooks is not None:
-            with self.gathered():
-                for rec in self._params:
-                    if rec.partitioned:
-                        rec.placeholder = rec.live.clone()
+            # One group at a time: beside the copies, at most one group is gathered.
+            for group in self._groups:
+                with self._gathering([group]):
+                    for rec in group.params:
+                        if rec.partitioned:
+                            rec.placeholder = rec.live.clone()
             for rec in self._params:
                 if rec.partitioned:
                     rec.p.data = rec.placeholder

@@ -96,7 +96,11 @@ inline const char* built_with() {
 
 // ABI 1.6 appended checkpoint functions to the precision and offload tables; these plugins have
 // none (NULL: the runtime refuses to checkpoint their optimizer state, and has no scaler to save).
-#if COMPAT_TABLES && STRATA_ABI_MINOR >= 6
+// ABI 1.8 appended the parameter store to the offload table; none here either.
+#if COMPAT_TABLES && STRATA_ABI_MINOR >= 8
+#define COMPAT_PRECISION_CHECKPOINTS , nullptr, nullptr
+#define COMPAT_OFFLOAD_CHECKPOINTS , nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr
+#elif COMPAT_TABLES && STRATA_ABI_MINOR >= 6
 #define COMPAT_PRECISION_CHECKPOINTS , nullptr, nullptr
 #define COMPAT_OFFLOAD_CHECKPOINTS , nullptr, nullptr, nullptr, nullptr, nullptr
 #else
