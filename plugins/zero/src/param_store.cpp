@@ -1,22 +1,8 @@
 #include "param_store.hpp"
 
-#include <string>
+#include <cstddef>
 
 namespace strata::zero {
-
-namespace {
-
-void check(strata_status status, const strata_error& err) {
-  if (status != STRATA_OK) sdk::fail(status, std::string("offload stratum: ") + err.message);
-}
-
-strata_error new_error() {
-  strata_error err{};
-  err.struct_size = sizeof err;
-  return err;
-}
-
-}  // namespace
 
 ParamStore::ParamStore(const sdk::Host& host, uint64_t bytes) {
   const strata_host_api* api = host.raw();
@@ -30,8 +16,8 @@ ParamStore::ParamStore(const sdk::Host& host, uint64_t bytes) {
   strata_param_store_args args{};
   args.struct_size = sizeof args;
   args.bytes = bytes;
-  strata_error err = new_error();
-  check(ops->param_store_open(api->offload_self, &args, &err), err);
+  strata_error err = sdk::make_error();
+  sdk::check(ops->param_store_open(api->offload_self, &args, &err), err, "offload stratum");
   if (args.location < 0) return;
   if (args.location != STRATA_MEM_DISK && args.data == nullptr && bytes > 0) {
     sdk::fail(STRATA_ERR_INTERNAL, "offload stratum: param_store_open gave a memory store no data");
@@ -51,8 +37,8 @@ uint64_t ParamStore::start(int32_t write, uint64_t offset, void* data, uint64_t 
   io.bytes = bytes;
   io.data = data;
   uint64_t ticket = 0;
-  strata_error err = new_error();
-  check(ops_->param_store_start(self_, &io, &ticket, &err), err);
+  strata_error err = sdk::make_error();
+  sdk::check(ops_->param_store_start(self_, &io, &ticket, &err), err, "offload stratum");
   return ticket;
 }
 
@@ -65,8 +51,8 @@ uint64_t ParamStore::start_write(uint64_t offset, const void* data, uint64_t byt
 }
 
 void ParamStore::wait(uint64_t ticket) const {
-  strata_error err = new_error();
-  check(ops_->param_store_wait(self_, ticket, &err), err);
+  strata_error err = sdk::make_error();
+  sdk::check(ops_->param_store_wait(self_, ticket, &err), err, "offload stratum");
 }
 
 }  // namespace strata::zero
