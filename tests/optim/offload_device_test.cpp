@@ -23,23 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh empty directory for one test's state files, removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "strata-offload-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~ScratchDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-  size_t entries() const {
-    return static_cast<size_t>(std::distance(fs::directory_iterator(path_), {}));
-  }
-
- private:
-  std::string path_;
-};
-
 // This process's open files that live (or lived, before unlink) in `dir`, as /proc/self/fd paths.
 std::vector<std::string> open_files_in(const std::string& dir) {
   std::vector<std::string> found;

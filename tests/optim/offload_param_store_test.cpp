@@ -21,27 +21,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "strata-param-store-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~ScratchDir() {
-    ::chmod(path_.c_str(), 0700);
-    fs::remove_all(path_);
-  }
-  const std::string& path() const { return path_; }
-  size_t entries() const {
-    return static_cast<size_t>(std::distance(fs::directory_iterator(path_), {}));
-  }
-
- private:
-  std::string path_;
-};
-
 std::string adam_with_params(const std::string& offload_param) {
   return R"({"optimizer": {"type": "Adam"}, "offload_param": )" + offload_param + "}";
+}
+
+std::string adam_with_params_on_nvme(const std::string& path) {
+  return adam_with_params(R"({"device": "nvme", "nvme_path": ")" + path + R"("})");
 }
 
 strata_param_store_args store_args(uint64_t bytes) {
@@ -107,9 +92,7 @@ TEST(OffloadParamStore, NvmeFileIsPrivateAccountedAndRoundTripsManyTransfersInFl
   FakeHost host;
   const uint64_t bytes = 1000 * 1000;
   {
-    Instance<strata_offload_ops> opt(
-        offload_ops(), host,
-        adam_with_params(R"({"device": "nvme", "nvme_path": ")" + dir.path() + R"("})"));
+    Instance<strata_offload_ops> opt(offload_ops(), host, adam_with_params_on_nvme(dir.path()));
     ASSERT_EQ(opt.status(), STRATA_OK) << opt.message();
     strata_param_store_args args = store_args(bytes);
     strata_error err = sdk::make_error();
@@ -153,8 +136,7 @@ TEST(OffloadParamStore, NvmeFileIsPrivateAccountedAndRoundTripsManyTransfersInFl
 // Opening fails with the key, the path and what was expected; nothing is left or accounted.
 void expect_refused(const std::string& path, uint64_t bytes, const std::string& expected) {
   FakeHost host;
-  Instance<strata_offload_ops> opt(
-      offload_ops(), host, adam_with_params(R"({"device": "nvme", "nvme_path": ")" + path + R"("})"));
+  Instance<strata_offload_ops> opt(offload_ops(), host, adam_with_params_on_nvme(path));
   ASSERT_EQ(opt.status(), STRATA_OK) << opt.message();
   strata_param_store_args args = store_args(bytes);
   strata_error err = sdk::make_error();

@@ -1,8 +1,14 @@
 // Shared test helpers for the offload and precision plugins: load each plugin once, own an
-// instance for the length of a test, and keep fp32 shards in std::vectors.
+// instance for the length of a test, keep fp32 shards in std::vectors, and give NVMe tests a
+// scratch folder.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <iterator>
 #include <strata/plugin.hpp>
 #include <string>
 #include <vector>
@@ -10,6 +16,30 @@
 #include "plugin_harness.hpp"
 
 namespace strata::test {
+
+// A fresh empty directory for one test's files, removed afterwards (writable again first, for
+// tests that take the write permission away).
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "strata-offload-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~ScratchDir() {
+    ::chmod(path_.c_str(), 0700);
+    std::filesystem::remove_all(path_);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+  size_t entries() const {
+    return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(path_), {}));
+  }
+
+ private:
+  std::string path_;
+};
 
 inline const PluginLibrary& offload_library() {
   static const PluginLibrary library(STRATA_OFFLOAD_PLUGIN_PATH);
