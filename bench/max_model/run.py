@@ -30,30 +30,17 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import bench_env  # noqa: E402
+from bench_env import die, env_int  # noqa: E402
+
+bench_env.NAME = "bench/max_model"
 TRAIN = os.path.join(ROOT, "examples", "transformer", "train.py")
 MANIFEST = os.path.join(ROOT, "examples", "manifests", "zero3.json")
 
 PARAMS = re.compile(r"parameters ([0-9,]+)")
 STEP = re.compile(r"^step (\d+)/\d+\s+loss \S+\s+seconds ([0-9.eE+-]+)", re.M)
 RSS = re.compile(r"^rank (\d+) peak_rss_mib ([0-9.]+)", re.M)
-
-
-def die(msg):
-    print("bench/max_model: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def env_int(name, default):
-    value = os.environ.get(name, "")
-    if not value:
-        return default
-    try:
-        n = int(value)
-    except ValueError:
-        die("%s=%r is not an integer" % (name, value))
-    if n < 1:
-        die("%s=%d must be at least 1" % (name, n))
-    return n
 
 
 class Trials:

@@ -38,6 +38,11 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import bench_env  # noqa: E402
+from bench_env import die, env_int  # noqa: E402
+
+bench_env.NAME = "bench/python_ddp"
 
 # The issue's figures for PyTorch DDP (gloo) on this machine with torch 2.15, samples/s: not
 # measured by this script (Debian's torch 1.13, or PYTHON's), printed beside this run's DDP figures.
@@ -46,24 +51,6 @@ ISSUE_DDP = {1: "81-93k", 2: "34-43k", 4: "18-21k"}
 SPS = re.compile(r"samples_per_second=([0-9.eE+-]+)")
 CXX_BATCH = re.compile(r"^fashion_mnist: .*global batch (\d+)", re.M)
 CXX_WALL = re.compile(r"^step_time .*\bwall=([0-9.eE+-]+)", re.M)
-
-
-def die(msg):
-    print("run.py: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def env_int(name, default):
-    value = os.environ.get(name, "")
-    if value == "":
-        return default
-    try:
-        n = int(value)
-    except ValueError:
-        die("%s=%r is not an integer" % (name, value))
-    if n < 1:
-        die("%s=%d must be at least 1" % (name, n))
-    return n
 
 
 def free_port():

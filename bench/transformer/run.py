@@ -37,6 +37,11 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import bench_env  # noqa: E402
+from bench_env import die, env_int  # noqa: E402
+
+bench_env.NAME = "bench/transformer"
 TRAIN = os.path.join(ROOT, "examples", "transformer", "train.py")
 DEFAULT_MANIFEST = os.path.join(ROOT, "examples", "manifests", "default.json")
 ZERO3_MANIFEST = os.path.join(ROOT, "examples", "manifests", "zero3.json")
@@ -45,24 +50,6 @@ ALL_MODES = ("strata0", "strata1", "strata2", "strata3", "ddp", "fsdp", "deepspe
 STEP = re.compile(r"^step (\d+)/\d+\s+loss \S+\s+seconds ([0-9.eE+-]+)", re.M)
 RSS = re.compile(r"^rank (\d+) peak_rss_mib ([0-9.]+)", re.M)
 LOSS = re.compile(r"^step (\d+)/\d+\s+loss (\S+)", re.M)
-
-
-def die(msg):
-    print("bench/transformer: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def env_int(name, default):
-    value = os.environ.get(name, "")
-    if not value:
-        return default
-    try:
-        n = int(value)
-    except ValueError:
-        die("%s=%r is not an integer" % (name, value))
-    if n < 1:
-        die("%s=%d must be at least 1" % (name, n))
-    return n
 
 
 class Bench:
