@@ -5,7 +5,8 @@ Usage: bench/max_model/run.sh <build-dir>   (see README.md beside this file)
 
 examples/transformer/train.py's GPT with D_MODEL (1024) and HEADS (16), CONTEXT (64) tokens and
 BATCH (2) sequences per step, trained STEPS (3) steps at RANKS (2) ranks through Strata's ZeRO
-stage 3 (fp32, AdamW, one process group per trial under mpirun). A trial completes when train.py
+stage 3 (fp32, AdamW, one process group per trial under mpirun), the model built on the meta
+device and written group by group (INIT_ON=meta; cpu builds it whole on every rank first). A trial completes when train.py
 exits 0 after its steps; a rank killed for memory, any other failure, or RUN_TIMEOUT (1800 s) ends
 it as not completed. The layers double from START_LAYERS (4) until a trial fails (or MAX_LAYERS,
 1024, is reached), then bisect between the largest that completed and the smallest that failed
@@ -15,7 +16,8 @@ until they are within an eighth of each other. Two modes, in this order:
         fresh folder under the build directory), sub_group_size 1e7, read-ahead 2 x 1e7 elements.
 Each trial prints its parameters, its exit status, the ranks' peak RSS and the median step time
 (steps after the first). Environment: PYTHON (/usr/bin/python3: any Python with torch and numpy),
-MODES ("ram nvme"), MPIRUN (mpirun), and the knobs above.
+MODES ("ram nvme"), MPIRUN (mpirun), INIT_ON (meta), the knobs above, and START_LAYERS_RAM,
+START_LAYERS_NVME, MAX_LAYERS_RAM, MAX_LAYERS_NVME for one mode.
 Last line: headline nvme_params_vs_ram=... largest_params_nvme=... step_seconds_nvme=...
 """
 import json
@@ -61,6 +63,11 @@ class Trials:
             if m not in ("ram", "nvme"):
                 die("MODES: unknown %r (want ram and/or nvme)" % m)
         self.nvme_dir = os.environ.get("NVME_DIR", os.path.join(self.build, "max_model_nvme"))
+        # meta: no rank ever holds the model whole (strata.torch writes it group by group, as
+        # deepspeed.zero.Init builds it partitioned); cpu: built whole on every rank first.
+        self.init_on = os.environ.get("INIT_ON", "meta")
+        if self.init_on not in ("meta", "cpu"):
+            die("INIT_ON: expected meta or cpu, got %r" % self.init_on)
 
     def patch(self, mode):
         zero = {"stage": 3, "stage3_prefetch_bucket_size": 20_000_000,
@@ -88,7 +95,7 @@ class Trials:
             "--layers", str(layers), "--d-model", str(self.d_model), "--heads", str(self.heads),
             "--context", str(self.context), "--batch", str(self.batch),
             "--max-steps", str(self.steps), "--eval-batches", "1", "--threads", str(threads),
-            "--seed", "1"]
+            "--seed", "1", "--init-on", self.init_on]
         env = dict(os.environ, STRATA_LIBRARY=self.library, OMP_NUM_THREADS=str(threads),
                    PYTHONPATH=os.path.join(ROOT, "sdk", "python"))
         start = time.monotonic()
@@ -125,10 +132,13 @@ class Trials:
         return layers * (12 * d * d + 13 * d) + 256 * d + self.context * d + 2 * d
 
     def largest(self, mode):
-        """The largest completed trial (layers, its result) by doubling then bisecting."""
+        """The largest completed trial (layers, its result, whether MAX_LAYERS cut the search
+        short) by doubling then bisecting. START_LAYERS_<MODE> and MAX_LAYERS_<MODE> override the
+        common knobs for one mode."""
         best, lo, hi = None, 0, None
-        layers = self.start
-        while layers <= self.max_layers:
+        layers = env_int("START_LAYERS_" + mode.upper(), self.start)
+        max_layers = env_int("MAX_LAYERS_" + mode.upper(), self.max_layers)
+        while layers <= max_layers:
             r = self.trial(mode, layers)
             if not r[0]:
                 hi = layers
@@ -144,7 +154,7 @@ class Trials:
                 best, lo = (mid, r), mid
             else:
                 hi = mid
-        return best
+        return best + (hi is None,)
 
 
 def main():
@@ -158,14 +168,16 @@ def main():
     found = {mode: t.largest(mode) for mode in t.modes}
     print()
     print("%-5s %8s %16s %14s %12s" % ("mode", "layers", "parameters", "peak RSS MiB", "step s"))
-    for mode, (layers, r) in found.items():
-        print("%-5s %8d %16s %14.0f %12.2f" % (mode, layers, "{:,}".format(r[1]), r[2], r[3]))
+    for mode, (layers, r, capped) in found.items():
+        print("%-5s %8d %16s %14.0f %12.2f%s" % (
+            mode, layers, "{:,}".format(r[1]), r[2], r[3],
+            "  (no trial failed up to MAX_LAYERS: a lower bound)" if capped else ""))
     if "ram" in found and "nvme" in found:
         ram, nvme = found["ram"][1], found["nvme"][1]
         print("headline nvme_params_vs_ram=%.2f largest_params_nvme=%d step_seconds_nvme=%.2f"
               % (nvme[1] / ram[1], nvme[1], nvme[3]))
     else:
-        mode, (layers, r) = next(iter(found.items()))
+        mode, (layers, r, _) = next(iter(found.items()))
         print("headline largest_params_%s=%d step_seconds_%s=%.2f" % (mode, r[1], mode, r[3]))
 
 

@@ -19,7 +19,7 @@ F.scaled_dot_product_attention, so the module computes the same on torch 1.13 an
 named_parameters() yields the tied weight once, as "tok.weight" (torch deduplicates shared
 parameters); state_dict() holds it under both "tok.weight" and "head.weight".
 
-init(seed): GPT-2's initialisation from one torch.Generator, parameter after parameter in
+init(seed) (or initializer(seed) per parameter): GPT-2's initialisation from one torch.Generator, parameter after parameter in
 named_parameters() order: every Linear and Embedding weight normal(0, 0.02), the two residual
 projections of each block (attn.proj, mlp.proj) normal(0, 0.02 / sqrt(2 * layers)), biases 0,
 LayerNorm weight 1 and bias 0. Same seed, same values, on every rank and in every mode.
@@ -69,13 +69,13 @@ def check_config(cfg):
 class CausalSelfAttention(nn.Module):
     """q, k, v and the output projection as four Linears; k has no bias (see the module doc)."""
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, device=None):
         super().__init__()
         self.heads = cfg.heads
-        self.q = nn.Linear(cfg.d_model, cfg.d_model)
-        self.k = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
-        self.v = nn.Linear(cfg.d_model, cfg.d_model)
-        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.q = nn.Linear(cfg.d_model, cfg.d_model, device=device)
+        self.k = nn.Linear(cfg.d_model, cfg.d_model, bias=False, device=device)
+        self.v = nn.Linear(cfg.d_model, cfg.d_model, device=device)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model, device=device)
 
     def forward(self, x):
         b, t, d = x.shape
@@ -91,22 +91,22 @@ class CausalSelfAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    def __init__(self, cfg):
+    def __init__(self, cfg, device=None):
         super().__init__()
-        self.fc = nn.Linear(cfg.d_model, 4 * cfg.d_model)
-        self.proj = nn.Linear(4 * cfg.d_model, cfg.d_model)
+        self.fc = nn.Linear(cfg.d_model, 4 * cfg.d_model, device=device)
+        self.proj = nn.Linear(4 * cfg.d_model, cfg.d_model, device=device)
 
     def forward(self, x):
         return self.proj(F.gelu(self.fc(x)))
 
 
 class Block(nn.Module):
-    def __init__(self, cfg):
+    def __init__(self, cfg, device=None):
         super().__init__()
-        self.ln1 = nn.LayerNorm(cfg.d_model)
-        self.attn = CausalSelfAttention(cfg)
-        self.ln2 = nn.LayerNorm(cfg.d_model)
-        self.mlp = MLP(cfg)
+        self.ln1 = nn.LayerNorm(cfg.d_model, device=device)
+        self.attn = CausalSelfAttention(cfg, device)
+        self.ln2 = nn.LayerNorm(cfg.d_model, device=device)
+        self.mlp = MLP(cfg, device)
 
     def forward(self, x):
         x = x + self.attn(self.ln1(x))
@@ -114,17 +114,19 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self, cfg):
+    def __init__(self, cfg, device=None):
+        """device "meta": no memory for parameters (strata.torch writes them group by group,
+        init=self.initializer(seed))."""
         super().__init__()
         problems = check_config(cfg)
         if problems:
             raise ValueError("; ".join(problems))
         self.cfg = cfg
-        self.tok = nn.Embedding(cfg.vocab, cfg.d_model)
-        self.pos = nn.Embedding(cfg.context, cfg.d_model)
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.layers))
-        self.ln_f = nn.LayerNorm(cfg.d_model)
-        self.head = nn.Linear(cfg.d_model, cfg.vocab, bias=False)
+        self.tok = nn.Embedding(cfg.vocab, cfg.d_model, device=device)
+        self.pos = nn.Embedding(cfg.context, cfg.d_model, device=device)
+        self.blocks = nn.ModuleList(Block(cfg, device) for _ in range(cfg.layers))
+        self.ln_f = nn.LayerNorm(cfg.d_model, device=device)
+        self.head = nn.Linear(cfg.d_model, cfg.vocab, bias=False, device=device)
         self.head.weight = self.tok.weight  # tied: one parameter, two uses
 
     def forward(self, idx):
@@ -140,9 +142,18 @@ class GPT(nn.Module):
 
     @torch.no_grad()
     def init(self, seed):
+        fill = self.initializer(seed)
+        for name, p in self.named_parameters():
+            fill(name, p)
+
+    def initializer(self, seed):
+        """fill(name, parameter), to be called in named_parameters() order (init does; so does
+        strata.torch's group-by-group write of a model built on meta)."""
         gen = torch.Generator().manual_seed(int(seed))
         residual_std = 0.02 / math.sqrt(2 * self.cfg.layers)
-        for name, p in self.named_parameters():
+
+        @torch.no_grad()
+        def fill(name, p):
             leaf = name.rsplit(".", 1)[-1]
             if ".ln" in name or name.startswith("ln_f."):
                 p.fill_(1.0 if leaf == "weight" else 0.0)
@@ -152,6 +163,7 @@ class GPT(nn.Module):
                 std = residual_std if name.endswith(("attn.proj.weight", "mlp.proj.weight")) \
                     else 0.02
                 p.copy_(torch.randn(p.shape, generator=gen) * std)
+        return fill
 
 
 def count_parameters(model):

@@ -147,6 +147,10 @@ def parse_args(argv=None):
     p.add_argument("--dump-params", metavar="FILE",
                    help="rank 0 writes the final parameters here (.npz, named_parameters() names "
                         "and order)")
+    p.add_argument("--init-on", choices=("cpu", "meta"), default="cpu",
+                   help="meta (strata mode, ZeRO stage 3): build the model on the meta device, "
+                        "so no rank ever holds it whole; strata.torch writes it group by group "
+                        "(the same values as cpu)")
     p.add_argument("--threads", type=positive_int, default=None, help="torch.set_num_threads(N)")
     p.add_argument("--log-every", type=non_negative_int, default=1,
                    help="print a step line every N optimizer steps (0: none)")
@@ -160,6 +164,9 @@ def model_config(args):
     problems = check_config(cfg)
     if problems:
         raise UsageError(f"--size {args.size} with the given overrides: {'; '.join(problems)}")
+    if args.init_on == "meta" and args.mode != "strata":
+        raise UsageError(f"--init-on meta: only --mode strata writes a model built on the meta "
+                         f"device (got --mode {args.mode})")
     return cfg
 
 
@@ -295,9 +302,10 @@ class StrataBackend:
 
         self.strata = __import__("strata")
         self.model = model
+        init = model.initializer(args.seed) if args.init_on == "meta" else None
         self.opt = st.DistributedOptimizer(hyper.adamw(model.parameters()), model,
                                            manifest=args.manifest,
-                                           overrides=runtime_overrides(args))
+                                           overrides=runtime_overrides(args), init=init)
         rank, size, _, _ = self.opt.world
         self.rank, self.size = rank, size
         t = self.opt.training
@@ -593,8 +601,11 @@ def train(args):
     hyper = Hyper(manifest, args)
 
     torch.manual_seed(args.seed)
-    model = GPT(cfg)
-    model.init(args.seed)
+    if args.init_on == "meta":
+        model = GPT(cfg, device="meta")  # StrataBackend writes it: init=model.initializer(seed)
+    else:
+        model = GPT(cfg)
+        model.init(args.seed)
     names = [name for name, _ in model.named_parameters()]
     n_params = count_parameters(model)
 

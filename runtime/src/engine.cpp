@@ -7,6 +7,7 @@
 #include "log.hpp"
 #include "manifest_agreement.hpp"
 #include "plugin_loader.hpp"
+#include "runtime_abi.hpp"
 #include "work_scope.hpp"
 
 #include <unistd.h>
@@ -296,8 +297,9 @@ void Engine::finalize() {
     // Where the parameters are, and whether every stratum can work there, before their memory is
     // read or written (a device pointer must never be dereferenced on the host).
     run_agreed("finalize", [&] { place_parameters(); });
+    // Deferred values (NULL data, API 1.9) are written after finalize through FOR_WRITE gathers.
     for (const ParamRecord& p : registry_.params()) {
-      collectives_->broadcast(p.data, p.count, p.dtype, 0, p.device);
+      if (p.data != nullptr) collectives_->broadcast(p.data, p.count, p.dtype, 0, p.device);
     }
     run_agreed("finalize", [&] { setup_after_registration(); });
     finalized_ = true;
@@ -339,6 +341,7 @@ void Engine::setup_after_registration() {
   }
   uint32_t index = 0;
   const bool groups = sharding_has_groups();
+  check_deferred_values();  // before the sharding plugin sees a NULL data
   if (!registry_.groups().empty() && !groups) {
     logger().info("sharding plugin '{}' has no parameter groups: gather and release do nothing",
                   sharding_.name());
@@ -374,6 +377,39 @@ void Engine::setup_after_registration() {
   sharding_.call("zero_grad", &strata_sharding_ops::zero_grad);
 }
 
+bool Engine::sharding_feature(uint32_t bit) const {
+  return runtime_abi_minor() >= 9 &&
+         STRATA_STRUCT_HAS(&sharding_caps_, strata_sharding_caps, features) &&
+         (sharding_caps_.features & bit) != 0;
+}
+
+// Before the sharding plugin's finalize, which would read `data`: only a plugin that says it
+// partitions such parameters gets them, and only in a group (gathered FOR_WRITE later).
+void Engine::check_deferred_values() const {
+  std::vector<uint8_t> grouped(registry_.params().size(), 0);
+  for (const GroupRecord& g : registry_.groups()) {
+    for (uint32_t i : g.params) grouped[i] = 1;
+  }
+  for (uint32_t i = 0; i < registry_.params().size(); ++i) {
+    const ParamRecord& p = registry_.params()[i];
+    if (p.data != nullptr) continue;
+    if (!sharding_feature(STRATA_SHARDING_DEFERRED_VALUES)) {
+      throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                  "finalize: parameter " + p.signature() + " was registered without data, "
+                  "but sharding plugin '" + sharding_.name() + "' (stage " +
+                      std::to_string(sharding_caps_.stage) + ", runtime ABI " +
+                      runtime_abi_text() + ") keeps parameters in the host's buffers: register "
+                      "its data (deferred values need ZeRO stage 3 with plugins/zero, ABI 1.9)");
+    }
+    if (grouped[i] == 0) {
+      throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                  "finalize: parameter " + p.signature() + " was registered without data but is "
+                  "in no group, so nothing can gather it to write its values: define its group "
+                  "or register its data");
+    }
+  }
+}
+
 // Host-owned buffers are part of this rank's model state while the sharding stratum keeps using
 // them; its views say which (at stage 3 partitioned parameters leave the host's buffers).
 void Engine::record_host_buffers() {
@@ -381,7 +417,7 @@ void Engine::record_host_buffers() {
     const ParamRecord& p = registry_.params()[i];
     const strata_param_view view = param_view(i);
     const strata_mem_location where = memory_location(p.device);
-    if (view.data == p.data) ledger_.record(STRATA_MEM_PARAMS, p.bytes(), where);
+    if (p.data != nullptr && view.data == p.data) ledger_.record(STRATA_MEM_PARAMS, p.bytes(), where);
     if (p.grad != nullptr && view.grad == p.grad) ledger_.record(STRATA_MEM_GRADS, p.bytes(), where);
   }
 }
@@ -394,10 +430,19 @@ uint32_t Engine::define_group(const std::string& name, const uint32_t* params, s
 void Engine::gather(uint32_t group, uint32_t flags) {
   require_finalized("gather");
   check_group_id("gather", group);
-  if ((flags & ~STRATA_GATHER_FOR_BACKWARD) != 0) {
+  if ((flags & ~(STRATA_GATHER_FOR_BACKWARD | STRATA_GATHER_FOR_WRITE)) != 0) {
     throw Error(STRATA_ERR_INVALID_ARGUMENT,
                 "gather: unknown flags " + std::to_string(flags) +
-                    " (expected 0 or STRATA_GATHER_FOR_BACKWARD)");
+                    " (expected 0, STRATA_GATHER_FOR_BACKWARD and/or STRATA_GATHER_FOR_WRITE)");
+  }
+  if ((flags & STRATA_GATHER_FOR_WRITE) != 0 && !sharding_feature(STRATA_SHARDING_WRITABLE_GATHER)) {
+    throw Error(STRATA_ERR_UNSUPPORTED,
+                "gather: STRATA_GATHER_FOR_WRITE of group '" + registry_.groups()[group].name +
+                    "': sharding plugin '" + sharding_.name() + "' (stage " +
+                    std::to_string(sharding_caps_.stage) + ", runtime ABI " + runtime_abi_text() +
+                    ") cannot make written values the parameters' (it needs "
+                    "STRATA_SHARDING_WRITABLE_GATHER, ABI 1.9: plugins/zero at stage 3); where "
+                    "the host's buffers are the parameters, write those before finalize");
   }
   guarded(ApiCall::Gather, group, [&] {
     if (!sharding_has_groups()) return;

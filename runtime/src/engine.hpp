@@ -116,6 +116,9 @@ class Engine {
   // The loader made sure the five group functions are all set or all NULL (a legacy plugin's
   // adapter table too), so one of them answers for all.
   bool sharding_has_groups() const { return sharding_.ops().define_group != nullptr; }
+  // ABI 1.9: a STRATA_SHARDING_* bit of the sharding caps (never under an emulated older minor).
+  bool sharding_feature(uint32_t bit) const;
+  void check_deferred_values() const;  // parameters registered without data: allowed here?
   void record_host_buffers();
   void apply_step(const strata_shard* shards, size_t count, double scale, double norm);
 

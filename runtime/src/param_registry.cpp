@@ -75,10 +75,11 @@ uint32_t ParamRegistry::add(const strata_param_desc& desc) {
                 where + "unknown device type " + std::to_string(desc.device.type) +
                     " (expected STRATA_DEVICE_HOST or STRATA_DEVICE_CUDA)");
   }
-  if (desc.count == 0 || desc.data == nullptr) {
+  if (desc.count == 0) {
     throw Error(STRATA_ERR_INVALID_ARGUMENT,
-                where + "needs count > 0 and non-null data (grad may be NULL: the runtime then "
-                        "provides gradient storage)");
+                where + "needs count > 0 (grad may be NULL: the runtime then provides gradient "
+                        "storage; data may be NULL where the sharding stage partitions the "
+                        "parameter, API 1.9)");
   }
   params_.push_back({name, desc.dtype, desc.device, desc.count, desc.data, desc.grad});
   grouped_.push_back(0);
@@ -121,7 +122,10 @@ uint32_t ParamRegistry::add_group(const std::string& name, const uint32_t* param
 
 void ParamRegistry::verify_same_on_all_ranks(const Collectives& collectives) const {
   std::string mine;
-  for (const ParamRecord& p : params_) mine += p.signature() + "\n";
+  // Deferred values (NULL data) are part of what must agree: finalize broadcasts the others.
+  for (const ParamRecord& p : params_) {
+    mine += p.signature() + (p.data == nullptr ? " (no data: deferred values)" : "") + "\n";
+  }
   for (const GroupRecord& g : groups_) {
     mine += "group '" + g.name + "' {";
     for (size_t k = 0; k < g.params.size(); ++k) {

@@ -16,7 +16,7 @@ struct ParamRecord {
   int32_t dtype;
   strata_device device;
   uint64_t count;
-  void* data;
+  void* data;  // NULL: deferred values, written through a gather FOR_WRITE (API 1.9)
   void* grad;  // NULL: the sharding plugin provides gradient storage (API 1.1)
 
   strata_param_desc desc() const;
@@ -33,7 +33,7 @@ struct GroupRecord {
 class ParamRegistry {
  public:
   // Validates one registration (names unique and non-empty, known dtype, host or CUDA memory (CUDA
-  // only in a build with CUDA), non-null data) and returns its dense index. Throws
+  // only in a build with CUDA), count > 0; data may be NULL) and returns its dense index. Throws
   // strata::rt::Error naming the parameter.
   uint32_t add(const strata_param_desc& desc);
   // Validates a group (unique non-empty name, known indices, none already grouped) and returns

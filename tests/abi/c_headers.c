@@ -172,6 +172,10 @@ int main(void) {
   /* API 1.8: the library's release, the project's version, as the build that made it says. */
   CHECK(STRATA_API_VERSION_MINOR >= 8);
   CHECK(strcmp(strata_version(), STRATA_VERSION_TEXT) == 0);
+  /* API/ABI 1.9: deferred values; FOR_WRITE is a bit of its own beside FOR_BACKWARD. */
+  CHECK(STRATA_API_VERSION_MINOR >= 9 && STRATA_ABI_MINOR >= 9);
+  CHECK((STRATA_GATHER_FOR_WRITE & STRATA_GATHER_FOR_BACKWARD) == 0);
+  CHECK(STRATA_SHARDING_WRITABLE_GATHER != STRATA_SHARDING_DEFERRED_VALUES);
   /* ABI 1.7: a reader handed a 1.6 host table sees no device() or cuda_stream(). */
   memset(&host_16, 0, sizeof host_16);
   host_16.struct_size = offsetof(strata_host_api, trace_span) + sizeof(void*);

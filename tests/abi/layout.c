@@ -192,10 +192,11 @@ PIN_FIELD(strata_host_api, offload, 136, 8);     /* ABI 1.8 */
 PIN_FIELD(strata_host_api, offload_self, 144, 8);
 
 /* strata_sharding_caps */
-PIN_STRUCT(strata_sharding_caps, 16, 8);
+PIN_STRUCT(strata_sharding_caps, 24, 8);
 PIN_FIELD(strata_sharding_caps, struct_size, 0, 8);
 PIN_FIELD(strata_sharding_caps, stage, 8, 4);
 PIN_FIELD(strata_sharding_caps, shards_replicated, 12, 4);
+PIN_FIELD(strata_sharding_caps, features, 16, 4); /* 1.9 */
 
 /* strata_grad_ready_args */
 PIN_STRUCT(strata_grad_ready_args, 16, 8);

@@ -134,3 +134,31 @@ strata_warning_case(offload_param_at_stage3_used zero_stage3_groups.json
   "offload: parameter partition \\(offload_param cpu\\): [0-9.]+ [KMG]?i?B of host memory"
   "ignored below ZeRO stage 3"
   --groups --overrides "{\"zero_optimization\": {\"offload_param\": {\"device\": \"cpu\"}}}")
+
+# Deferred values (API 1.9): parameters registered without data are written through FOR_WRITE
+# gathers at stage 3 (in memory, offload_param cpu and nvme: the probe reads 0.5 back); below
+# stage 3, or outside any group, finalize names the parameter; FOR_WRITE below stage 3 is refused
+# naming the group.
+strata_warning_case(deferred_values_written_at_stage3 zero_stage3_groups.json
+  "group 0 reads back what was written" "" --groups --deferred --write-group 0)
+strata_warning_case(deferred_values_written_offload_cpu zero_stage3_groups.json
+  "group 1 reads back what was written" ""
+  --groups --deferred --write-group 1
+  --overrides "{\"zero_optimization\": {\"offload_param\": {\"device\": \"cpu\"}}}")
+strata_warning_case(deferred_values_written_offload_nvme zero_stage3_groups.json
+  "group 0 reads back what was written" ""
+  --groups --deferred --write-group 0
+  --overrides "{\"zero_optimization\": {\"offload_param\": {\"device\": \"nvme\", \"nvme_path\": \"${CMAKE_CURRENT_BINARY_DIR}\"}}}")
+strata_catalogue_case(deferred_values_below_stage3 1 zero_stage3_groups.json
+  "finalize: parameter 'w0' f32\\[100\\] was registered without data, but sharding plugin 'zero' \\(stage 1, runtime ABI 1.9\\) keeps parameters in the host's buffers"
+  --groups --deferred --overrides "{\"zero_optimization\": {\"stage\": 1}}")
+strata_catalogue_case(deferred_values_in_no_group 1 zero_stage3_groups.json
+  "finalize: parameter 'w0' f32\\[100\\] was registered without data but is in no group"
+  --deferred)
+strata_catalogue_case(write_gather_below_stage3 1 zero_stage3_groups.json
+  "gather: STRATA_GATHER_FOR_WRITE of group 'g0': sharding plugin 'zero' \\(stage 2"
+  --groups --write-group 0 --overrides "{\"zero_optimization\": {\"stage\": 2}}")
+strata_warning_case(deferred_values_written_kept_whole zero_stage3_groups.json
+  "group 1 reads back what was written" ""
+  --groups --deferred --write-group 1
+  --overrides "{\"zero_optimization\": {\"stage3_param_persistence_threshold\": 1000}}")

@@ -10,6 +10,10 @@
 // With --groups it is an API 1.1 host: gradients registered as NULL, one group per parameter
 // ("g0", "g1"), and the step's backward gathers each group FOR_BACKWARD and writes the gradient
 // through strata_view_param. Its misuse flags act on that path.
+//
+// API 1.9: --deferred registers both parameters without data; --write-group N gathers group N
+// FOR_WRITE after finalize, writes 0.5 into every element, releases it, gathers it again and
+// checks that it reads 0.5 back (printing "group N reads back what was written").
 #include <strata/strata.h>
 
 #include <CLI/CLI.hpp>
@@ -42,6 +46,8 @@ struct Probe {
   int diverge_rank = -1;          // this rank gathers the groups in the opposite order
   std::string device = "host";     // where both parameters are: "host" or "cuda:N"
   std::string second_device;       // where the second one is, when not `device`
+  bool deferred = false;           // register both without data (API 1.9)
+  int64_t write_group = -1;        // write 0.5 into this group through a FOR_WRITE gather
 };
 
 // "host" or "cuda:N".
@@ -66,6 +72,7 @@ void register_params(strata_runtime* rt, std::vector<std::vector<float>>& storag
     p.count = storage[2 * i].size();
     p.data = storage[2 * i].data();
     p.grad = null_grads ? nullptr : storage[2 * i + 1].data();
+    if (probe.deferred) p.data = nullptr;
     if (p.device.type != STRATA_DEVICE_HOST) {  // fake device pointers: page 1-4, never mapped
       p.data = reinterpret_cast<void*>(uintptr_t{0x1000} * (2 * i + 1));
       p.grad = null_grads ? nullptr : reinterpret_cast<void*>(uintptr_t{0x1000} * (2 * i + 2));
@@ -97,6 +104,28 @@ void touch_ungathered(strata_runtime* rt) {
     throw Failure{"parameter 0 ('w0') is not gathered: strata_view_param returned no data, "
                   "gather its group before touching it"};
   }
+}
+
+// Writes 0.5 into group `group` (parameter `group`) through a FOR_WRITE gather, then reads it
+// back through an ordinary gather.
+void write_and_read_back(strata_runtime* rt, uint32_t group) {
+  strata_error err = make_error();
+  check(strata_gather(rt, group, STRATA_GATHER_FOR_WRITE, &err), err);
+  float* data = view_data(rt, group, false);
+  if (data == nullptr) throw Failure{"group gathered for write gave no data"};
+  for (int e = 0; e < 100; ++e) data[e] = 0.5f;
+  check(strata_release(rt, group, &err), err);
+  check(strata_gather(rt, group, 0, &err), err);
+  data = view_data(rt, group, false);
+  for (int e = 0; e < 100; ++e) {
+    if (data == nullptr || data[e] != 0.5f) {
+      throw Failure{"group " + std::to_string(group) + " element " + std::to_string(e) +
+                    " reads " + (data == nullptr ? std::string("no data") : std::to_string(data[e])) +
+                    " after 0.5 was written"};
+    }
+  }
+  check(strata_release(rt, group, &err), err);
+  std::printf("group %u reads back what was written\n", group);
 }
 
 // One micro-batch's backward: gradient 0.01 into every element, group by group.
@@ -132,6 +161,9 @@ int main(int argc, char** argv) {
                  "this rank gathers the groups in the opposite order (with --groups)");
   app.add_option("--device", probe.device, "where the parameters are: host or cuda:N (fake pointers)");
   app.add_option("--second-device", probe.second_device, "where the second parameter is");
+  app.add_flag("--deferred", probe.deferred, "register both parameters without data (API 1.9)");
+  app.add_option("--write-group", probe.write_group,
+                 "write 0.5 into this group through a FOR_WRITE gather and read it back");
   CLI11_PARSE(app, argc, argv);
 
   strata_runtime* rt = nullptr;
@@ -155,6 +187,7 @@ int main(int argc, char** argv) {
       check(strata_gather(rt, static_cast<uint32_t>(probe.gather_group), 0, &err), err);
       check(strata_release(rt, static_cast<uint32_t>(probe.gather_group), &err), err);
     }
+    if (probe.write_group >= 0) write_and_read_back(rt, static_cast<uint32_t>(probe.write_group));
     if (probe.groups) backward_through_groups(rt, world.rank == probe.diverge_rank);
 
     strata_step_result result{};

@@ -1,11 +1,12 @@
 // strata_offload's parameter store (ABI 1.8, offload_param): where the sharding stratum keeps its
 // parameter partition. In host memory it hands out the bytes (zeroed, accounted as parameters);
 // on a drive it is one private unlinked file, accounted on disk, whose transfers round-trip
-// whatever their number in flight; a directory that is missing, not writable or too small is
+// whatever their number in flight and agree with its shared mapping (ABI 1.9); a directory that is missing, not writable or too small is
 // refused at open, naming the path and the bytes needed, and leaves nothing behind.
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -98,7 +99,7 @@ TEST(OffloadParamStore, NvmeFileIsPrivateAccountedAndRoundTripsManyTransfersInFl
     strata_error err = sdk::make_error();
     ASSERT_EQ(opt.ops().param_store_open(opt.self(), &args, &err), STRATA_OK) << err.message;
     EXPECT_EQ(args.location, STRATA_MEM_DISK);
-    EXPECT_EQ(args.data, nullptr);
+    ASSERT_NE(args.data, nullptr) << "ABI 1.9: the file is mapped shared";
     EXPECT_EQ(args.read_ahead_elements, 5u * 100000000u);  // DeepSpeed's 5 buffers of 1e8
     EXPECT_EQ(dir.entries(), 0u) << "the file is unlinked at once";
     EXPECT_EQ(host.located(STRATA_MEM_DISK, STRATA_MEM_PARAMS), bytes);
@@ -122,6 +123,18 @@ TEST(OffloadParamStore, NvmeFileIsPrivateAccountedAndRoundTripsManyTransfersInFl
       ASSERT_EQ(opt.ops().param_store_wait(opt.self(), tickets[i], &err), STRATA_OK) << err.message;
     }
     EXPECT_EQ(back, data);
+    // The mapping and the transfers see the same bytes, both ways.
+    auto* mapped = static_cast<unsigned char*>(args.data);
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), mapped));
+    mapped[123457] = 7;
+    ASSERT_EQ(transfer(opt, 0, 123456, back.data(), 2, &tickets[0], &err), STRATA_OK);
+    ASSERT_EQ(opt.ops().param_store_wait(opt.self(), tickets[0], &err), STRATA_OK);
+    EXPECT_EQ(back[1], 7);
+    unsigned char nine[2] = {9, 9};
+    ASSERT_EQ(transfer(opt, 1, 500000, nine, 2, &tickets[0], &err),
+              STRATA_OK);
+    ASSERT_EQ(opt.ops().param_store_wait(opt.self(), tickets[0], &err), STRATA_OK);
+    EXPECT_EQ(mapped[500001], 9);
     // A ticket is spent by its wait; outside the store is refused.
     EXPECT_EQ(opt.ops().param_store_wait(opt.self(), tickets[0], &err), STRATA_ERR_INVALID_ARGUMENT);
     uint64_t ticket = 0;

@@ -43,8 +43,10 @@ extern "C" {
  * STRATA_MEM_DEVICE (shards then hold device pointers). 1.8: the offload stratum's parameter store
  * (ZeRO-Infinity's offload_param: param_store_open/start/wait), lent to the sharding stratum through
  * the host table's `offload` and `offload_self`; the sharding stratum's shard_ranges, which
- * init_state gets (its shards' buffers may then be NULL). */
-#define STRATA_ABI_MINOR 8
+ * init_state gets (its shards' buffers may then be NULL). 1.9: values written through a gather
+ * (STRATA_GATHER_FOR_WRITE) and parameters registered without data (deferred values), as the
+ * sharding caps' `features` say; a disk parameter store may give a shared mapping of its bytes. */
+#define STRATA_ABI_MINOR 9
 /* The first minor with the 1.3 table layout: the lowest floor a plugin built with this header can
  * declare (a 1.0-1.2 runtime would read its tables in the old layout). */
 #define STRATA_ABI_MINOR_TABLES 3
@@ -361,6 +363,11 @@ typedef struct strata_param_view {
 /* gather() flags. FOR_BACKWARD: the host will write gradients of the group's parameters; the
  * plugin lends zeroed gradient buffers where it owns gradient storage, and release() reduces them. */
 #define STRATA_GATHER_FOR_BACKWARD 1u
+/* ABI 1.9, where the sharding caps have STRATA_SHARDING_WRITABLE_GATHER. FOR_WRITE: the host will
+ * write the group's whole values through param_view's data; release() makes them the parameters'
+ * values (partitions and fp32 masters; optimizer state untouched). Every rank must write the same
+ * values (the host broadcasts them first): each rank keeps its own slice of what it was given. */
+#define STRATA_GATHER_FOR_WRITE 2u
 
 /* ------------------------------------------------------------------------------------------ */
 /* Host services: what the runtime lends every plugin at create time                           */
@@ -482,7 +489,18 @@ typedef struct strata_sharding_caps {
   /* 1 if every rank's owned shards cover the whole model identically (stage 0): reductions of
    * per-shard statistics across ranks are then unnecessary. 0 if shards partition the model. */
   int32_t shards_replicated;
+  /* ABI 1.9: STRATA_SHARDING_* bits (0 from an older plugin: none). */
+  uint32_t features;
 } strata_sharding_caps;
+
+/* strata_sharding_caps.features. WRITABLE_GATHER: gather() takes STRATA_GATHER_FOR_WRITE.
+ * DEFERRED_VALUES: register_param takes NULL `data` (the runtime passes it only for parameters
+ * in a group); the values are zero until the host writes them through a gather FOR_WRITE, and a
+ * parameter the stage keeps whole gets a zeroed buffer of the plugin's, which param_view gives as
+ * its data until destroy. A host then never holds the whole model at once (DeepSpeed's
+ * zero.Init). */
+#define STRATA_SHARDING_WRITABLE_GATHER 1u
+#define STRATA_SHARDING_DEFERRED_VALUES 2u
 
 /* grad_ready()'s arguments (ABI 1.3). */
 typedef struct strata_grad_ready_args {
@@ -708,7 +726,11 @@ typedef struct strata_param_store_args {
   int32_t location;
   /* out: for the memory locations, the `bytes` bytes themselves (zeroed, at least 64-byte aligned,
    * valid until the offload instance is destroyed): read and write them in place, no transfers
-   * needed. NULL for STRATA_MEM_DISK, which is reached through param_store_start. */
+   * needed. For STRATA_MEM_DISK, reached through param_store_start: NULL, or (ABI 1.9) a shared
+   * mapping of the file (valid until the instance is destroyed), through which the sharding
+   * plugin may also read and write the bytes in place; the kernel pages them between the drive
+   * and its page cache, which it can reclaim, and transfers through param_store_start see the
+   * same bytes. */
   void* data;
   /* out: how many parameter elements the sharding plugin should keep reading ahead of use
    * (DeepSpeed's offload_param.buffer_count × buffer_size); 0: no bound of the store's. */

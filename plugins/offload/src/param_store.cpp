@@ -1,6 +1,9 @@
 #include "param_store.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -75,7 +78,7 @@ class MemoryParamStore final : public ParamStore {
   uint64_t tickets_ = 0;
 };
 
-// One unlinked file, transfers through io_uring in chunks of at most kChunk bytes (a read or
+// One unlinked file, mapped shared (data()), transfers through io_uring in chunks of at most kChunk bytes (a read or
 // write moves at most 2 GiB - 4 KiB per call on Linux; the optimizer's pieces stay under 1 GiB
 // too). Each chunk in flight holds one of kTags queue tags; a chunk started while all are busy
 // first completes the oldest, whose outcome is kept for its ticket's wait.
@@ -87,6 +90,19 @@ class FileParamStore final : public ParamStore {
     file_.reserve(bytes);
     host_.account(STRATA_MEM_PARAMS, STRATA_MEM_DISK, static_cast<int64_t>(file_.size()));
     queue_ = std::make_unique<IoQueue>(file_.fd(), kTags, file_.name() + " (unlinked)");
+    // The sharding plugin may page the optimizer's masters through this mapping: the kernel
+    // moves them between drive and page cache as the step walks them, and can reclaim the
+    // pages, so the step holds no master partition of its own (buffered transfers see the
+    // same bytes: the file is not opened O_DIRECT).
+    if (file_.size() > 0) {
+      void* at = mmap(nullptr, file_.size(), PROT_READ | PROT_WRITE, MAP_SHARED, file_.fd(), 0);
+      if (at != MAP_FAILED) {
+        mapping_ = at;
+      } else {
+        host_.log(STRATA_LOG_WARN, "offload_param nvme: mmap of %s failed (%s); the masters are "
+                  "read into memory for each step", file_.dir().c_str(), std::strerror(errno));
+      }
+    }
     if (!queue_->fallback_reason().empty()) {
       host_.log(STRATA_LOG_WARN,
                 "offload_param nvme: io_uring is unavailable (%s); parameter reads and writes "
@@ -96,13 +112,14 @@ class FileParamStore final : public ParamStore {
   }
   ~FileParamStore() override {
     queue_->drain();
+    if (mapping_ != nullptr) munmap(mapping_, file_.size());
     host_.account(STRATA_MEM_PARAMS, STRATA_MEM_DISK, -static_cast<int64_t>(file_.size()));
   }
   FileParamStore(const FileParamStore&) = delete;
   FileParamStore& operator=(const FileParamStore&) = delete;
 
   int32_t location() const override { return STRATA_MEM_DISK; }
-  void* data() const override { return nullptr; }
+  void* data() const override { return mapping_; }
 
   uint64_t start(const strata_param_io_args& io) override {
     check_range(io, file_.size());
@@ -174,6 +191,7 @@ class FileParamStore final : public ParamStore {
   std::vector<uint64_t> in_flight_ = std::vector<uint64_t>(kTags, 0);  // per tag: its ticket
   std::map<uint64_t, std::string> outcome_;  // tickets not yet waited -> first error ("" = none)
   uint64_t tickets_ = 0;
+  void* mapping_ = nullptr;  // the whole file, MAP_SHARED
 };
 
 }  // namespace

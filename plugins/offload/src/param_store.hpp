@@ -23,7 +23,9 @@ class ParamStore {
  public:
   virtual ~ParamStore() = default;
   virtual int32_t location() const = 0;   // a strata_mem_location
-  virtual void* data() const = 0;         // memory stores: the bytes; disk: nullptr
+  // Memory stores: the bytes. Disk: a shared mapping of the file (ABI 1.9), or nullptr where
+  // the system refused one.
+  virtual void* data() const = 0;
   // Starts a transfer (memory: done on return) and returns its ticket for wait().
   virtual uint64_t start(const strata_param_io_args& io) = 0;
   virtual void wait(uint64_t ticket) = 0;

@@ -1,6 +1,10 @@
 #include "master_partition.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdint>
 
 namespace strata::zero {
 
@@ -50,9 +54,23 @@ void MasterPartition::fill_slice(const Caster& caster, const std::vector<ParamRe
                           [&](const BucketSlot& slot, uint64_t param_offset, uint64_t flat,
                               uint64_t n) {
                             const ParamRecord& p = params[slot.param_index];
+                            if (p.data == nullptr) {  // deferred values start at zero
+                              std::fill_n(slice + (flat - begin), n, 0.0f);
+                              return;
+                            }
                             caster.convert(element_at(p.data, dtype_, param_offset), dtype_,
                                            slice + (flat - begin), STRATA_F32, n);
                           });
+}
+
+void MasterPartition::write_slice(size_t b, const float* values, const ParamStore& store,
+                                  uint64_t offset) {
+  const BucketPartition& part = layout_->bucket(b);
+  if (data() != nullptr) {
+    Memory(host_).copy(data() + part.offset, values, part.slice * sizeof(float));
+  } else {
+    store.write(offset + part.offset * sizeof(float), values, part.slice * sizeof(float));
+  }
 }
 
 void MasterPartition::point_shards() {
@@ -63,16 +81,38 @@ void MasterPartition::point_shards() {
 
 void MasterPartition::page_in(const ParamStore& store, uint64_t offset) {
   if (resident()) return;
-  master_ = Buffer<float>(host_, layout_->partition_elements(), STRATA_MEM_MASTER);
-  store.read(offset, master_.data(), master_.size() * sizeof(float));
+  if (store.mapping() != nullptr) {
+    // In place, through the store's mapping: the step walks the masters front to back, so the
+    // kernel reads ahead, and what it has stepped past can be written back and reclaimed.
+    storage_ = reinterpret_cast<float*>(store.mapping() + offset);
+    mapped_ = true;
+    advise_mapped(MADV_SEQUENTIAL);
+  } else {
+    master_ = Buffer<float>(host_, layout_->partition_elements(), STRATA_MEM_MASTER);
+    store.read(offset, master_.data(), master_.size() * sizeof(float));
+  }
   point_shards();
 }
 
 void MasterPartition::page_out(const ParamStore& store, uint64_t offset) {
-  if (master_.data() == nullptr) return;
-  store.write(offset, master_.data(), master_.size() * sizeof(float));
-  master_ = Buffer<float>();
+  if (mapped_) {
+    // The pages leave this process; their changes stay in the page cache, bound for the file.
+    advise_mapped(MADV_DONTNEED);
+    storage_ = nullptr;
+    mapped_ = false;
+  } else if (master_.data() != nullptr) {
+    store.write(offset, master_.data(), master_.size() * sizeof(float));
+    master_ = Buffer<float>();
+  }
   point_shards();
+}
+
+void MasterPartition::advise_mapped(int advice) const {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(storage_) / page * page;
+  const auto end = reinterpret_cast<uintptr_t>(storage_ + layout_->partition_elements());
+  // madvise, not posix_madvise: glibc makes POSIX_MADV_DONTNEED a no-op.
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, advice);
 }
 
 void MasterPartition::add_shard(const OwnedRange& r, float* master) {

@@ -42,8 +42,9 @@ class MasterPartition {
                   uint64_t offset);
 
   // Stage 3 under offload_param nvme: the masters are paged, resident from page_in (read from
-  // `store` at byte `offset`) to page_out (written back there, then freed). The shards' masters
-  // point into them only while they are resident.
+  // `store` at byte `offset`) to page_out (written back there, then freed); with the store's
+  // mapping (ABI 1.9) they are used in place there instead, and page_out hands the pages back to
+  // the kernel. The shards' masters point into them only while they are resident.
   bool resident() const { return master_.data() != nullptr || storage_ != nullptr; }
   void page_in(const ParamStore& store, uint64_t offset);
   void page_out(const ParamStore& store, uint64_t offset);
@@ -54,6 +55,14 @@ class MasterPartition {
   // Returns how many shards ask for a copy (0 for fp32 models).
   size_t request_model_copies(const std::vector<ParamRecord>& params,
                               const std::function<void*(size_t bucket)>& partition_slice = {});
+
+  // This rank's fp32 slice of bucket b becomes `values` (slice elements): in memory, or in
+  // `store` at byte `offset` + the slice's while paged out (deferred values, ABI 1.9).
+  void write_slice(size_t b, const float* values, const ParamStore& store, uint64_t offset);
+  // Casts this rank's slice of bucket b out of the parameters' `data` into `slice` (zeros for
+  // a parameter registered without data).
+  void fill_slice(const Caster& caster, const std::vector<ParamRecord>& params, size_t b,
+                  float* slice) const;
 
   // The shards' ranges with master, grad and model NULL (ABI 1.8 shard_ranges).
   const std::vector<strata_shard>& ranges();
@@ -66,15 +75,14 @@ class MasterPartition {
  private:
   void add_shard(const OwnedRange& r, float* master);
   void point_shards();  // at data()
-  // Casts this rank's slice of bucket b out of the parameters' `data` into `slice`.
-  void fill_slice(const Caster& caster, const std::vector<ParamRecord>& params, size_t b,
-                  float* slice) const;
 
   const PartitionLayout* layout_ = nullptr;
   int32_t dtype_ = STRATA_F32;
   sdk::Host host_;
   Buffer<float> master_;
-  float* storage_ = nullptr;  // not owned: the param store's memory
+  float* storage_ = nullptr;  // not owned: the param store's memory (or its mapping)
+  bool mapped_ = false;       // storage_ is the disk store's mapping, between page_in and out
+  void advise_mapped(int advice) const;  // madvise over the mapped masters
   std::vector<OwnedRange> ranges_;
   std::vector<strata_shard> shards_;
   std::vector<strata_shard> ranges_only_;  // ranges(): the shards without buffers

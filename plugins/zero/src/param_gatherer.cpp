@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace strata::zero {
 
@@ -109,6 +110,8 @@ void ParamGatherer::fill_from_params() {
     layout_.for_each_piece(b, begin, layout_.bucket(b).slice,
                            [&](const BucketSlot& slot, uint64_t param_offset, uint64_t flat,
                                uint64_t n) {
+                             // Deferred values stay zero (zeroed partition, zeroed staging).
+                             if (params_[slot.param_index].data == nullptr) return;
                              memory.copy(element_at(out, dtype_, flat - begin),
                                          element_at(params_[slot.param_index].data, dtype_,
                                                     param_offset),
@@ -120,7 +123,7 @@ void ParamGatherer::fill_from_params() {
   // From now on the host's own buffers of partitioned parameters are stale: make a read of
   // them visible (param_view says where the parameters are).
   for (uint32_t p = 0; p < params_.size(); ++p) {
-    if (!partitioned(p)) continue;
+    if (!partitioned(p) || params_[p].data == nullptr) continue;
     if (memory.on_device()) {
       memory.poison(params_[p].data, params_[p].count * sdk::dtype_size(dtype_));
     } else {
@@ -128,6 +131,30 @@ void ParamGatherer::fill_from_params() {
     }
   }
 #endif
+}
+
+const void* ParamGatherer::my_gathered_slice(size_t b) const {
+  const uint32_t group = groups_.group_of(layout_.plan().buckets[b].slots.front().param_index);
+  const auto it = live_.find(group);
+  if (it != live_.end() && it->second.state == State::kGathered) {
+    for (const Fetch& f : it->second.fetches) {
+      if (f.bucket == b) return element_at(f.buffer.data(), dtype_, layout_.my_begin(b));
+    }
+  }
+  sdk::fail(STRATA_ERR_INTERNAL, "zero: bucket " + std::to_string(b) + " is not gathered");
+}
+
+void ParamGatherer::write_slice(size_t b, const void* values) {
+  const uint64_t bytes = layout_.bucket(b).slice * sdk::dtype_size(dtype_);
+  void* in_memory = slice(b);
+  if (in_memory != nullptr) {
+    Memory(host_).copy(in_memory, values, bytes);
+  } else if (store_.on_disk()) {
+    store_.write(store_offset(b), values, bytes);
+  } else {
+    sdk::fail(STRATA_ERR_INTERNAL, "zero: no parameter partition to write bucket " +
+                                       std::to_string(b) + " into");
+  }
 }
 
 bool ParamGatherer::partitioned(uint32_t param) const {
@@ -192,11 +219,13 @@ void ParamGatherer::complete(Live& live) {
   live.state = State::kGathered;
 }
 
-void ParamGatherer::gather(uint32_t group) {
+void ParamGatherer::gather(uint32_t group, bool in_trace) {
   // Follow the trace: this gather is at position k of the step.
   const size_t k = trace_.size();
-  following_ = following_ && k < last_trace_.size() && last_trace_[k] == group;
-  trace_.push_back(group);
+  if (in_trace) {
+    following_ = following_ && k < last_trace_.size() && last_trace_[k] == group;
+    trace_.push_back(group);
+  }
 
   const uint64_t needed = elements_of_[group];
   land_prefetched();  // the reads started at the last gather: their allgathers go first
@@ -212,7 +241,7 @@ void ParamGatherer::gather(uint32_t group) {
     complete(live);
     live_.emplace(group, std::move(live));
   }
-  if (following_) {
+  if (in_trace && following_) {
     cursor_ = std::max(cursor_, k + 1);
     prefetch_ahead();
   }

@@ -72,8 +72,9 @@ class ParamGatherer {
   // were filled from there already).
   void fill_from_params();
 
-  // After the sequence check and GroupState's bookkeeping. Collective.
-  void gather(uint32_t group);
+  // After the sequence check and GroupState's bookkeeping. Collective. `in_trace`: the gather
+  // is part of the step's pattern (prefetch follows it); false for writes (deferred values).
+  void gather(uint32_t group, bool in_trace = true);
   void release(uint32_t group);
   // Drops prefetched groups nobody gathered and cached ones; at a boundary the step's gathers
   // become the trace.
@@ -86,6 +87,12 @@ class ParamGatherer {
   uint64_t gathered_bytes(uint32_t group) const {
     return group < elements_of_.size() ? elements_of_[group] * sdk::dtype_size(dtype_) : 0;
   }
+
+  // Gathered partitioned bucket b (its group is gathered): this rank's slice within the whole
+  // buffer, and writing such a slice into the parameter partition (f16/bf16 models: memory or
+  // store; fp32 models keep their slices in the masters, MasterPartition::write_slice).
+  const void* my_gathered_slice(size_t b) const;
+  void write_slice(size_t b, const void* values);
 
   bool partitioned(uint32_t param) const;
   // Where the host reads partitioned parameter `param`, or nullptr if its group is not gathered.

@@ -27,6 +27,9 @@ class ParamStore {
   bool on_disk() const { return location_ == STRATA_MEM_DISK; }
   // Memory stores: the bytes themselves; nullptr otherwise.
   unsigned char* memory() const { return static_cast<unsigned char*>(memory_); }
+  // Disk stores (ABI 1.9): a shared mapping of the file, through which the bytes may be read and
+  // written in place (the kernel pages them); nullptr when the offload stratum gave none.
+  unsigned char* mapping() const { return static_cast<unsigned char*>(mapping_); }
   // Gathered elements the store wants kept in flight ahead of use; 0: no bound.
   uint64_t read_ahead_elements() const { return read_ahead_; }
 
@@ -46,6 +49,7 @@ class ParamStore {
   void* self_ = nullptr;
   int32_t location_ = -1;
   void* memory_ = nullptr;
+  void* mapping_ = nullptr;
   uint64_t read_ahead_ = 0;
 };
 

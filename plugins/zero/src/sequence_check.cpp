@@ -17,7 +17,8 @@ std::string SequenceCheck::describe(const int64_t* entry) const {
   switch (static_cast<SequenceOp>(entry[0])) {
     case SequenceOp::kGather:
       return std::string("gathers ") + groups_.describe(entry[1]) +
-             ((entry[2] & STRATA_GATHER_FOR_BACKWARD) != 0 ? " for backward" : "");
+             ((entry[2] & STRATA_GATHER_FOR_BACKWARD) != 0 ? " for backward" : "") +
+             ((entry[2] & STRATA_GATHER_FOR_WRITE) != 0 ? " for write" : "");
     case SequenceOp::kRelease:
       return "releases " + groups_.describe(entry[1]);
     case SequenceOp::kEndMicroStep:

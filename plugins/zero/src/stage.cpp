@@ -23,16 +23,22 @@ std::unique_ptr<Stage> make_stage(const ZeroConfig& config, const sdk::Host& hos
   }
 }
 
-void check_host_param(const ParamRecord& param, int stage) {
+void check_host_param(const ParamRecord& param, int stage, bool deferred_ok) {
   const std::string who = "parameter " + param.name + ": sharding stage " + std::to_string(stage);
   check_model_dtype(param.dtype, who);
   if (param.device.type != STRATA_DEVICE_HOST && param.device.type != STRATA_DEVICE_CUDA) {
     sdk::fail(STRATA_ERR_UNSUPPORTED, who + " supports host and CUDA device memory, got device type " +
                                           std::to_string(param.device.type));
   }
-  if (param.count > 0 && param.data == nullptr) {
+  if (param.count > 0 && param.data == nullptr && !deferred_ok) {
     sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
-              who + ": data must be set for a non-empty parameter");
+              who + " keeps parameters whole in the host's buffers: data must be set (deferred "
+                    "values need stage 3)");
+  }
+  if (param.count > 0 && param.data == nullptr && param.device.type == STRATA_DEVICE_CUDA) {
+    sdk::fail(STRATA_ERR_UNSUPPORTED,
+              who + ": deferred values (no data) for parameters in CUDA device memory are not "
+                    "implemented; register its data");
   }
 }
 

@@ -55,7 +55,8 @@ class Stage {
 std::unique_ptr<Stage> make_stage(const ZeroConfig& config, const sdk::Host& host);
 
 // Rejects what no stage handles: a dtype other than f32/f16/bf16, memory other than host or CUDA
-// device memory, a non-empty parameter without data. Names the parameter and the stage.
-void check_host_param(const ParamRecord& param, int stage);
+// device memory, a parameter without data (unless `deferred_ok`: stage 3 checks at finalize that
+// it partitions every such parameter). Names the parameter and the stage.
+void check_host_param(const ParamRecord& param, int stage, bool deferred_ok = false);
 
 }  // namespace strata::zero

@@ -4,6 +4,7 @@
 #include "partition_setup.hpp"
 #include "publisher.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -38,6 +39,8 @@ void Stage3::finalize(const std::vector<ParamRecord>& params,
   for (const Bucket& b : plan.buckets) partitioned.push_back((b.key & 1) == 0);
   layout_ = PartitionLayout(std::move(plan), comm_.size(), comm_.rank(), partitioned);
   check_ranks_agree(comm_, params_, groups, layout_.plan(), persistent_params(layout_));
+  hold_deferred_whole();
+  writing_.assign(groups.size(), 0);
   open_store();
   // A partition even at fp32: partitioned parameters have no `data` to keep their masters in.
   if (store_.on_disk()) {  // straight into the store, one slice at a time
@@ -65,6 +68,19 @@ void Stage3::finalize(const std::vector<ParamRecord>& params,
       masters_.request_model_copies(params_, [this](size_t b) { return gatherer_->slice(b); });
   log_partition_plan(host_, 3, layout_, params_.size(), dtype_, config_);
   log_model_copies(host_, 3, dtype_, copies);
+}
+
+void Stage3::hold_deferred_whole() {
+  for (uint32_t p = 0; p < params_.size(); ++p) {
+    if (params_[p].data != nullptr || params_[p].count == 0) continue;
+    const uint32_t b = layout_.plan().bucket_of[p];
+    if (b != kNoBucket && layout_.bucket(b).partitioned) continue;  // its slices start at zero
+    // Kept whole (the persistence threshold): zeroed host memory of this plugin's, which
+    // param_view gives as its data until destroy, as a registered buffer would be.
+    deferred_whole_.emplace_back(host_, params_[p].count * sdk::dtype_size(params_[p].dtype),
+                                 STRATA_MEM_PARAMS);
+    params_[p].data = deferred_whole_.back().data();
+  }
 }
 
 void Stage3::open_store() {
@@ -108,23 +124,51 @@ void Stage3::grad_ready(uint32_t index, bool /*boundary*/) {
 // parameters' movement and the bucket reductions it starts.
 void Stage3::gather(uint32_t group, uint32_t flags) {
   const sdk::TraceScope span(tracer_, "gather", group, gatherer_->gathered_bytes(group));
+  const bool write = (flags & STRATA_GATHER_FOR_WRITE) != 0;
+  if (write && Memory(host_).on_device()) {
+    sdk::fail(STRATA_ERR_UNSUPPORTED, "gather: STRATA_GATHER_FOR_WRITE with parameters in CUDA "
+                                      "device memory is not implemented");
+  }
   const uint64_t agreed = calls_->gather(group, flags);
   page_out();  // resident since init_state or a checkpoint save: the store is the truth again
   try {
-    gatherer_->gather(group);
+    // Writes are set-up, not the step's pattern: they stay out of the prefetch trace.
+    gatherer_->gather(group, /*in_trace=*/!write);
   } catch (...) {
     // E.g. out of memory for the gathered buffers: the gather did not happen.
     calls_->undo_gather(group);
     throw;
   }
+  if (write) writing_[group] = 1;
   reducer_->start(agreed);
 }
 
 void Stage3::release(uint32_t group) {
   const sdk::TraceScope span(tracer_, "release", group);
   const uint64_t agreed = calls_->release(group);
+  if (group < writing_.size() && writing_[group] != 0) {
+    writing_[group] = 0;
+    write_back(group);
+  }
   gatherer_->release(group);
   reducer_->start(agreed);
+}
+
+void Stage3::write_back(uint32_t group) {
+  Buffer<float> fp32(host_, layout_.max_slice(), STRATA_MEM_MASTER);  // one slice at a time
+  for (size_t b = 0; b < layout_.buckets().size(); ++b) {
+    if (groups_.group_of(layout_.plan().buckets[b].slots.front().param_index) != group) continue;
+    const BucketPartition& part = layout_.bucket(b);
+    std::fill_n(fp32.data(), part.slice, 0.0f);  // the padding stays zero
+    if (part.partitioned) {
+      const void* mine = gatherer_->my_gathered_slice(b);
+      if (dtype_ != STRATA_F32) gatherer_->write_slice(b, mine);
+      caster_.convert(mine, dtype_, fp32.data(), STRATA_F32, part.slice);
+    } else {
+      masters_.fill_slice(caster_, params_, b, fp32.data());  // whole: the host wrote `data`
+    }
+    masters_.write_slice(b, fp32.data(), store_, masters_at_);
+  }
 }
 
 void Stage3::end_micro_step(bool boundary) {

@@ -12,9 +12,15 @@
 // save, which only read them) writes them back too. The gradient partition is transient (from the
 // step's first reduction to zero_grad), so between steps a rank holds no partition in memory,
 // only the groups in use.
+//
+// Deferred values (ABI 1.9): a parameter may be registered without data: a partitioned one's
+// slices start at zero, one kept whole gets a zeroed buffer here (its `data` from then on); and a gather FOR_WRITE followed by release stores whatever the host wrote into
+// the gathered buffers (and into whole parameters' `data`) as the parameters' values: parameter
+// partition, masters, store. A host then builds and writes one group at a time.
 #pragma once
 
 #include "comm_link.hpp"
+#include "device_memory.hpp"
 #include "dtype_cast.hpp"
 #include "grad_partition.hpp"
 #include "group_calls.hpp"
@@ -37,7 +43,9 @@ class Stage3 final : public Stage {
 
   int number() const override { return 3; }
   bool shards_replicated() const override { return false; }
-  void check_param(const ParamRecord& param) const override { check_host_param(param, 3); }
+  void check_param(const ParamRecord& param) const override {
+    check_host_param(param, 3, /*deferred_ok=*/true);
+  }
   void finalize(const std::vector<ParamRecord>& params,
                 const std::vector<GroupRecord>& groups) override;
   void grad_ready(uint32_t index, bool boundary) override;
@@ -55,6 +63,11 @@ class Stage3 final : public Stage {
   void open_store();  // offload_param: the store, and where the masters are in it
   void page_in();   // on a drive: the masters and staged partition resident, shards at them
   void page_out();  // on a drive: both written back and freed
+  // Parameters registered without data (ABI 1.9) that this stage keeps whole get a buffer here.
+  void hold_deferred_whole();
+  // A FOR_WRITE gather's release: the gathered values (whole parameters: their `data`) become
+  // this rank's slices of the parameter partition and the fp32 masters.
+  void write_back(uint32_t group);
   sdk::Host host_;
   sdk::Tracer tracer_;
   ZeroConfig config_;
@@ -72,6 +85,8 @@ class Stage3 final : public Stage {
   std::unique_ptr<GroupCalls> calls_;
   std::unique_ptr<ParamGatherer> gatherer_;
   bool boundary_reduced_ = false;  // end_micro_step(boundary) ran since the last finish_reduce
+  std::vector<uint8_t> writing_;   // per group: gathered FOR_WRITE, written back at release
+  std::vector<Buffer<unsigned char>> deferred_whole_;  // whole parameters registered without data
 };
 
 }  // namespace strata::zero

@@ -39,6 +39,12 @@ void ZeroPlugin::query(strata_sharding_caps* caps) const {
   if (STRATA_STRUCT_HAS(caps, strata_sharding_caps, shards_replicated)) {
     caps->shards_replicated = stage_->shards_replicated() ? 1 : 0;
   }
+  // ABI 1.9: only stage 3 partitions parameters, so only there do written values need a home.
+  if (STRATA_STRUCT_HAS(caps, strata_sharding_caps, features)) {
+    caps->features = stage_->number() == 3
+                         ? STRATA_SHARDING_WRITABLE_GATHER | STRATA_SHARDING_DEFERRED_VALUES
+                         : 0u;
+  }
 }
 
 void ZeroPlugin::register_param(uint32_t index, const strata_param_desc* desc) {
@@ -108,9 +114,15 @@ void ZeroPlugin::finalize() {
 
 void ZeroPlugin::gather(uint32_t group, uint32_t flags) {
   require_finalized("gather");
-  if ((flags & ~STRATA_GATHER_FOR_BACKWARD) != 0) {
-    fail(STRATA_ERR_INVALID_ARGUMENT, "gather: unknown flags " + std::to_string(flags) +
-                                          " (expected 0 or STRATA_GATHER_FOR_BACKWARD)");
+  if ((flags & ~(STRATA_GATHER_FOR_BACKWARD | STRATA_GATHER_FOR_WRITE)) != 0) {
+    fail(STRATA_ERR_INVALID_ARGUMENT,
+         "gather: unknown flags " + std::to_string(flags) +
+             " (expected 0, STRATA_GATHER_FOR_BACKWARD and/or STRATA_GATHER_FOR_WRITE)");
+  }
+  if ((flags & STRATA_GATHER_FOR_WRITE) != 0 && stage_->number() != 3) {
+    fail(STRATA_ERR_UNSUPPORTED, "gather: STRATA_GATHER_FOR_WRITE at stage " +
+                                     std::to_string(stage_->number()) +
+                                     ": the host's buffers are the parameters there; write them");
   }
   stage_->gather(group, flags);
 }

@@ -28,8 +28,10 @@ extern "C" {
  * plugins). 1.5: strata_step_result says where the step's time went; the timeline
  * (STRATA_TIMELINE). 1.6: checkpoints (strata_save, strata_save_wait, strata_load) and the learning
  * rate (strata_lr, strata_set_lr; the manifest's "scheduler"). 1.7: CUDA device parameters and
- * strata_set_stream. 1.8: strata_version(). */
-#define STRATA_API_VERSION_MINOR 8
+ * strata_set_stream. 1.8: strata_version(). 1.9: deferred values: strata_register_param with
+ * NULL data where the sharding stage partitions the parameter, and strata_gather with
+ * STRATA_GATHER_FOR_WRITE to write whole values after finalize. */
+#define STRATA_API_VERSION_MINOR 9
 
 #if defined(_WIN32)
 #define STRATA_API
@@ -85,7 +87,13 @@ STRATA_API strata_status strata_training(const strata_runtime* rt, strata_traini
  * `data` holds the initial values (rank 0's are broadcast at finalize). `grad` may be NULL (API
  * 1.1): the runtime then owns gradient storage and the host reaches it through strata_view_param.
  * Non-NULL buffers stay host-owned and must outlive the runtime; at ZeRO stage 3 the runtime stops
- * using `data` of parameters it partitions after finalize (strata_view_param says which). */
+ * using `data` of parameters it partitions after finalize (strata_view_param says which).
+ * API 1.9: `data` may be NULL (deferred values) for a parameter in a group where the sharding
+ * plugin says it can (STRATA_SHARDING_DEFERRED_VALUES: plugins/zero at stage 3; finalize names the
+ * parameter otherwise). Its values are zero until the host writes them with
+ * strata_gather(STRATA_GATHER_FOR_WRITE); one the stage keeps whole (the persistence threshold)
+ * lives in a buffer of the runtime's, which strata_view_param gives. A host builds and writes one
+ * group at a time and never holds the whole model (DeepSpeed's zero.Init). */
 STRATA_API strata_status strata_register_param(strata_runtime* rt, const strata_param_desc* param,
                                                uint32_t* index, strata_error* err);
 /* Collective: checks that every rank registered the same parameters (names, counts, dtypes,
@@ -158,6 +166,12 @@ STRATA_API strata_status strata_define_group(strata_runtime* rt, const char* nam
  * order, and a divergence fails on every rank with an error naming the ranks and groups. */
 STRATA_API strata_status strata_gather(strata_runtime* rt, uint32_t group, uint32_t flags,
                                        strata_error* err);
+/* API 1.9: STRATA_GATHER_FOR_WRITE (alone or with FOR_BACKWARD) where the sharding plugin has
+ * STRATA_SHARDING_WRITABLE_GATHER (plugins/zero at stage 3): the host writes the group's whole
+ * values through strata_view_param's data, and strata_release makes them the parameters' values
+ * (partitions, fp32 masters, a parameter store; the optimizer state is kept). Every rank must
+ * write the same values (broadcast them first). Elsewhere refused with a message: at stages 0-2
+ * the host's own buffers are the parameters. */
 /* Ends the use of a gathered group: lent gradients are reduced, gathered parameters dropped. The
  * pointers strata_view_param gave for the group are invalid afterwards (touching them is undefined; the
  * view itself reports NULL). Same collectiveness as strata_gather. */

@@ -26,6 +26,7 @@ F32, F16, BF16, F64, I32, I64, U8 = range(7)
 DTYPE_NAMES = {F32: "f32", F16: "f16", BF16: "bf16", F64: "f64", I32: "i32", I64: "i64", U8: "u8"}
 OPS = {"sum": 0, "avg": 1, "min": 2, "max": 3}
 GATHER_FOR_BACKWARD = 1
+GATHER_FOR_WRITE = 2  # API 1.9
 OUTCOMES = {0: "accumulated", 1: "applied", 2: "skipped"}
 DEVICE_HOST = 0
 MEM_CATEGORIES = ("params", "grads", "master", "optimizer_state", "comm_buffers", "other")

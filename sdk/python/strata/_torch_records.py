@@ -8,13 +8,14 @@ from ._partitioned import tensor_at
 from .runtime import StrataError
 
 _TORCH_DTYPE = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+_TORCH_CODE = {torch.float32: _capi.F32, torch.float16: _capi.F16, torch.bfloat16: _capi.BF16}
 
 
 class _Param:
     """One registered parameter and how its values and gradients reach the runtime."""
     __slots__ = ("name", "p", "index", "group", "bridge", "store", "store_grad", "resident",
                  "partitioned", "live", "placeholder", "shape", "arrived", "copied_version",
-                 "_views")
+                 "deferred", "_views")
 
     def __init__(self, name, p):
         self.name, self.p = name, p
@@ -29,6 +30,7 @@ class _Param:
         self.shape = p.shape
         self.arrived = False     # this micro-batch's gradient was handed over
         self.copied_version = -1
+        self.deferred = False    # built on the meta device: registered without data, written after
         self._views = {}         # (address, dtype) -> tensor over runtime memory
 
     def view_tensor(self, address, dtype):
@@ -76,10 +78,10 @@ def _trim_heap():
 
 
 class _Group:
-    __slots__ = ("id", "params", "refs", "backward_open", "pending", "grads")
+    __slots__ = ("id", "params", "refs", "backward_open", "pending", "grads", "module")
 
-    def __init__(self, gid, params):
-        self.id, self.params = gid, params
+    def __init__(self, gid, params, module=None):
+        self.id, self.params, self.module = gid, params, module  # module: the owner
         self.refs = 0            # forwards (and gathered() scopes) using the group now
         self.backward_open = False
         self.pending = 0

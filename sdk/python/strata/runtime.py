@@ -192,7 +192,9 @@ class Runtime:
         self._keep[index] = (None, kept[1])
 
     def register_param_raw(self, name, dtype, data_ptr, grad_ptr, count):
-        """register_param with addresses; the caller keeps the memory alive until close."""
+        """register_param with addresses; the caller keeps the memory alive until close. A
+        data_ptr of None registers deferred values (API 1.9; ZeRO stage 3, a parameter in a
+        group): zero until written through gather(for_write=True)."""
         desc = _capi.sized(_capi.ParamDesc)
         desc.name, desc.dtype, desc.count = _text(name), dtype, count
         desc.device.type, desc.device.index = _capi.DEVICE_HOST, 0
@@ -219,8 +221,12 @@ class Runtime:
         self._check(self._lib.strata_grad_ready(self._live(), index, ctypes.byref(self._err)),
                     "strata_grad_ready")
 
-    def gather(self, group, for_backward=False):
-        flags = _capi.GATHER_FOR_BACKWARD if for_backward else 0
+    def gather(self, group, for_backward=False, for_write=False):
+        """strata_gather; for_write (API 1.9, ZeRO stage 3): what the host writes into the
+        group's views until release becomes the parameters' values (write the same on every
+        rank)."""
+        flags = (_capi.GATHER_FOR_BACKWARD if for_backward else 0) | \
+            (_capi.GATHER_FOR_WRITE if for_write else 0)
         self._check(self._lib.strata_gather(self._live(), group, flags, ctypes.byref(self._err)),
                     "strata_gather")
 

@@ -35,6 +35,10 @@ How the module's parameters meet the runtime (docs/DESIGN.md, "Python hosts"):
   runtime's buffer as autograd finishes it (an AccumulateGrad hook), and when the group's last
   one arrives its parameters are marked ready (their reduction overlaps the rest of backward)
   and the group is released.
+- A model built on the meta device (`with torch.device("meta")`, or device="meta" per layer)
+  never exists whole: its parameters are registered without data and each group's values are
+  made, initialized (`init`), broadcast from rank 0 and written one group at a time, as
+  deepspeed.zero.Init does (_deferred.py). ZeRO stage 3 only.
 - Given only named_parameters, no groups are defined: gradients go to host-owned buffers the
   runtime reads. That serves ZeRO stages 0-2; stage 3 needs the module.
 - Before each step the ranks agree on which parameters received a gradient in the micro-batch (one
@@ -49,9 +53,10 @@ import torch
 
 import strata
 from . import _capi
+from ._deferred import check_init, stand_ins_for_meta, write_deferred
 from ._partitioned import PartitionedParameter, SavedTensorHooks, tensor_at, wrap_outputs
 from ._torch_optimizer import _first_few, _merge, optimizer_overrides  # noqa: F401 (public)
-from ._torch_records import _TORCH_DTYPE, _Group, _numel, _Param, _trim_heap
+from ._torch_records import _TORCH_CODE, _TORCH_DTYPE, _Group, _numel, _Param, _trim_heap
 from .runtime import StrataError
 
 class DistributedOptimizer:
@@ -63,14 +68,19 @@ class DistributedOptimizer:
     model: the nn.Module (every ZeRO stage), or an iterable of (name, parameter) (stages 0-2).
     manifest, overrides: as strata.init; used when no runtime exists yet in this process. With one
         already created by strata.init, an optimizer must be None (its settings are fixed).
+    init: for a model built on the meta device (ZeRO stage 3; _deferred.py): None calls each
+        owning module's reset_parameters(), or a callable init(name, parameter) fills each
+        parameter; either way one group at a time, so no rank holds the whole model.
 
     Construction is collective: every rank registers the same parameters, rank 0's initial values
     are broadcast into every rank's module. Used by the training thread only.
     """
 
-    def __init__(self, optimizer, model, manifest=None, overrides=None):
+    def __init__(self, optimizer, model, manifest=None, overrides=None, init=None):
         self.optimizer = optimizer
         self.module = model if isinstance(model, torch.nn.Module) else None
+        deferred = stand_ins_for_meta(self.module)  # parameters built on the meta device
+        check_init(init, deferred)
         named = list(model.named_parameters() if self.module is not None else model)
         for item in named:
             if not (isinstance(item, tuple) and len(item) == 2 and
@@ -80,6 +90,17 @@ class DistributedOptimizer:
         self._params = [_Param(name, p) for name, p in named if p.requires_grad]
         if not self._params:
             raise ValueError("strata.torch.DistributedOptimizer: no trainable parameters")
+        for rec in self._params:
+            rec.deferred = id(rec.p) in deferred
+        for name, p in named:
+            if p.is_meta and self.module is None:
+                raise ValueError("strata.torch.DistributedOptimizer: parameter %r is on the meta "
+                                 "device: pass the nn.Module (its groups are written one at a "
+                                 "time), not named parameters" % name)
+            if id(p) in deferred and not p.requires_grad:
+                raise ValueError("strata.torch.DistributedOptimizer: parameter %r is on the meta "
+                                 "device and frozen (requires_grad False); the runtime writes "
+                                 "only trainable ones: build it on the CPU" % name)
         patch = None
         if optimizer is not None:
             patch = optimizer_overrides(optimizer)
@@ -109,10 +130,10 @@ class DistributedOptimizer:
         self._saved_hooks = None  # stage 3: SavedTensorHooks, when some parameter is partitioned
         self._scopes = []         # saved-tensor hook scopes of the forwards running now
         self._flags = (ctypes.c_int32 * (2 * len(self._params)))()
-        self._register()
+        self._register(init)
 
     # ---- setup ----------------------------------------------------------------------------------
-    def _register(self):
+    def _register(self, init):
         rt = self.runtime
         model_dtype = self._model_dtype = _TORCH_DTYPE.get(self.training.model_dtype)
         if model_dtype is None:
@@ -121,9 +142,22 @@ class DistributedOptimizer:
         grouped = self.module is not None
         for rec in self._params:
             p = rec.p
-            if p.device.type != "cpu" or not p.is_contiguous():
+            if p.device.type != "cpu" or not (p.is_contiguous() or rec.deferred):
                 raise ValueError("strata.torch: parameter %r: expected a contiguous CPU tensor"
                                  % rec.name)
+            if rec.deferred:
+                if not grouped:
+                    raise ValueError("strata.torch: parameter %r was built on the meta device: "
+                                     "pass the nn.Module" % rec.name)
+                if p.dtype != model_dtype and not (p.dtype == torch.float32 and
+                                                   model_dtype != torch.float32):
+                    raise ValueError("strata.torch: parameter %r is %s; the manifest's model "
+                                     "dtype is %s" % (rec.name, p.dtype,
+                                                      self.training.model_dtype))
+                rec.bridge = p.dtype != model_dtype
+                rec.index = rt.register_param_raw(rec.name, _TORCH_CODE[model_dtype], None, None,
+                                                  _numel(rec.shape))
+                continue
             if p.dtype == model_dtype:
                 rec.store = p.data
             elif p.dtype == torch.float32 and model_dtype != torch.float32:
@@ -147,13 +181,21 @@ class DistributedOptimizer:
         for rec in self._params:
             view = rt.view(rec.index)
             rec.partitioned = grouped and view.data is None
-            rec.resident = not rec.bridge and view.data == rec.store.data_ptr()
+            if rec.deferred and not rec.partitioned:
+                # Kept whole (the persistence threshold) in a buffer of the runtime's, which
+                # the module uses in place (a bridged one: a widened copy, made at its write).
+                rec.store = tensor_at(view.data, _numel(rec.shape), model_dtype, rec.shape)
+                rec.p.data = (torch.empty(rec.shape, dtype=rec.p.dtype) if rec.bridge
+                              else rec.store)
+            rec.resident = (not rec.bridge and rec.store is not None and
+                            view.data == rec.store.data_ptr())
             if not grouped and view.data != rec.store.data_ptr():
                 raise ValueError(
                     "strata.torch: the sharding stratum partitions parameter %r (ZeRO stage 3): "
                     "pass the nn.Module to DistributedOptimizer, which gathers each module's "
                     "parameters around its forward" % rec.name)
         self._install_hooks()
+        write_deferred(self, init)  # built on meta: made, initialized and written group by group
         self._partition()
         self.sync_module()  # rank 0's values, broadcast by finalize, into every module
 
@@ -169,7 +211,7 @@ class DistributedOptimizer:
             if not members:
                 continue
             gid = self.runtime.define_group(name or "model", [rec.index for rec in members])
-            group = _Group(gid, members)
+            group = _Group(gid, members, mod)
             for rec in members:
                 rec.group = group
                 owner[id(rec.p)] = group

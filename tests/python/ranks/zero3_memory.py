@@ -2,13 +2,20 @@
 strata.torch, and prints one line per rank that the test reads:
 
     memory rank R model_bytes M baseline_rss B rss_after_step A runtime_bytes T peak_rss P
+    construction rank R peak_rss C runtime_peak_bytes Q
 
 model_bytes: the model's parameters in fp32; baseline_rss: the process before the model existed
 (torch imported, the runtime not yet created); rss_after_step: after the last step, from
 /proc/self/statm; runtime_bytes: the runtime's memory report (every category, current);
 peak_rss: ru_maxrss. All in bytes.
 
-    zero3_memory.py MANIFEST OVERRIDES_JSON LAYERS WIDTH
+construction: ru_maxrss once DistributedOptimizer exists (before any step), and the sum of the
+runtime's peak report then.
+
+    zero3_memory.py MANIFEST OVERRIDES_JSON LAYERS WIDTH [cpu|meta]
+
+meta: the layers are built on the meta device (strata.torch writes them one group at a time,
+with each Linear's reset_parameters()).
 """
 import ctypes
 import gc
@@ -41,11 +48,15 @@ def main():
     torch.manual_seed(0)
     settle()
     baseline = rss_bytes()
-    model = nn.Sequential(*[nn.Linear(width, width) for _ in range(layers)])
+    device = sys.argv[5] if len(sys.argv) > 5 else "cpu"
+    model = nn.Sequential(*[nn.Linear(width, width, device=device) for _ in range(layers)])
     model_bytes = sum(p.numel() for p in model.parameters()) * 4
     opt = st.DistributedOptimizer(torch.optim.AdamW(model.parameters(), lr=1e-3), model,
                                   manifest=manifest, overrides=overrides)
     world = opt.world
+    print("construction rank %d peak_rss %d runtime_peak_bytes %d" % (
+        world.rank, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        sum(opt.runtime.memory()["peak"].values())), flush=True)
     g = torch.Generator().manual_seed(1)
     for _ in range(2):
         x = torch.randn(4, width, generator=g)

@@ -8,7 +8,10 @@ empty placeholder, and after opt.step() no tensor the module can reach holds a w
     zero3_module.py MANIFEST OVERRIDES_JSON CASE OUT [STEPS]
 
 CASE: plain | bf16module (the module in bf16, not bridged) | twice (one block applied twice per forward) | checkpoint (torch.utils.checkpoint
-around a block) | outside (a parameter read outside its module: expected to fail, naming it)
+around a block) | outside (a parameter read outside its module: expected to fail, naming it) |
+seeded (plain, initialized by seeded_fill) | meta (the same model built on the meta device and
+written by strata.torch with init=seeded_fill(): the values of seeded) | meta_buffer, stray_init
+(bad input: a buffer on meta, init without meta parameters)
 """
 import json
 import sys
@@ -24,25 +27,26 @@ VOCAB, WIDTH, CONTEXT = 32, 24, 8
 
 
 class Block(nn.Module):
-    def __init__(self):
+    def __init__(self, device=None):
         super().__init__()
-        self.norm = nn.LayerNorm(WIDTH)
-        self.up = nn.Linear(WIDTH, 4 * WIDTH)
-        self.down = nn.Linear(4 * WIDTH, WIDTH)
+        self.norm = nn.LayerNorm(WIDTH, device=device)
+        self.up = nn.Linear(WIDTH, 4 * WIDTH, device=device)
+        self.down = nn.Linear(4 * WIDTH, WIDTH, device=device)
 
     def forward(self, x):
         return x + self.down(F.gelu(self.up(self.norm(x))))
 
 
 class Decoder(nn.Module):
-    def __init__(self, case):
+    def __init__(self, case, device=None):
         super().__init__()
         self.case = case
-        self.tok = nn.Embedding(VOCAB, WIDTH)
-        self.pos = nn.Parameter(torch.randn(CONTEXT, WIDTH) * 0.02)  # the root module's own
-        self.blocks = nn.ModuleList([Block(), Block()])
-        self.norm = nn.LayerNorm(WIDTH)
-        self.head = nn.Linear(WIDTH, VOCAB, bias=False)
+        self.tok = nn.Embedding(VOCAB, WIDTH, device=device)
+        # The root module's own parameter.
+        self.pos = nn.Parameter(torch.empty(CONTEXT, WIDTH, device=device).normal_(0, 0.02))
+        self.blocks = nn.ModuleList([Block(device), Block(device)])
+        self.norm = nn.LayerNorm(WIDTH, device=device)
+        self.head = nn.Linear(WIDTH, VOCAB, bias=False, device=device)
         self.head.weight = self.tok.weight  # tied: the head uses the embedding's parameter
 
     def forward(self, tokens):
@@ -59,16 +63,43 @@ class Decoder(nn.Module):
         return self.head(self.norm(x))
 
 
+def seeded_fill():
+    """fill(name, parameter) in named_parameters() order: the same values built whole (case
+    seeded) or on the meta device and written group by group by strata.torch (case meta)."""
+    gen = torch.Generator().manual_seed(7)
+
+    @torch.no_grad()
+    def fill(name, p):
+        p.copy_(torch.randn(p.shape, generator=gen) * 0.1 + (1.0 if "norm.weight" in name else 0))
+    return fill
+
+
 def main():
     manifest, overrides, case, out = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
     steps = int(sys.argv[5]) if len(sys.argv) > 5 else 6
     torch.manual_seed(0)
-    model = Decoder(case)
-    if case == "bf16module":  # the module itself in bf16: parameters registered as they are
-        model = model.to(torch.bfloat16)
-    initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    init = None
+    if case in ("meta", "meta_buffer"):  # never whole: strata.torch writes it group by group
+        model = Decoder("plain", device="meta")
+        init = seeded_fill()
+        initial = {}
+        if case == "meta_buffer":  # refused: a buffer has no values to write
+            model.norm.register_buffer("meta_stat", torch.empty(3, device="meta"))
+    elif case == "stray_init":  # refused: init without a meta parameter
+        model, init, initial = Decoder("plain"), seeded_fill(), {}
+    else:
+        model = Decoder("plain" if case == "seeded" else case)
+        if case == "seeded":
+            fill = seeded_fill()
+            for name, p in model.named_parameters():
+                fill(name, p)
+        if case == "bf16module":  # the module itself in bf16: parameters registered as they are
+            model = model.to(torch.bfloat16)
+        initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
     adam = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
-    opt = st.DistributedOptimizer(adam, model, manifest=manifest, overrides=overrides)
+    opt = st.DistributedOptimizer(adam, model, manifest=manifest, overrides=overrides, init=init)
+    if case == "meta":
+        initial = opt.module_state_dict()
     world = opt.world
     stage3 = any(rec.partitioned for rec in opt._params)
     g = torch.Generator().manual_seed(1)
