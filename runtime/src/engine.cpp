@@ -386,10 +386,6 @@ bool Engine::sharding_feature(uint32_t bit) const {
 // Before the sharding plugin's finalize, which would read `data`: only a plugin that says it
 // partitions such parameters gets them, and only in a group (gathered FOR_WRITE later).
 void Engine::check_deferred_values() const {
-  std::vector<uint8_t> grouped(registry_.params().size(), 0);
-  for (const GroupRecord& g : registry_.groups()) {
-    for (uint32_t i : g.params) grouped[i] = 1;
-  }
   for (uint32_t i = 0; i < registry_.params().size(); ++i) {
     const ParamRecord& p = registry_.params()[i];
     if (p.data != nullptr) continue;
@@ -401,7 +397,7 @@ void Engine::check_deferred_values() const {
                       runtime_abi_text() + ") keeps parameters in the host's buffers: register "
                       "its data (deferred values need ZeRO stage 3 with plugins/zero, ABI 1.9)");
     }
-    if (grouped[i] == 0) {
+    if (!registry_.grouped(i)) {
       throw Error(STRATA_ERR_INVALID_ARGUMENT,
                   "finalize: parameter " + p.signature() + " was registered without data but is "
                   "in no group, so nothing can gather it to write its values: define its group "
@@ -417,7 +413,9 @@ void Engine::record_host_buffers() {
     const ParamRecord& p = registry_.params()[i];
     const strata_param_view view = param_view(i);
     const strata_mem_location where = memory_location(p.device);
-    if (p.data != nullptr && view.data == p.data) ledger_.record(STRATA_MEM_PARAMS, p.bytes(), where);
+    if (p.data != nullptr && view.data == p.data) {  // NULL: deferred values, the plugin's memory
+      ledger_.record(STRATA_MEM_PARAMS, p.bytes(), where);
+    }
     if (p.grad != nullptr && view.grad == p.grad) ledger_.record(STRATA_MEM_GRADS, p.bytes(), where);
   }
 }
@@ -435,7 +433,8 @@ void Engine::gather(uint32_t group, uint32_t flags) {
                 "gather: unknown flags " + std::to_string(flags) +
                     " (expected 0, STRATA_GATHER_FOR_BACKWARD and/or STRATA_GATHER_FOR_WRITE)");
   }
-  if ((flags & STRATA_GATHER_FOR_WRITE) != 0 && !sharding_feature(STRATA_SHARDING_WRITABLE_GATHER)) {
+  const bool write = (flags & STRATA_GATHER_FOR_WRITE) != 0;
+  if (write && !sharding_feature(STRATA_SHARDING_WRITABLE_GATHER)) {
     throw Error(STRATA_ERR_UNSUPPORTED,
                 "gather: STRATA_GATHER_FOR_WRITE of group '" + registry_.groups()[group].name +
                     "': sharding plugin '" + sharding_.name() + "' (stage " +

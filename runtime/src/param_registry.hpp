@@ -41,6 +41,7 @@ class ParamRegistry {
   uint32_t add_group(const std::string& name, const uint32_t* params, size_t count);
   const std::vector<ParamRecord>& params() const { return params_; }
   const std::vector<GroupRecord>& groups() const { return groups_; }
+  bool grouped(uint32_t index) const { return grouped_[index] != 0; }  // in some group
 
   // Collective. Throws STRATA_ERR_MISMATCH on every rank alike, naming the first parameter or
   // group that differs and the ranks, if any rank registered different names, dtypes, counts,

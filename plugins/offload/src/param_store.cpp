@@ -78,9 +78,9 @@ class MemoryParamStore final : public ParamStore {
   uint64_t tickets_ = 0;
 };
 
-// One unlinked file, mapped shared (data()), transfers through io_uring in chunks of at most kChunk bytes (a read or
-// write moves at most 2 GiB - 4 KiB per call on Linux; the optimizer's pieces stay under 1 GiB
-// too). Each chunk in flight holds one of kTags queue tags; a chunk started while all are busy
+// One unlinked file, mapped shared (data()); transfers go through io_uring in chunks of at most
+// kChunk bytes (a read or write moves at most 2 GiB - 4 KiB per call on Linux; the optimizer's
+// pieces stay under 1 GiB too). Each chunk in flight holds one of kTags queue tags; a chunk started while all are busy
 // first completes the oldest, whose outcome is kept for its ticket's wait.
 class FileParamStore final : public ParamStore {
  public:

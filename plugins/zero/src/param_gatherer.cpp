@@ -133,15 +133,22 @@ void ParamGatherer::fill_from_params() {
 #endif
 }
 
-const void* ParamGatherer::my_gathered_slice(size_t b) const {
+unsigned char* ParamGatherer::gathered(size_t b) const {
   const uint32_t group = groups_.group_of(layout_.plan().buckets[b].slots.front().param_index);
   const auto it = live_.find(group);
-  if (it != live_.end() && it->second.state == State::kGathered) {
-    for (const Fetch& f : it->second.fetches) {
-      if (f.bucket == b) return element_at(f.buffer.data(), dtype_, layout_.my_begin(b));
-    }
+  if (it == live_.end() || it->second.state != State::kGathered) return nullptr;
+  for (const Fetch& f : it->second.fetches) {
+    if (f.bucket == b) return f.buffer.data();
   }
-  sdk::fail(STRATA_ERR_INTERNAL, "zero: bucket " + std::to_string(b) + " is not gathered");
+  return nullptr;
+}
+
+const void* ParamGatherer::my_gathered_slice(size_t b) const {
+  const unsigned char* whole = gathered(b);
+  if (whole == nullptr) {
+    sdk::fail(STRATA_ERR_INTERNAL, "zero: bucket " + std::to_string(b) + " is not gathered");
+  }
+  return element_at(whole, dtype_, layout_.my_begin(b));
 }
 
 void ParamGatherer::write_slice(size_t b, const void* values) {
@@ -163,13 +170,8 @@ bool ParamGatherer::partitioned(uint32_t param) const {
 }
 
 void* ParamGatherer::data(uint32_t param) const {
-  const auto it = live_.find(groups_.group_of(param));
-  if (it == live_.end() || it->second.state != State::kGathered) return nullptr;
-  const uint32_t b = layout_.plan().bucket_of[param];
-  for (const Fetch& f : it->second.fetches) {
-    if (f.bucket == b) return element_at(f.buffer.data(), dtype_, slot_offset_[param]);
-  }
-  return nullptr;
+  unsigned char* whole = gathered(layout_.plan().bucket_of[param]);
+  return whole == nullptr ? nullptr : element_at(whole, dtype_, slot_offset_[param]);
 }
 
 ParamGatherer::Live ParamGatherer::fetch(uint32_t group) {

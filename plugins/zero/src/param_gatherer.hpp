@@ -116,6 +116,9 @@ class ParamGatherer {
     State state = State::kGathered;
   };
 
+  // The whole gathered buffer of partitioned bucket b, or nullptr when its group is not
+  // gathered (prefetched and cached groups are not, for the host).
+  unsigned char* gathered(size_t b) const;
   Live fetch(uint32_t group);  // starts the allgathers (on a drive: the reads)
   void complete(Live& live);   // waits for them
   void land(Fetch& f);         // a read in: waits for it and starts the allgather

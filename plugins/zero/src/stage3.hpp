@@ -14,9 +14,10 @@
 // only the groups in use.
 //
 // Deferred values (ABI 1.9): a parameter may be registered without data: a partitioned one's
-// slices start at zero, one kept whole gets a zeroed buffer here (its `data` from then on); and a gather FOR_WRITE followed by release stores whatever the host wrote into
-// the gathered buffers (and into whole parameters' `data`) as the parameters' values: parameter
-// partition, masters, store. A host then builds and writes one group at a time.
+// slices start at zero, one kept whole gets a zeroed buffer here (its `data` from then on). A
+// gather FOR_WRITE followed by release stores whatever the host wrote into the gathered buffers
+// (and into whole parameters' `data`) as the parameters' values: parameter partition, masters,
+// store. A host then builds and writes one group at a time.
 #pragma once
 
 #include "comm_link.hpp"

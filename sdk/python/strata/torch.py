@@ -145,27 +145,16 @@ class DistributedOptimizer:
             if p.device.type != "cpu" or not (p.is_contiguous() or rec.deferred):
                 raise ValueError("strata.torch: parameter %r: expected a contiguous CPU tensor"
                                  % rec.name)
-            if rec.deferred:
-                if not grouped:
-                    raise ValueError("strata.torch: parameter %r was built on the meta device: "
-                                     "pass the nn.Module" % rec.name)
-                if p.dtype != model_dtype and not (p.dtype == torch.float32 and
-                                                   model_dtype != torch.float32):
-                    raise ValueError("strata.torch: parameter %r is %s; the manifest's model "
-                                     "dtype is %s" % (rec.name, p.dtype,
-                                                      self.training.model_dtype))
-                rec.bridge = p.dtype != model_dtype
+            if p.dtype != model_dtype and not (p.dtype == torch.float32 and
+                                               model_dtype != torch.float32):
+                raise ValueError("strata.torch: parameter %r is %s; the manifest's model dtype is "
+                                 "%s" % (rec.name, p.dtype, self.training.model_dtype))
+            rec.bridge = p.dtype != model_dtype  # an fp32 module under an f16/bf16 manifest
+            if rec.deferred:  # built on meta (module only): registered without data
                 rec.index = rt.register_param_raw(rec.name, _TORCH_CODE[model_dtype], None, None,
                                                   _numel(rec.shape))
                 continue
-            if p.dtype == model_dtype:
-                rec.store = p.data
-            elif p.dtype == torch.float32 and model_dtype != torch.float32:
-                rec.bridge = True
-                rec.store = p.data.to(model_dtype)
-            else:
-                raise ValueError("strata.torch: parameter %r is %s; the manifest's model dtype is %s"
-                                 % (rec.name, p.dtype, self.training.model_dtype))
+            rec.store = p.data.to(model_dtype) if rec.bridge else p.data
             grad = None
             if not grouped:
                 # Host-owned gradient buffers; an fp32 parameter's is p.grad itself, so autograd
