@@ -21,8 +21,10 @@ Environment: PYTHON (required unless /tmp/strata-bench-venv/bin/python exists), 
 STEPS (4), RANKS ("2 4"), SIZE (100m), CONTEXT (256), BATCH (global sequences per step, 4),
 PRECISION (fp32 | bf16: Strata's stages; the peers stay fp32), MODES (all of: strata0 strata1
 strata2 strata3 ddp fsdp deepspeed), PREFETCH (stage3_prefetch_bucket_size of Strata's stage 3 and
-DeepSpeed's, elements, 1e7: about one and a half layers of the 100m model), RUN_TIMEOUT (seconds
-per run, 900), MPIRUN (mpirun).
+DeepSpeed's, elements, 1e7: about one and a half layers of the 100m model), MAX_LIVE and REUSE
+(stage3_max_live_parameters and stage3_max_reuse_distance of both, 2e7 and 1e7 elements: DeepSpeed's
+defaults, 1e9, keep a 100 M-parameter model gathered whole from forward to backward), RUN_TIMEOUT
+(seconds per run, 900), MPIRUN (mpirun).
 Last line: headline zero3_rss_vs_ddp=... rss_vs_deepspeed_zero3=... tokens_vs_deepspeed_zero3=...
 tokens_vs_fsdp=... zero3_vs_stage0_tokens=... (at the largest RANKS; goals in the README).
 """
@@ -77,6 +79,8 @@ class Bench:
                 die("MODES: unknown %r (want some of %s)" % (m, " ".join(ALL_MODES)))
         self.timeout = env_int("RUN_TIMEOUT", 900)
         self.prefetch = env_int("PREFETCH", 10_000_000)
+        self.max_live = env_int("MAX_LIVE", 20_000_000)
+        self.reuse = env_int("REUSE", 10_000_000)
         self.mpirun = shlex.split(os.environ.get("MPIRUN", "mpirun"))
         self.cores = os.cpu_count() or 1
 
@@ -85,9 +89,12 @@ class Bench:
         args = [self.python, TRAIN, "--size", self.size, "--context", str(self.context),
                 "--batch", str(self.batch), "--max-steps", str(self.steps), "--eval-batches",
                 "1", "--threads", str(threads), "--seed", "1"]
-        # Stage 3 (Strata's and DeepSpeed's) prefetches PREFETCH elements ahead: DeepSpeed's default
-        # 5e7 would hold 44% of a 114 M-parameter model gathered at once.
-        stage3 = {"stage3_prefetch_bucket_size": self.prefetch}
+        # Stage 3 (Strata's and DeepSpeed's) prefetches PREFETCH elements ahead and keeps at most
+        # MAX_LIVE gathered, REUSE for a group used again soon: DeepSpeed's defaults (5e7, 1e9,
+        # 1e9) would hold a 114 M-parameter model gathered whole between forward and backward.
+        stage3 = {"stage3_prefetch_bucket_size": self.prefetch,
+                  "stage3_max_live_parameters": self.max_live,
+                  "stage3_max_reuse_distance": self.reuse}
         if mode.startswith("strata"):
             patch = {"zero_optimization": dict(stage3 if mode == "strata3" else {},
                                                stage=int(mode[-1]))}

@@ -4,6 +4,7 @@
 #include "sharded_support.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace strata::zero_test {
 namespace {
@@ -33,7 +34,11 @@ uint64_t gathered_elements(uint32_t group, int n) {
 
 class Stage3 : public ::testing::Test {
  protected:
+  // Spare buffers off unless `spares_` (set by the test that checks them): the other tests check
+  // the exact bytes of the buffers in use.
   void make(const std::string& cfg, bool host_grads = false) {
+    zero_.reset();
+    setenv("STRATA_ZERO_SPARE_BUFFERS", spares_ ? "1" : "0", 1);
     zero_ = std::make_unique<Zero>(host_, cfg);
     model_ = std::make_unique<TestModel>(kOddSizes, host_grads);
     ASSERT_EQ(zero_->created(), STRATA_OK) << zero_->message();
@@ -75,6 +80,7 @@ class Stage3 : public ::testing::Test {
   std::unique_ptr<Zero> zero_;
   std::unique_ptr<TestModel> model_;
   size_t base_params_ = 0;
+  bool spares_ = false;
 };
 
 // fp32: the parameter partition is the master partition (one buffer), so partitioned parameters
@@ -116,6 +122,46 @@ TEST_F(Stage3, ViewsShowGatheredParametersOnly) {
   ASSERT_EQ(zero_->release(1), STRATA_OK) << zero_->message();
   EXPECT_EQ(zero_->data_of(3), nullptr);
   EXPECT_EQ(live_params(), 0u);
+}
+
+// Released gathered buffers and lent gradient buffers are kept as spares for the next gather of
+// the same size (no fresh pages per gather), but never beyond what the buffers in use once held
+// together, and none outlives the micro-batch; the values trained are the same.
+TEST_F(Stage3, SpareBuffersNeverRaiseThePeakAndEndWithTheMicroBatch) {
+  struct Run {
+    size_t peak = 0;              // of PARAMS + GRADS bytes during the steps
+    std::vector<float> gathered;  // every partitioned parameter after three steps
+  };
+  const auto run = [&](bool spares) {
+    spares_ = spares;
+    make(config());
+    Run r;
+    const size_t base = host_.bytes(STRATA_MEM_PARAMS) + host_.bytes(STRATA_MEM_GRADS);
+    host_.watch_peak((1u << STRATA_MEM_PARAMS) | (1u << STRATA_MEM_GRADS));
+    for (int s = 0; s < 3; ++s) {
+      micro_batch(0, true);
+      EXPECT_EQ(host_.bytes(STRATA_MEM_PARAMS) + host_.bytes(STRATA_MEM_GRADS), base)
+          << "spares " << spares << ", step " << s << ": buffers outlive the micro-batch";
+      step();
+    }
+    r.peak = host_.watched_peak() - base;
+    for (uint32_t g = 0; g < 3; ++g) {
+      EXPECT_EQ(zero_->gather(g), STRATA_OK) << zero_->message();
+      for (uint32_t p : kPartitionedParams) {
+        if (std::find(kGroups[g].begin(), kGroups[g].end(), p) == kGroups[g].end()) continue;
+        const float* w = zero_->data_of(p);
+        if (w != nullptr) r.gathered.insert(r.gathered.end(), w, w + model_->size(p));
+      }
+      EXPECT_EQ(zero_->release(g), STRATA_OK) << zero_->message();
+    }
+    return r;
+  };
+  const Run without = run(false);
+  const Run with = run(true);
+  EXPECT_GT(without.peak, 0u);
+  EXPECT_LE(with.peak, without.peak) << "spares raised the peak of gathered and lent buffers";
+  ASSERT_EQ(with.gathered.size(), without.gathered.size());
+  EXPECT_EQ(with.gathered, without.gathered) << "spare buffers changed the values trained";
 }
 
 TEST_F(Stage3, TrainingStepsReduceAndPublishThroughThePartitions) {

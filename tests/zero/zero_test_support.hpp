@@ -40,6 +40,8 @@ class RecordingHost {
   RecordingHost& operator=(const RecordingHost&) = delete;
   strata_host_api* api() { return host_.api(); }
   size_t bytes(strata_mem_category c) { return host_.bytes(c); }
+  void watch_peak(uint32_t mask) { host_.watch_peak(mask); }
+  size_t watched_peak() { return host_.watched_peak(); }
   std::vector<LogLine> lines(int32_t level) const;
 
  private:

@@ -116,6 +116,17 @@ class PluginHost {
     std::lock_guard<std::mutex> lock(mutex_);
     return located_[l][c];
   }
+  // From now on, the largest memory the categories in `mask` (bit c: category c) held together
+  // at any moment, as of each allocation (watched_peak()).
+  void watch_peak(uint32_t mask) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    watch_mask_ = mask;
+    watched_peak_ = watched_now();
+  }
+  size_t watched_peak() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return watched_peak_;
+  }
 
  private:
   struct Allocation {
@@ -147,6 +158,7 @@ class PluginHost {
     std::lock_guard<std::mutex> lock(mutex_);
     live_[p] = {bytes, rounded, category, location};
     located_[location][category] += bytes;
+    watched_peak_ = std::max(watched_peak_, watched_now());
     return p;
   }
 
@@ -167,8 +179,19 @@ class PluginHost {
     std::free(p);
   }
 
+  size_t watched_now() const {  // caller holds mutex_
+    size_t sum = 0;
+    for (int c = 0; c < STRATA_MEM_CATEGORY_COUNT; ++c) {
+      if ((watch_mask_ & (1u << c)) == 0) continue;
+      for (int l = STRATA_MEM_HOST; l <= STRATA_MEM_DEVICE; ++l) sum += located_[l][c];
+    }
+    return sum;
+  }
+
   strata_host_api api_{};
   std::mutex mutex_;
+  uint32_t watch_mask_ = 0;
+  size_t watched_peak_ = 0;
   std::map<void*, Allocation> live_;
   uint64_t located_[STRATA_MEM_LOCATION_COUNT][STRATA_MEM_CATEGORY_COUNT] = {};
 };

@@ -8,10 +8,10 @@ Memory::Memory(const sdk::Host& host) : host_(host), device_(host.device()) {}
 
 void* Memory::stream() const { return host_.cuda_stream(); }
 
-void* Memory::alloc(size_t bytes, strata_mem_category category) const {
+void* Memory::alloc(size_t bytes, strata_mem_category category, bool zeroed) const {
   if (!on_device()) {
     void* p = host_.alloc(bytes, category);
-    if (p != nullptr) std::memset(p, 0, bytes);
+    if (p != nullptr && zeroed) std::memset(p, 0, bytes);
     return p;
   }
   if (bytes == 0) return nullptr;
@@ -23,7 +23,7 @@ void* Memory::alloc(size_t bytes, strata_mem_category category) const {
                   " (the runtime is older than ABI 1.7, was built without CUDA, or the device is "
                   "full)");
   }
-  zero(p, bytes);
+  if (zeroed) zero(p, bytes);
   return p;
 }
 

@@ -26,9 +26,11 @@ class Memory {
   bool on_device() const { return device_.type == STRATA_DEVICE_CUDA; }
   strata_device device() const { return device_; }
 
-  // Accounted, zeroed memory at the job's location; throws STRATA_ERR_OUT_OF_MEMORY naming the
-  // bytes and the location.
-  void* alloc(size_t bytes, strata_mem_category category) const;
+  // Accounted memory at the job's location, zeroed unless `zeroed` is false (for buffers a
+  // collective or a read overwrites whole: zeroing them first is a second pass over memory that
+  // is often not even mapped yet); throws STRATA_ERR_OUT_OF_MEMORY naming the bytes and the
+  // location.
+  void* alloc(size_t bytes, strata_mem_category category, bool zeroed = true) const;
   void free(void* p) const;
 
   void copy(void* dst, const void* src, size_t bytes) const {
@@ -73,6 +75,9 @@ class Memory {
   strata_device device_{STRATA_DEVICE_HOST, 0};
 };
 
+// Buffer's constructor argument for an array whose every element is written before it is read.
+struct Uninitialized {};
+
 // An accounted, zeroed array at the job's location (sdk::HostArray's twin for buffers that follow
 // the parameters onto a device). No element access: the data may not be readable from the CPU.
 template <class T>
@@ -82,6 +87,11 @@ class Buffer {
   Buffer(const sdk::Host& host, size_t count, strata_mem_category category)
       : memory_(host), count_(count) {
     data_ = static_cast<T*>(memory_.alloc(count * sizeof(T), category));
+  }
+  // Not zeroed: the caller overwrites every element before anything reads it.
+  Buffer(const sdk::Host& host, size_t count, strata_mem_category category, Uninitialized)
+      : memory_(host), count_(count) {
+    data_ = static_cast<T*>(memory_.alloc(count * sizeof(T), category, /*zeroed=*/false));
   }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;

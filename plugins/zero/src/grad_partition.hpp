@@ -46,6 +46,7 @@ class GradPartition final : public ReduceTarget {
   void lend(const std::vector<uint32_t>& params) { lent_.lend(params); }
   void unlend(const std::vector<uint32_t>& params) { lent_.unlend(params); }
   void new_round() { lent_.new_round(); }
+  const std::shared_ptr<SpareBuffers>& spares() const { return lent_.spares(); }
   // Where the host writes parameter p's gradient now: its own buffer, or the one lent to it.
   void* view(uint32_t p) const;
 

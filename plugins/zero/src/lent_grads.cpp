@@ -6,9 +6,9 @@ namespace strata::zero {
 
 LentGrads::LentGrads(const sdk::Host& host, const PartitionLayout& layout,
                      const std::vector<ParamRecord>& params, int32_t dtype, bool contiguous)
-    : host_(host), layout_(&layout), params_(&params), dtype_(dtype), contiguous_(contiguous),
-      buckets_(layout.buckets().size()), own_(params.size()), lent_(params.size(), 0),
-      slot_offset_(params.size(), 0) {
+    : layout_(&layout), params_(&params), dtype_(dtype), contiguous_(contiguous),
+      spares_(std::make_shared<SpareBuffers>(host)), buckets_(layout.buckets().size()), own_(params.size()),
+      lent_(params.size(), 0), slot_offset_(params.size(), 0) {
   for (const Bucket& b : layout.plan().buckets) {
     for (const BucketSlot& s : b.slots) slot_offset_[s.param_index] = s.offset;
   }
@@ -22,12 +22,12 @@ void LentGrads::lend(const std::vector<uint32_t>& params) {
     if (contiguous_) {
       if (bucket.buffer.data() == nullptr) {
         const uint64_t padded = layout_->bucket(b).slice * static_cast<uint64_t>(layout_->ranks());
-        bucket.buffer = Buffer<unsigned char>(host_, padded * sdk::dtype_size(dtype_),
-                                                      STRATA_MEM_GRADS);
+        bucket.buffer = spares_->take(padded * sdk::dtype_size(dtype_), STRATA_MEM_GRADS,
+                                      /*zeroed=*/true);
       }
     } else if (own_[p].data() == nullptr) {
-      own_[p] = Buffer<unsigned char>(
-          host_, (*params_)[p].count * sdk::dtype_size(dtype_), STRATA_MEM_GRADS);
+      own_[p] = spares_->take((*params_)[p].count * sdk::dtype_size(dtype_), STRATA_MEM_GRADS,
+                              /*zeroed=*/true);
     }
     lent_[p] = 1;
     ++bucket.viewers;
@@ -64,14 +64,15 @@ void LentGrads::consumed(size_t b) {
 void LentGrads::maybe_free(size_t b) {
   BucketState& bucket = buckets_[b];
   if (!bucket.consumed || bucket.viewers > 0) return;
-  bucket.buffer = Buffer<unsigned char>();
+  spares_->give(std::move(bucket.buffer), STRATA_MEM_GRADS);
   for (const BucketSlot& s : layout_->plan().buckets[b].slots) {
-    own_[s.param_index] = Buffer<unsigned char>();
+    spares_->give(std::move(own_[s.param_index]), STRATA_MEM_GRADS);
   }
 }
 
 void LentGrads::new_round() {
   for (BucketState& bucket : buckets_) bucket.consumed = false;
+  if (spares_) spares_->clear();
 }
 
 }  // namespace strata::zero

@@ -27,7 +27,8 @@ namespace {
 ParamGatherer::ParamGatherer(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
                              const std::vector<ParamRecord>& params, const GroupState& groups,
                              int32_t dtype, const ZeroConfig& config, float* masters,
-                             const ParamStore& store, uint64_t masters_at)
+                             const ParamStore& store, uint64_t masters_at,
+                             std::shared_ptr<SpareBuffers> spares)
     : host_(host), comm_(comm), layout_(layout), params_(params), groups_(groups), dtype_(dtype),
       prefetch_limit_(config.prefetch_bucket_size), live_limit_(config.max_live_parameters),
       reuse_distance_(config.max_reuse_distance),
@@ -37,8 +38,8 @@ ParamGatherer::ParamGatherer(const sdk::Host& host, CommLink& comm, const Partit
                      : Buffer<unsigned char>(
                            host, layout.param_partition_elements() * sdk::dtype_size(dtype),
                            STRATA_MEM_PARAMS)),
-      buckets_of_(groups.size()), elements_of_(groups.size(), 0),
-      slot_offset_(params.size(), 0) {
+      spares_(std::move(spares)), buckets_of_(groups.size()),
+      elements_of_(groups.size(), 0), slot_offset_(params.size(), 0) {
   if (store.read_ahead_elements() > 0) {
     prefetch_limit_ = std::min(prefetch_limit_, store.read_ahead_elements());
   }
@@ -181,10 +182,12 @@ ParamGatherer::Live ParamGatherer::fetch(uint32_t group) {
     const uint64_t slice_elements = layout_.bucket(b).slice;
     Fetch f;
     f.bucket = b;
-    f.buffer = Buffer<unsigned char>(
-        host_, slice_elements * static_cast<uint64_t>(layout_.ranks()) * esize, STRATA_MEM_PARAMS);
+    f.buffer = spares_->take(slice_elements * static_cast<uint64_t>(layout_.ranks()) * esize,
+                             STRATA_MEM_PARAMS, /*zeroed=*/false);
     if (store_.on_disk()) {
-      f.staged = Buffer<unsigned char>(host_, slice_elements * esize, STRATA_MEM_PARAMS);
+      // The read fills it whole.
+      f.staged = Buffer<unsigned char>(host_, slice_elements * esize, STRATA_MEM_PARAMS,
+                                       Uninitialized{});
       f.read = store_.start_read(store_offset(b), f.staged.data(), f.staged.size());
     } else {
       f.request = comm_.start_allgather(slice(b), f.buffer.data(), slice_elements, dtype_);
@@ -302,6 +305,7 @@ void ParamGatherer::drop(uint32_t group) {
     fill_nan(f.buffer.data(), dtype_, layout_.bucket(f.bucket).slice * layout_.ranks());
   }
 #endif
+  for (Fetch& f : it->second.fetches) spares_->give(std::move(f.buffer), STRATA_MEM_PARAMS);
   live_.erase(it);
 }
 
@@ -316,6 +320,7 @@ void ParamGatherer::drop_all(State state) {
 void ParamGatherer::end_micro_batch(bool boundary) {
   drop_all(State::kPrefetched);
   drop_all(State::kCached);
+  spares_->clear();
   cursor_ = trace_.size();  // what was dropped is not fetched again ahead of time
   if (!boundary) return;
   last_trace_ = std::move(trace_);

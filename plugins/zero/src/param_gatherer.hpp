@@ -20,6 +20,10 @@
 // within it. A gather the model asks for always happens: over the limit it first drops prefetched,
 // then cached groups, and then gathers anyway (as DeepSpeed does).
 // Every rank sees the same calls (the sequence check), so these decisions match across ranks.
+//
+// Gathered buffers come from SpareBuffers (reused, not unmapped, within the peak of what is in use
+// with the lent gradients; freed at the end of each micro-batch) and are not zeroed: the
+// allgather writes them whole.
 // Element counts here are of the gathered buffers (padding included): what the memory holds.
 //
 // offload_param (param_store.hpp): in host memory the slices are the store's bytes. On a drive a
@@ -37,10 +41,12 @@
 #include "param.hpp"
 #include "param_store.hpp"
 #include "partition_layout.hpp"
+#include "spare_buffers.hpp"
 
 #include <strata/plugin.hpp>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,7 +62,7 @@ class ParamGatherer {
   ParamGatherer(const sdk::Host& host, CommLink& comm, const PartitionLayout& layout,
                 const std::vector<ParamRecord>& params, const GroupState& groups, int32_t dtype,
                 const ZeroConfig& config, float* masters, const ParamStore& store,
-                uint64_t masters_at);
+                uint64_t masters_at, std::shared_ptr<SpareBuffers> spares);
   ~ParamGatherer();
   ParamGatherer(const ParamGatherer&) = delete;
   ParamGatherer& operator=(const ParamGatherer&) = delete;
@@ -143,6 +149,7 @@ class ParamGatherer {
   const ParamStore& store_;
   uint64_t masters_at_;
   Buffer<unsigned char> partition_;  // f16/bf16 models: model dtype (on a drive: staged)
+  std::shared_ptr<SpareBuffers> spares_;  // shared with the lent gradients
   std::vector<std::vector<size_t>> buckets_of_;  // per group: its partitioned buckets
   std::vector<uint64_t> elements_of_;            // per group: N*S summed over those
   std::vector<uint64_t> slot_offset_;            // per parameter, within its bucket

@@ -60,7 +60,8 @@ void Stage3::finalize(const std::vector<ParamRecord>& params,
       reduce_piece(config_.reduce_bucket_size, layout_.ranks()), config_.communication_dtype);
   calls_ = std::make_unique<GroupCalls>(comm_, groups_, params_, *reducer_, grads_);
   gatherer_ = std::make_unique<ParamGatherer>(host_, comm_, layout_, params_, groups_, dtype_,
-                                              config_, masters_.data(), store_, masters_at_);
+                                              config_, masters_.data(), store_, masters_at_,
+                                              grads_.spares());
   gatherer_->fill_from_params();  // debug builds poison partitioned `data` from here on
   // Partitioned parameters get their model copies in the parameter partition, where gather reads
   // (on a drive: in the partition staged for the step, so they are asked for at each page_in).
@@ -130,6 +131,12 @@ void Stage3::gather(uint32_t group, uint32_t flags) {
                                       "device memory is not implemented");
   }
   const uint64_t agreed = calls_->gather(group, flags);
+  if ((flags & STRATA_GATHER_FOR_BACKWARD) != 0 && !in_backward_) {
+    // The host's activations peak where its backward starts: the spare buffers forward left
+    // are freed there, so that they do not add to that peak (backward refills them).
+    in_backward_ = true;
+    grads_.spares()->clear();
+  }
   page_out();  // resident since init_state or a checkpoint save: the store is the truth again
   try {
     // Writes are set-up, not the step's pattern: they stay out of the prefetch trace.
@@ -177,7 +184,8 @@ void Stage3::end_micro_step(bool boundary) {
   gatherer_->end_micro_batch(boundary);  // drops prefetches nobody gathered
   // Parameters never finished contribute what their buffers hold (lent but never written: 0).
   reducer_->finish_round();
-  grads_.new_round();
+  grads_.new_round();  // frees the spare buffers
+  in_backward_ = false;
   if (boundary) boundary_reduced_ = true;
 }
 

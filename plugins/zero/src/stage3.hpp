@@ -87,6 +87,7 @@ class Stage3 final : public Stage {
   std::unique_ptr<ParamGatherer> gatherer_;
   bool boundary_reduced_ = false;  // end_micro_step(boundary) ran since the last finish_reduce
   std::vector<uint8_t> writing_;   // per group: gathered FOR_WRITE, written back at release
+  bool in_backward_ = false;       // a gather FOR_BACKWARD happened in this micro-batch
   std::vector<Buffer<unsigned char>> deferred_whole_;  // whole parameters registered without data
 };
 
