@@ -23,8 +23,10 @@ PRECISION (fp32 | bf16: Strata's stages; the peers stay fp32), MODES (all of: st
 strata2 strata3 ddp fsdp deepspeed), PREFETCH (stage3_prefetch_bucket_size of Strata's stage 3 and
 DeepSpeed's, elements, 1e7: about one and a half layers of the 100m model), MAX_LIVE and REUSE
 (stage3_max_live_parameters and stage3_max_reuse_distance of both, 2e7 and 1e7 elements: DeepSpeed's
-defaults, 1e9, keep a 100 M-parameter model gathered whole from forward to backward), RUN_TIMEOUT
-(seconds per run, 900), MPIRUN (mpirun).
+defaults, 1e9, keep a 100 M-parameter model gathered whole from forward to backward), LEAF_BLOCKS
+(1: Strata's and DeepSpeed's ZeRO gather each transformer block as one unit, train.py
+--leaf-blocks, as FSDP's wrapping of each block does; 0: per module), RUN_TIMEOUT (seconds per
+run, 900), MPIRUN (mpirun).
 Last line: headline zero3_rss_vs_ddp=... rss_vs_deepspeed_zero3=... tokens_vs_deepspeed_zero3=...
 tokens_vs_fsdp=... zero3_vs_stage0_tokens=... (at the largest RANKS; goals in the README).
 """
@@ -81,6 +83,7 @@ class Bench:
         self.prefetch = env_int("PREFETCH", 10_000_000)
         self.max_live = env_int("MAX_LIVE", 20_000_000)
         self.reuse = env_int("REUSE", 10_000_000)
+        self.leaf_blocks = env_int("LEAF_BLOCKS", 1) != 0
         self.mpirun = shlex.split(os.environ.get("MPIRUN", "mpirun"))
         self.cores = os.cpu_count() or 1
 
@@ -95,6 +98,8 @@ class Bench:
         stage3 = {"stage3_prefetch_bucket_size": self.prefetch,
                   "stage3_max_live_parameters": self.max_live,
                   "stage3_max_reuse_distance": self.reuse}
+        if self.leaf_blocks and (mode.startswith("strata") or mode == "deepspeed"):
+            args.append("--leaf-blocks")
         if mode.startswith("strata"):
             patch = {"zero_optimization": dict(stage3 if mode == "strata3" else {},
                                                stage=int(mode[-1]))}

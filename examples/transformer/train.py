@@ -6,7 +6,8 @@ DeepSpeed, with the same initial values and the same batches in every mode.
       [--manifest F] [--overrides JSON] [--size tiny|small|base|100m|350m|1b] [--layers N]
       [--d-model N] [--heads N] [--context T] [--batch N] [--max-steps N] [--epochs N]
       [--steps-per-epoch N] [--seed N] [--lr X] [--weight-decay X] [--data-dir D]
-      [--eval-every N] [--eval-batches N] [--dump-params FILE] [--threads N] [--log-every N]
+      [--eval-every N] [--eval-batches N] [--dump-params FILE] [--init-on cpu|meta]
+      [--leaf-blocks] [--threads N] [--log-every N]
 
 strata:    the manifest decides what the runtime does (ZeRO stage, precision, clipping, comm); the
            optimizer is torch.optim.AdamW(lr, betas, eps, weight_decay from the manifest's optimizer
@@ -151,6 +152,10 @@ def parse_args(argv=None):
                    help="meta (strata mode, ZeRO stage 3): build the model on the meta device, "
                         "so no rank ever holds it whole; strata.torch writes it group by group "
                         "(the same values as cpu)")
+    p.add_argument("--leaf-blocks", action="store_true",
+                   help="gather each transformer block as one unit at ZeRO stage 3 (strata: "
+                        "leaf_modules=[Block]; deepspeed: deepspeed.utils.set_z3_leaf_modules; "
+                        "fsdp always wraps each block)")
     p.add_argument("--threads", type=positive_int, default=None, help="torch.set_num_threads(N)")
     p.add_argument("--log-every", type=non_negative_int, default=1,
                    help="print a step line every N optimizer steps (0: none)")
@@ -305,7 +310,8 @@ class StrataBackend:
         init = model.initializer(args.seed) if args.init_on == "meta" else None
         self.opt = st.DistributedOptimizer(hyper.adamw(model.parameters()), model,
                                            manifest=args.manifest,
-                                           overrides=runtime_overrides(args), init=init)
+                                           overrides=runtime_overrides(args), init=init,
+                                           leaf_modules=[Block] if args.leaf_blocks else None)
         rank, size, _, _ = self.opt.world
         self.rank, self.size = rank, size
         t = self.opt.training
@@ -515,6 +521,9 @@ class DeepSpeedBackend:
         if manifest.get("scheduler"):
             raise UsageError("--mode deepspeed: manifest key scheduler: not supported here")
         deepspeed.init_distributed(dist_backend="gloo", auto_mpi_discovery=False)
+        if args.leaf_blocks:
+            from deepspeed.utils import set_z3_leaf_modules
+            set_z3_leaf_modules(model, [Block])
         self.model = model
         self.engine, _, _, _ = deepspeed.initialize(model=model,
                                                     optimizer=hyper.adamw(model.parameters()),

@@ -98,14 +98,16 @@ def _initialize(group, recs, init):
         for rec in recs:
             init(rec.name, rec.p)
         return
-    module = group.module
-    if not hasattr(module, "reset_parameters"):
-        raise ValueError("strata.torch: module %s owns parameters built on the meta device (%s) "
-                         "but has no reset_parameters(); pass init=callable(name, parameter) to "
-                         "DistributedOptimizer" % (type(module).__name__, recs[0].name))
+    for module in group.owners:  # the owner, or the modules under a leaf that hold parameters
+        if not hasattr(module, "reset_parameters"):
+            raise ValueError("strata.torch: module %s owns parameters built on the meta device "
+                             "(%s) but has no reset_parameters(); pass init=callable(name, "
+                             "parameter) to DistributedOptimizer"
+                             % (type(module).__name__, recs[0].name))
     if len(recs) != len(group.params):
         raise ValueError("strata.torch: module %s owns parameters on the meta device and others "
                          "not (%s); its reset_parameters() would overwrite the others: pass "
                          "init=callable(name, parameter) to DistributedOptimizer"
-                         % (type(module).__name__, recs[0].name))
-    module.reset_parameters()
+                         % (type(group.module).__name__, recs[0].name))
+    for module in group.owners:
+        module.reset_parameters()

@@ -78,10 +78,12 @@ def _trim_heap():
 
 
 class _Group:
-    __slots__ = ("id", "params", "refs", "backward_open", "pending", "grads", "module")
+    __slots__ = ("id", "params", "refs", "backward_open", "pending", "grads", "module", "owners")
 
-    def __init__(self, gid, params, module=None):
-        self.id, self.params, self.module = gid, params, module  # module: the owner
+    def __init__(self, gid, params, module=None, owners=None):
+        self.id, self.params, self.module = gid, params, module  # module: the owner (or leaf)
+        # The modules that hold the parameters directly: the owner, or a leaf's descendants.
+        self.owners = owners if owners is not None else [module]
         self.refs = 0            # forwards (and gathered() scopes) using the group now
         self.backward_open = False
         self.pending = 0

@@ -71,13 +71,25 @@ class DistributedOptimizer:
     init: for a model built on the meta device (ZeRO stage 3; _deferred.py): None calls each
         owning module's reset_parameters(), or a callable init(name, parameter) fills each
         parameter; either way one group at a time, so no rank holds the whole model.
+    leaf_modules: nn.Module classes whose instances are gathered as one unit (DeepSpeed's
+        deepspeed.utils.set_z3_leaf_modules; a module with `_z3_leaf = True` is one too): a
+        single group for all the parameters of its subtree, gathered around its forward, and no
+        hooks on its descendants. Fewer, larger gathers: on a transformer, leaf_modules=[Block]
+        makes two collective calls per block and pass instead of a dozen, at the cost of
+        holding a whole block gathered at a time.
 
     Construction is collective: every rank registers the same parameters, rank 0's initial values
     are broadcast into every rank's module. Used by the training thread only.
     """
 
-    def __init__(self, optimizer, model, manifest=None, overrides=None, init=None):
+    def __init__(self, optimizer, model, manifest=None, overrides=None, init=None,
+                 leaf_modules=None):
         self.optimizer = optimizer
+        self._leaf_classes = tuple(leaf_modules or ())
+        for cls in self._leaf_classes:
+            if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+                raise TypeError("strata.torch.DistributedOptimizer: leaf_modules: expected "
+                                "nn.Module classes, got %r" % (cls,))
         self.module = model if isinstance(model, torch.nn.Module) else None
         deferred = stand_ins_for_meta(self.module)  # parameters built on the meta device
         check_init(init, deferred)
@@ -189,36 +201,54 @@ class DistributedOptimizer:
         self.sync_module()  # rank 0's values, broadcast by finalize, into every module
 
     def _define_groups(self):
-        """One runtime group per module that owns parameters; every module that uses parameters
-        directly (its own, or tied ones another module owns) gathers their groups around its
-        forward."""
+        """One runtime group per module that owns parameters, or per leaf module (leaf_modules:
+        all the parameters of its subtree, one unit, as DeepSpeed's z3 leaf modules; its
+        descendants get no group and no hooks). Every module that uses parameters directly (its
+        own, or tied ones another module owns; a leaf: its subtree's) gathers their groups
+        around its forward."""
+        leaves = {id(m) for m in self.module.modules() if self._is_leaf(m)}
+        inside = set()  # modules under a leaf
+        for mod in self.module.modules():
+            if id(mod) in leaves and id(mod) not in inside:
+                inside.update(id(d) for d in mod.modules() if d is not mod)
+        units = [(name, mod) for name, mod in self.module.named_modules() if id(mod) not in inside]
         by_param = {id(rec.p): rec for rec in self._params}
         owner = {}
-        for name, mod in self.module.named_modules():
-            members = [by_param.pop(id(p)) for p in mod.parameters(recurse=False)
+        for name, mod in units:
+            leaf = id(mod) in leaves
+            members = [by_param.pop(id(p)) for p in mod.parameters(recurse=leaf)
                        if id(p) in by_param]
             if not members:
                 continue
             gid = self.runtime.define_group(name or "model", [rec.index for rec in members])
-            group = _Group(gid, members, mod)
+            ids = {id(rec.p) for rec in members}
+            owners = ([m for m in mod.modules() if any(id(p) in ids for p in m._parameters.values())]
+                      if leaf else [mod])
+            group = _Group(gid, members, mod, owners)
             for rec in members:
                 rec.group = group
                 owner[id(rec.p)] = group
             self._groups.append(group)
         recs = {id(rec.p): rec for rec in self._params}
-        for mod in self.module.modules():
+        for _, mod in units:
             used, held = [], []
-            for attr, p in mod._parameters.items():
-                group = owner.get(id(p))
-                if group is None:
-                    continue
-                held.append((attr, recs[id(p)]))
-                if group not in used:
-                    used.append(group)
+            holders = mod.modules() if id(mod) in leaves else (mod,)
+            for holder in holders:
+                for attr, p in holder._parameters.items():
+                    group = owner.get(id(p))
+                    if group is None:
+                        continue
+                    held.append((holder, attr, recs[id(p)]))
+                    if group not in used:
+                        used.append(group)
             if used:
                 self._hooks.append(mod.register_forward_pre_hook(
                     self._make_pre_forward(used, held)))
                 self._hooks.append(mod.register_forward_hook(self._make_post_forward(used)))
+
+    def _is_leaf(self, module):
+        return (module is not self.module and
+                (isinstance(module, self._leaf_classes) or getattr(module, "_z3_leaf", False)))
 
     def _install_hooks(self):
         for rec in self._params:
@@ -256,7 +286,7 @@ class DistributedOptimizer:
         def pre_forward(module, inputs):
             if module is self.module and self._scopes:
                 self._unwind()  # a forward that raised left its scopes open
-            self._check_unchanged(module, held)
+            self._check_unchanged(held)
             for group in groups:
                 self._acquire(group)
             if self._saved_hooks is not None:
@@ -274,12 +304,12 @@ class DistributedOptimizer:
             return None
         return post_forward
 
-    def _check_unchanged(self, module, held):
+    def _check_unchanged(self, held):
         """The runtime trains the tensors registered at construction: a parameter the script
         replaced (module.weight = nn.Parameter(...)) or whose data it replaced or reshaped since
         would silently stop training, so each forward checks its module's (a few attribute
-        reads)."""
-        for attr, rec in held:
+        reads; a leaf module: its subtree's)."""
+        for module, attr, rec in held:
             p = module._parameters.get(attr)
             if p is not rec.p:
                 raise self._changed(rec, "was replaced by another tensor (%s.%s)" % (

@@ -11,7 +11,8 @@ CASE: plain | bf16module (the module in bf16, not bridged) | twice (one block ap
 around a block) | outside (a parameter read outside its module: expected to fail, naming it) |
 seeded (plain, initialized by seeded_fill) | meta (the same model built on the meta device and
 written by strata.torch with init=seeded_fill(): the values of seeded) | meta_buffer, stray_init
-(bad input: a buffer on meta, init without meta parameters)
+(bad input: a buffer on meta, init without meta parameters) | leaf_plain, leaf_twice,
+leaf_checkpoint (those cases with each Block a leaf module: one group per block)
 """
 import json
 import sys
@@ -79,6 +80,9 @@ def main():
     steps = int(sys.argv[5]) if len(sys.argv) > 5 else 6
     torch.manual_seed(0)
     init = None
+    leaf_modules = None
+    if case.startswith("leaf_"):  # each Block gathered as one unit
+        case, leaf_modules = case[len("leaf_"):], [Block]
     if case in ("meta", "meta_buffer"):  # never whole: strata.torch writes it group by group
         model = Decoder("plain", device="meta")
         init = seeded_fill()
@@ -97,7 +101,9 @@ def main():
             model = model.to(torch.bfloat16)
         initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
     adam = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
-    opt = st.DistributedOptimizer(adam, model, manifest=manifest, overrides=overrides, init=init)
+    opt = st.DistributedOptimizer(adam, model, manifest=manifest, overrides=overrides, init=init,
+                                  leaf_modules=leaf_modules)
+    print("rank %d groups %d" % (opt.world.rank, len(opt._groups)), flush=True)
     if case == "meta":
         initial = opt.module_state_dict()
     world = opt.world
