@@ -130,21 +130,30 @@ TEST_F(Stage3, ViewsShowGatheredParametersOnly) {
 TEST_F(Stage3, SpareBuffersNeverRaiseThePeakAndEndWithTheMicroBatch) {
   struct Run {
     size_t peak = 0;              // of PARAMS + GRADS bytes during the steps
+    size_t allocations = 0;       // made during the steps
     std::vector<float> gathered;  // every partitioned parameter after three steps
   };
   const auto run = [&](bool spares) {
     spares_ = spares;
-    make(config());
+    // No retention, so every release gives its buffers back; each group is gathered twice in
+    // forward (a model that applies its layers twice), so buffers of one size recur.
+    make(config(R"("stage3_max_reuse_distance": 0)"));
     Run r;
     const size_t base = host_.bytes(STRATA_MEM_PARAMS) + host_.bytes(STRATA_MEM_GRADS);
     host_.watch_peak((1u << STRATA_MEM_PARAMS) | (1u << STRATA_MEM_GRADS));
+    const size_t allocations = host_.allocations();
     for (int s = 0; s < 3; ++s) {
+      for (uint32_t g = 0; g < 3; ++g) {
+        EXPECT_EQ(zero_->gather(g), STRATA_OK) << zero_->message();
+        EXPECT_EQ(zero_->release(g), STRATA_OK) << zero_->message();
+      }
       micro_batch(0, true);
       EXPECT_EQ(host_.bytes(STRATA_MEM_PARAMS) + host_.bytes(STRATA_MEM_GRADS), base)
           << "spares " << spares << ", step " << s << ": buffers outlive the micro-batch";
       step();
     }
     r.peak = host_.watched_peak() - base;
+    r.allocations = host_.allocations() - allocations;
     for (uint32_t g = 0; g < 3; ++g) {
       EXPECT_EQ(zero_->gather(g), STRATA_OK) << zero_->message();
       for (uint32_t p : kPartitionedParams) {
@@ -160,6 +169,7 @@ TEST_F(Stage3, SpareBuffersNeverRaiseThePeakAndEndWithTheMicroBatch) {
   const Run with = run(true);
   EXPECT_GT(without.peak, 0u);
   EXPECT_LE(with.peak, without.peak) << "spares raised the peak of gathered and lent buffers";
+  EXPECT_LT(with.allocations, without.allocations) << "no buffer was reused";
   ASSERT_EQ(with.gathered.size(), without.gathered.size());
   EXPECT_EQ(with.gathered, without.gathered) << "spare buffers changed the values trained";
 }

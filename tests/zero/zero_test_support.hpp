@@ -42,6 +42,7 @@ class RecordingHost {
   size_t bytes(strata_mem_category c) { return host_.bytes(c); }
   void watch_peak(uint32_t mask) { host_.watch_peak(mask); }
   size_t watched_peak() { return host_.watched_peak(); }
+  size_t allocations() { return host_.allocations(); }
   std::vector<LogLine> lines(int32_t level) const;
 
  private:

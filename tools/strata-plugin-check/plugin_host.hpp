@@ -127,6 +127,11 @@ class PluginHost {
     std::lock_guard<std::mutex> lock(mutex_);
     return watched_peak_;
   }
+  // Allocations made so far (every category and location).
+  size_t allocations() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return allocations_;
+  }
 
  private:
   struct Allocation {
@@ -159,6 +164,7 @@ class PluginHost {
     live_[p] = {bytes, rounded, category, location};
     located_[location][category] += bytes;
     watched_peak_ = std::max(watched_peak_, watched_now());
+    ++allocations_;
     return p;
   }
 
@@ -192,6 +198,7 @@ class PluginHost {
   std::mutex mutex_;
   uint32_t watch_mask_ = 0;
   size_t watched_peak_ = 0;
+  size_t allocations_ = 0;
   std::map<void*, Allocation> live_;
   uint64_t located_[STRATA_MEM_LOCATION_COUNT][STRATA_MEM_CATEGORY_COUNT] = {};
 };

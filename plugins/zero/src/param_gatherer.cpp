@@ -320,7 +320,6 @@ void ParamGatherer::drop_all(State state) {
 void ParamGatherer::end_micro_batch(bool boundary) {
   drop_all(State::kPrefetched);
   drop_all(State::kCached);
-  spares_->clear();
   cursor_ = trace_.size();  // what was dropped is not fetched again ahead of time
   if (!boundary) return;
   last_trace_ = std::move(trace_);

@@ -20,11 +20,11 @@
 // within it. A gather the model asks for always happens: over the limit it first drops prefetched,
 // then cached groups, and then gathers anyway (as DeepSpeed does).
 // Every rank sees the same calls (the sequence check), so these decisions match across ranks.
-//
-// Gathered buffers come from SpareBuffers (reused, not unmapped, within the peak of what is in use
-// with the lent gradients; freed at the end of each micro-batch) and are not zeroed: the
-// allgather writes them whole.
 // Element counts here are of the gathered buffers (padding included): what the memory holds.
+//
+// Gathered buffers come from the SpareBuffers the lent gradients own (reused, not unmapped, within
+// the peak of what both have in use; the stage frees the spares) and are not zeroed: the
+// allgather writes them whole.
 //
 // offload_param (param_store.hpp): in host memory the slices are the store's bytes. On a drive a
 // fetch first reads the rank's slices into staging buffers; its allgathers start once the reads
