@@ -7,8 +7,8 @@ namespace strata::zero {
 LentGrads::LentGrads(const sdk::Host& host, const PartitionLayout& layout,
                      const std::vector<ParamRecord>& params, int32_t dtype, bool contiguous)
     : layout_(&layout), params_(&params), dtype_(dtype), contiguous_(contiguous),
-      spares_(std::make_shared<SpareBuffers>(host)), buckets_(layout.buckets().size()), own_(params.size()),
-      lent_(params.size(), 0), slot_offset_(params.size(), 0) {
+      spares_(std::make_shared<SpareBuffers>(host)), buckets_(layout.buckets().size()),
+      own_(params.size()), lent_(params.size(), 0), slot_offset_(params.size(), 0) {
   for (const Bucket& b : layout.plan().buckets) {
     for (const BucketSlot& s : b.slots) slot_offset_[s.param_index] = s.offset;
   }

@@ -222,8 +222,10 @@ class DistributedOptimizer:
                 continue
             gid = self.runtime.define_group(name or "model", [rec.index for rec in members])
             ids = {id(rec.p) for rec in members}
-            owners = ([m for m in mod.modules() if any(id(p) in ids for p in m._parameters.values())]
-                      if leaf else [mod])
+            owners = [mod]  # a leaf: the modules under it that hold its parameters
+            if leaf:
+                owners = [m for m in mod.modules()
+                          if any(id(p) in ids for p in m._parameters.values())]
             group = _Group(gid, members, mod, owners)
             for rec in members:
                 rec.group = group
