@@ -515,6 +515,10 @@ class DeepSpeedBackend:
             "zero_allow_untested_optimizer": True,  # the client's torch AdamW
             "steps_per_print": 1 << 30,
         }
+        if "offload_optimizer" in zero or "offload_param" in zero:
+            # ZeRO-Offload / -Infinity with the same torch AdamW as every other mode (DeepSpeed
+            # asks for its DeepSpeedCPUAdam otherwise): the arithmetic stays comparable.
+            config["zero_force_ds_cpu_optimizer"] = False
         for key in ("fp16", "bf16"):
             if isinstance(manifest.get(key), dict):
                 config[key] = manifest[key]
