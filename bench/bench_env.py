@@ -14,8 +14,9 @@ def die(msg):
     sys.exit(1)
 
 
-def env_int(name, default):
-    """The integer in environment variable `name` (at least 1), or `default` when unset or empty."""
+def env_int(name, default, minimum=1):
+    """The integer in environment variable `name` (at least `minimum`), or `default` when unset or
+    empty."""
     value = os.environ.get(name, "")
     if not value:
         return default
@@ -23,6 +24,6 @@ def env_int(name, default):
         n = int(value)
     except ValueError:
         die("%s=%r is not an integer" % (name, value))
-    if n < 1:
-        die("%s=%d must be at least 1" % (name, n))
+    if n < minimum:
+        die("%s=%d must be at least %d" % (name, n, minimum))
     return n

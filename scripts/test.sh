@@ -38,6 +38,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The accuracy runs (label "slow": several epochs of training) ran in the pass above; under the
 # sanitizers they would take many times longer and exercise no code the other tests do not. Nor do
 # the "variant" tests: the same code paths as a test that does run here, with another rank count,
-# accumulation or clipping setting (`ctest -N -L variant` lists them; about 2.5 minutes of CI).
+# accumulation or clipping setting (`ctest -N -L variant` lists them: 182 s of test time in the
+# sanitizer pass of a CI run before they were left out).
 ctest --test-dir "$root/build-sanitize" --output-on-failure --timeout 900 -LE 'slow|variant' -j 2 \
   --repeat until-pass:2

@@ -83,10 +83,10 @@ class Bench:
         self.prefetch = env_int("PREFETCH", 10_000_000)
         self.max_live = env_int("MAX_LIVE", 20_000_000)
         self.reuse = env_int("REUSE", 10_000_000)
-        leaf = os.environ.get("LEAF_BLOCKS", "1") or "1"
-        if leaf not in ("0", "1"):
-            die("LEAF_BLOCKS=%r: want 0 or 1" % leaf)
-        self.leaf_blocks = leaf == "1"
+        leaf = env_int("LEAF_BLOCKS", 1, minimum=0)
+        if leaf > 1:
+            die("LEAF_BLOCKS=%d: want 0 or 1" % leaf)
+        self.leaf_blocks = leaf == 1
         self.mpirun = shlex.split(os.environ.get("MPIRUN", "mpirun"))
         self.cores = os.cpu_count() or 1
 

@@ -8,10 +8,11 @@
 // in use alone once held (their peak): a buffer given back is kept only within that bound, and
 // a new buffer that raises what is in use frees spares to stay within it. So keeping spares does
 // not raise the peak of these buffers; the process's peak can still rise where spares sit beside
-// the host's own allocations (plugins/zero/README.md gives a measurement). Owners whose buffers are in use at the same time (stage 3's gathered
-// parameters and lent gradients, in backward) share one instance, so that the bound holds for
-// their sum. clear() frees the spares, which the owners do at the end of every micro-batch, so
-// that between steps only the partitions remain.
+// the host's own allocations (plugins/zero/README.md gives a measurement). Owners whose buffers
+// are in use at the same time (stage 3's gathered parameters and lent gradients, in backward)
+// share one instance, so that the bound holds for their sum. clear() frees the spares: stage 3
+// calls it where backward starts and (through the lent gradients, which own the instance) at the
+// end of every micro-batch, so that between steps only the partitions remain.
 //
 // STRATA_ZERO_SPARE_BUFFERS=0 (read when an instance is made) keeps no spares: every buffer is
 // freed when given back, so that the memory report shows exactly the buffers in use (tests,
