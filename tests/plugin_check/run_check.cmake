@@ -1,8 +1,11 @@
-# cmake -DJUNIT=<file> -DEXPECT_FAIL_COUNT=<n> [-DEXPECT_FAIL_0=<regex> ...] -P run_check.cmake --
+# cmake -DJUNIT=<file> -DEXPECT_FAIL_COUNT=<n> [-DEXPECT_FAIL_0=<regex> ...]
+#       [-DEXPECT_CANNOT_RUN=<regex> [-DUNLESS_CUDA_DEVICE=ON]] -P run_check.cmake --
 #       strata-plugin-check <args>
 # EXPECT_FAIL_COUNT 0: the checker must exit 0, print no FAIL line, and write a report without
 # failures. Otherwise it must exit 1, print a FAIL line matching every EXPECT_FAIL_<i>, and the
-# report must hold a <failure>.
+# report must hold a <failure>. EXPECT_CANNOT_RUN: it must exit 2, print no FAIL line, match the
+# regex and say "cannot run here: ", and the report must hold the reason as a skip, not a
+# failure; with UNLESS_CUDA_DEVICE, where `nvidia-smi -L` lists a GPU it must pass instead.
 include(${CMAKE_CURRENT_LIST_DIR}/../catalogue/command_support.cmake)
 strata_command_after_separator()
 file(REMOVE ${JUNIT})
@@ -12,6 +15,29 @@ if(NOT EXISTS ${JUNIT})
   message(FATAL_ERROR "no JUnit report at ${JUNIT}")
 endif()
 file(READ ${JUNIT} report)
+if(DEFINED EXPECT_CANNOT_RUN AND UNLESS_CUDA_DEVICE)
+  execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE smi_rc OUTPUT_VARIABLE smi_out
+                  ERROR_QUIET)
+  if(smi_rc EQUAL 0 AND smi_out MATCHES "GPU [0-9]")
+    message(STATUS "a CUDA device is here (nvidia-smi -L): the plugin must pass")
+    unset(EXPECT_CANNOT_RUN)
+  endif()
+endif()
+if(DEFINED EXPECT_CANNOT_RUN)
+  if(NOT rc EQUAL 2 OR output MATCHES "(^|\n)FAIL ")
+    message(FATAL_ERROR "expected exit 2 (cannot run here) and no FAIL line, got exit ${rc}")
+  endif()
+  if(NOT output MATCHES "${EXPECT_CANNOT_RUN}")
+    message(FATAL_ERROR "the output does not match:\n  ${EXPECT_CANNOT_RUN}")
+  endif()
+  if(NOT output MATCHES "(^|\n)strata-plugin-check: cannot run here: [^\n]+")
+    message(FATAL_ERROR "no \"strata-plugin-check: cannot run here: <reason>\" line")
+  endif()
+  if(NOT report MATCHES "failures=\"0\"" OR NOT report MATCHES "<skipped message=\"cannot run here: ")
+    message(FATAL_ERROR "the JUnit report should hold the reason as a skip and no failure")
+  endif()
+  return()
+endif()
 if(EXPECT_FAIL_COUNT EQUAL 0)
   if(NOT rc EQUAL 0 OR output MATCHES "(^|\n)FAIL ")
     message(FATAL_ERROR "expected every check to pass or be skipped (exit ${rc})")

@@ -7,6 +7,12 @@
 // failure whose detail is its message. Names are dotted, lower case, without spaces; the
 // stratum's prefix ("comm.", "sharding.", ...) and, for multi-rank runs, the world size
 // ("np2.") are added by the caller, not by the check.
+//
+// A fourth verdict, cannot_run, comes only from a stratum's first check (comm and sharding
+// "caps", precision and offload "create"): create answered STRATA_ERR_UNSUPPORTED to the
+// checker's config, which says this machine lacks what the plugin needs (the NCCL plugin without
+// a CUDA device). It is neither a pass nor a failure: the stratum's other checks are not run, and
+// the checker exits 2.
 #pragma once
 
 #include <strata/plugin_api.h>
@@ -17,17 +23,20 @@
 
 namespace strata::plugin_check {
 
-enum class Outcome { Pass, Fail, Skip };
+enum class Outcome { Pass, Fail, Skip, CannotRun };
 
 struct Verdict {
   Outcome outcome = Outcome::Pass;
-  std::string detail;  // Fail: the first difference; Skip: why; Pass: empty or a short note
+  std::string detail;  // Fail: the first difference; Skip, CannotRun: why; Pass: empty or a note
 
   static Verdict pass(std::string note = {}) { return {Outcome::Pass, std::move(note)}; }
   static Verdict fail(std::string first_difference) {
     return {Outcome::Fail, std::move(first_difference)};
   }
   static Verdict skip(std::string why) { return {Outcome::Skip, std::move(why)}; }
+  static Verdict cannot_run(std::string plugins_reason) {
+    return {Outcome::CannotRun, std::move(plugins_reason)};
+  }
 };
 
 // The plugin library under test, loaded in this process (library.hpp).

@@ -74,7 +74,7 @@ bool FileRecorder::run(std::string_view name, const std::function<Verdict()>& bo
 }
 
 void FileRecorder::record(std::string_view name, const Verdict& verdict) {
-  static constexpr const char* kinds[] = {"pass", "fail", "skip"};
+  static constexpr const char* kinds[] = {"pass", "fail", "skip", "cannot_run"};
   std::lock_guard<std::mutex> lock(mutex_);
   write_line(kinds[static_cast<int>(verdict.outcome)], name, verdict.detail);
 }

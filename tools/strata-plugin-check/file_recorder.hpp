@@ -3,7 +3,8 @@
 // still running after the limit and ends the process (a hung plugin cannot be recovered).
 //
 // File format, one event per line, tab-separated, read by job_results.cpp:
-//   begin <name> | pass <name> <note> | fail <name> <detail> | skip <name> <why> | done
+//   begin <name> | pass <name> <note> | fail <name> <detail> | skip <name> <why> |
+//   cannot_run <name> <plugin's reason> | done
 #pragma once
 
 #include "check.hpp"

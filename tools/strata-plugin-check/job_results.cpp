@@ -43,9 +43,10 @@ RankEvents read_rank(const std::string& path) {
       continue;
     }
     if (events.unfinished == name) events.unfinished.clear();
-    const Outcome outcome = kind == "pass" ? Outcome::Pass
-                            : kind == "skip" ? Outcome::Skip
-                                             : Outcome::Fail;
+    const Outcome outcome = kind == "pass"         ? Outcome::Pass
+                            : kind == "skip"       ? Outcome::Skip
+                            : kind == "cannot_run" ? Outcome::CannotRun
+                                                   : Outcome::Fail;
     // A watchdog failure after a begin replaces nothing: the first verdict stands.
     events.verdicts.emplace(name, Verdict{outcome, detail});
   }
@@ -86,6 +87,10 @@ Verdict merge_check(const std::string& name, const std::vector<RankEvents>& rank
   if (first_fail) {
     if (failing > 1) first_fail->detail += " (" + std::to_string(failing) + " ranks failed it)";
     return *first_fail;
+  }
+  // One rank that cannot run the plugin (its host lacks the device) decides for the job.
+  if (auto it = seen.find(Outcome::CannotRun); it != seen.end()) {
+    return Verdict::cannot_run(who(it->second) + ranks[it->second].verdicts.at(name).detail);
   }
   if (seen.size() > 1) {
     return Verdict::fail("ranks disagree: rank " + std::to_string(seen[Outcome::Pass]) +

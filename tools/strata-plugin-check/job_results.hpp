@@ -1,6 +1,7 @@
 // Merges the result files of one worker job (file_recorder.hpp's format, one file per rank) into
 // one verdict per check: a check fails if it failed on any rank, did not finish on one, or ran
-// on some ranks only; it is skipped only if every rank skipped it.
+// on some ranks only; otherwise it cannot run here if any rank could not run the plugin; it is
+// skipped only if every rank skipped it.
 #pragma once
 
 #include "check.hpp"

@@ -41,7 +41,7 @@ void write_junit(const std::string& path, const std::string& library,
   size_t failures = 0, skipped = 0;
   for (const CheckResult& r : results) {
     failures += r.outcome == Outcome::Fail;
-    skipped += r.outcome == Outcome::Skip;
+    skipped += r.outcome == Outcome::Skip || r.outcome == Outcome::CannotRun;
   }
   const std::string partial = path + ".partial";
   {
@@ -60,7 +60,9 @@ void write_junit(const std::string& path, const std::string& library,
         continue;
       }
       const char* tag = r.outcome == Outcome::Fail ? "failure" : "skipped";
-      out << ">\n      <" << tag << " message=\"" << xml_escaped(r.detail) << "\"/>\n"
+      const std::string message =
+          r.outcome == Outcome::CannotRun ? "cannot run here: " + r.detail : r.detail;
+      out << ">\n      <" << tag << " message=\"" << xml_escaped(message) << "\"/>\n"
           << "    </testcase>\n";
     }
     out << "  </testsuite>\n</testsuites>\n";

@@ -23,7 +23,7 @@ namespace {
 bool multi_rank(const std::string& stratum) { return stratum == "comm" || stratum == "sharding"; }
 
 void print(const CheckResult& r) {
-  static constexpr const char* labels[] = {"PASS", "FAIL", "SKIP"};
+  static constexpr const char* labels[] = {"PASS", "FAIL", "SKIP", "CANNOT-RUN"};
   const bool with_detail = !r.detail.empty();
   const bool in_parens = r.outcome == Outcome::Pass;
   std::printf("%s %s%s%s%s\n", labels[static_cast<int>(r.outcome)], r.name.c_str(),
@@ -53,8 +53,9 @@ int worker_main(const Options& o) {
   return 0;
 }
 
-// One job: its results, printed as they are merged.
-void run_stratum_job(const Options& o, const std::string& library, const std::string& stratum,
+// One job: its results, printed as they are merged. Returns false when the plugin cannot run here
+// (a larger world size would say the same).
+bool run_stratum_job(const Options& o, const std::string& library, const std::string& stratum,
                      int world, const std::string& work_dir, std::vector<CheckResult>& results) {
   const std::string tag = multi_rank(stratum) ? "np" + std::to_string(world) : "single";
   const std::string dir = work_dir + "/" + stratum + "-" + tag;
@@ -71,10 +72,13 @@ void run_stratum_job(const Options& o, const std::string& library, const std::st
   JobSpec spec{argv, dir, std::chrono::seconds(o.check_timeout_s + 60)};
   const JobEnd end = run_job(spec);
   const std::string prefix = stratum + "." + (multi_rank(stratum) ? tag + "." : "");
+  bool runnable = true;
   for (CheckResult& r : merge_job(dir, world, prefix, end)) {
     print(r);
+    runnable = runnable && r.outcome != Outcome::CannotRun;
     results.push_back(std::move(r));
   }
+  return runnable;
 }
 
 int check_main(const Options& o) {
@@ -111,14 +115,24 @@ int check_main(const Options& o) {
     }
     const int worlds = multi_rank(report.stratum) ? o.max_ranks : 1;
     for (int world = 1; world <= worlds; ++world) {
-      run_stratum_job(o, library, report.stratum, world, work_dir, results);
+      if (!run_stratum_job(o, library, report.stratum, world, work_dir, results)) break;
     }
   }
-  size_t counts[3] = {0, 0, 0};
+  size_t counts[4] = {0, 0, 0, 0};
   for (const CheckResult& r : results) ++counts[static_cast<int>(r.outcome)];
   if (!o.junit_path.empty()) write_junit(o.junit_path, library, results);
-  std::printf("strata-plugin-check: %zu checks: %zu passed, %zu failed, %zu skipped\n",
-              results.size(), counts[0], counts[1], counts[2]);
+  std::printf("strata-plugin-check: %zu checks: %zu passed, %zu failed, %zu skipped", results.size(),
+              counts[0], counts[1], counts[2]);
+  std::printf(counts[3] > 0 ? ", %zu cannot run here\n" : "\n", counts[3]);
+  // Not a failure and not a pass: the plugin says this machine lacks what it needs. A failure
+  // elsewhere still wins (exit 1).
+  const bool cannot_run = counts[3] > 0 && counts[1] == 0;
+  for (const CheckResult& r : results) {
+    if (cannot_run && r.outcome == Outcome::CannotRun) {
+      std::printf("strata-plugin-check: cannot run here: %s\n", r.detail.c_str());
+      break;
+    }
+  }
   if (!work_dir.empty() && o.work_dir.empty()) {
     if (counts[1] > 0 || o.keep_work_dir) {
       std::printf("strata-plugin-check: the workers' results and output are in %s\n", work_dir.c_str());
@@ -126,7 +140,7 @@ int check_main(const Options& o) {
       fs::remove_all(work_dir, ec);
     }
   }
-  return counts[1] > 0 ? 1 : 0;
+  return counts[1] > 0 ? 1 : cannot_run ? 2 : 0;
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ Options parse_options(int argc, char** argv) {
       "strata-plugin-check: runs the conformance checks of a Strata plugin's stratum against the "
       "library (comm and sharding at world sizes 1..N, started through strata-run) and prints "
       "one line per check. Exits 0 when every check passed or was skipped, 1 when one failed, 2 "
-      "when the checks could not run.",
+      "when the checks could not run (a bad command line, or a plugin that cannot run on this "
+      "machine: its create answered STRATA_ERR_UNSUPPORTED).",
       "strata-plugin-check"};
   app.set_version_flag("--version", std::string("strata-plugin-check ") + STRATA_VERSION_TEXT);
   app.add_option("library", o.library, "the plugin library (.so) to check")->required();

@@ -8,6 +8,7 @@
 #include <strata/plugin.hpp>
 
 #include <string>
+#include <vector>
 
 namespace strata::plugin_check {
 
@@ -46,6 +47,11 @@ class Instance {
   }
 
   bool ok() const { return status_ == STRATA_OK; }
+  // Whether create answered STRATA_ERR_UNSUPPORTED: with the checker's own config, the plugin
+  // cannot run on this machine (check.hpp, Verdict::cannot_run).
+  bool unsupported() const { return status_ == STRATA_ERR_UNSUPPORTED; }
+  // The plugin's own message, as create returned it.
+  const std::string& message() const { return error_; }
   // "create refused {config}: <message>", for a skip line.
   std::string refusal() const {
     return "create refused " + config_ + ": " + error_ + " (" + status_name(status_) + ")";
@@ -62,5 +68,33 @@ class Instance {
   strata_status status_ = STRATA_ERR_INTERNAL;
   std::string error_;
 };
+
+// The first check of a stratum run in one process (precision, offload), "create": the plugin
+// created with each of `configs` (the stratum's scenarios, the checker's --config merged in) until
+// one is accepted. When every one is refused with STRATA_ERR_UNSUPPORTED the plugin cannot run
+// here: the check says so with the first reason and this returns false, and the stratum's other
+// checks are not run. Other refusals are the checks' business (a scenario not claimed is a skip).
+template <class Ops>
+bool probe_create(const Target& target, const std::vector<std::string>& configs,
+                  Recorder& recorder) {
+  bool runnable = true;
+  recorder.run("create", [&] {
+    std::string refusals, first_reason;
+    bool all_unsupported = !configs.empty();
+    for (const std::string& config : configs) {
+      Instance<Ops> plugin(target, config);
+      if (plugin.ok()) return Verdict::pass("config " + config);
+      if (first_reason.empty()) first_reason = plugin.message();
+      all_unsupported = all_unsupported && plugin.unsupported();
+      refusals += (refusals.empty() ? "" : "; ") + plugin.refusal();
+    }
+    if (all_unsupported) {
+      runnable = false;
+      return Verdict::cannot_run(first_reason);
+    }
+    return Verdict::skip("no config was accepted: " + refusals);
+  });
+  return runnable;
+}
 
 }  // namespace strata::plugin_check

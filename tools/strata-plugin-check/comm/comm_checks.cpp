@@ -47,6 +47,7 @@ void check_comm(const Target& target, Recorder& recorder) {
   // is collective for most plugins (a rank that never arrives hangs the others).
   recorder.run("caps", [&] {
     instance = std::make_unique<CommInstance>(target, target.config_json);
+    if (instance->unsupported()) return Verdict::cannot_run(instance->message());
     if (!instance->ok()) return Verdict::fail(instance->refusal());
     s.self = instance->self();
     s.caps.struct_size = sizeof(s.caps);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "offload/offload_checks.hpp"
+#include "plugin_instance.hpp"
 
 namespace strata::plugin_check {
 namespace {
@@ -97,8 +98,11 @@ strata_offload_caps caps_of(const Instance<strata_offload_ops>& plugin) {
 }
 
 void check_offload(const Target& target, Recorder& recorder) {
-  std::vector<std::string> claimed;
   const std::vector<OptimizerCase> cases = optimizer_cases();
+  std::vector<std::string> configs;
+  for (const OptimizerCase& c : cases) configs.push_back(config_for(target, c));
+  if (!probe_create<strata_offload_ops>(target, configs, recorder)) return;
+  std::vector<std::string> claimed;
   for (const OptimizerCase& c : cases) {
     recorder.run("optimizer." + c.name, [&] { return optimizer(target, c, claimed); });
   }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "plugin_instance.hpp"
 #include "precision/precision_checks.hpp"
 
 namespace strata::plugin_check {
@@ -18,6 +19,11 @@ nlohmann::json fp32_config() {
 
 nlohmann::json bf16_config() {
   return {{"fp16", {{"enabled", false}}}, {"bf16", {{"enabled", true}}}};
+}
+
+std::vector<nlohmann::json> format_configs() {
+  return {fp32_config(), bf16_config(),
+          {{"fp16", {{"enabled", true}}}, {"bf16", {{"enabled", false}}}}};
 }
 
 double scale_of(const Instance<strata_precision_ops>& amp) {
@@ -39,9 +45,8 @@ strata_precision_caps caps_of(const Instance<strata_precision_ops>& amp) {
 
 std::unique_ptr<Instance<strata_precision_ops>> any_instance(const Target& target,
                                                              std::string& why) {
-  const nlohmann::json fp16 = {{"fp16", {{"enabled", true}}}, {"bf16", {{"enabled", false}}}};
   why = "no instance: ";
-  for (const nlohmann::json& config : {fp32_config(), bf16_config(), fp16}) {
+  for (const nlohmann::json& config : format_configs()) {
     auto amp =
         std::make_unique<Instance<strata_precision_ops>>(target, scenario_config(target, config));
     if (amp->ok()) return amp;
@@ -89,6 +94,11 @@ Verdict no_scaling(const Target& target, const nlohmann::json& scenario, strata_
 }  // namespace
 
 void check_precision(const Target& target, Recorder& recorder) {
+  std::vector<std::string> configs;
+  for (const nlohmann::json& scenario : format_configs()) {
+    configs.push_back(scenario_config(target, scenario));
+  }
+  if (!probe_create<strata_precision_ops>(target, configs, recorder)) return;
   check_loss_scale(target, recorder);
   recorder.run("no_scaling.fp32", [&] { return no_scaling(target, fp32_config(), STRATA_F32); });
   recorder.run("no_scaling.bf16", [&] { return no_scaling(target, bf16_config(), STRATA_BF16); });

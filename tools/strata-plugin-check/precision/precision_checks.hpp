@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "check.hpp"
 #include "precision/instance.hpp"
@@ -17,6 +18,8 @@ void check_grad_stats(const Target& target, Recorder& recorder);  // grad_stats.
 // switched off explicitly (so that a user's --config cannot switch them on).
 nlohmann::json fp32_config();
 nlohmann::json bf16_config();
+// fp32_config(), bf16_config() and fp16 with dynamic loss scaling, in that order.
+std::vector<nlohmann::json> format_configs();
 
 // The instance's loss_scale() and caps (query()); throw when the call fails.
 double scale_of(const Instance<strata_precision_ops>& amp);

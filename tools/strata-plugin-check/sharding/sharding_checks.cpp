@@ -111,7 +111,10 @@ class ShardingChecks {
     args.host = host.api();
     void* self = nullptr;
     Verdict verdict;
-    if (ops.create(&args, &self, &err) != STRATA_OK) {
+    const strata_status created = ops.create(&args, &self, &err);
+    if (created == STRATA_ERR_UNSUPPORTED) {
+      verdict = Verdict::cannot_run(err.message);
+    } else if (created != STRATA_OK) {
       verdict = Verdict::fail("create with config " + target_.config_json + " failed: " +
                               err.message);
     } else {
@@ -132,8 +135,12 @@ class ShardingChecks {
       ops.destroy(self);
     }
     amp_ops.destroy(precision);
+    cannot_run_ = verdict.outcome == Outcome::CannotRun;
     return verdict;
   }
+
+  // Whether caps() found that the plugin cannot run on this machine.
+  bool cannot_run() const { return cannot_run_; }
 
   // The plugin under test against strata_zero at stage 0, same settings.
   Verdict against_stage0(RunSpec spec, bool compare_norms) {
@@ -195,6 +202,7 @@ class ShardingChecks {
   const KeptComm& comm_;
   Libraries libraries_;
   std::optional<RunResult> plain_reference_;  // shared by match_stage0 and the groups check
+  bool cannot_run_ = false;
 };
 
 }  // namespace
@@ -219,6 +227,7 @@ void check_sharding(const Target& target, Recorder& recorder) {
     });
   };
   run("caps", [&] { return checks->caps(); });
+  if (checks && checks->cannot_run()) return;  // nothing to train with
   run("steps.match_stage0",
       [&] { return checks->against_stage0(ShardingChecks::plain_spec(), false); });
   run("steps.accumulation", [&] {
