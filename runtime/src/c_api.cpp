@@ -319,6 +319,10 @@ const char* strata_status_name(int32_t status) {
 
 const char* strata_version(void) { return STRATA_VERSION_TEXT; }
 
+uint32_t strata_api_version(void) {
+  return STRATA_API_VERSION_OF(STRATA_API_VERSION_MAJOR, STRATA_API_VERSION_MINOR);
+}
+
 const char* strata_dtype_name(int32_t dtype) { return strata::sdk::dtype_name(dtype); }
 
 }  // extern "C"

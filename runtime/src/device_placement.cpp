@@ -71,11 +71,11 @@ strata_device check_device_placement(const std::vector<PlacedParam>& params,
     // device pointers on the host. (A 1.7 offload plugin that steps on the host copies the shards
     // down itself: ZeRO-Offload.)
     for (const PlacedPlugin& plugin : rules.plugins) {
-      if (plugin.abi_minor < 7) {
+      if (plugin.built_minor < 7) {
         throw Error(STRATA_ERR_UNSUPPORTED,
                     "finalize: parameter '" + first.name + "' is in " + memory_of(device) +
                         ", but " + plugin.role + " plugin '" + plugin.name +
-                        "' was built for ABI 1." + std::to_string(plugin.abi_minor) +
+                        "' was built for ABI 1." + std::to_string(plugin.built_minor) +
                         ", which knows host memory only (device memory needs 1.7)");
       }
     }

@@ -21,7 +21,7 @@ struct PlacedParam {
 struct PlacedPlugin {
   std::string role;  // "sharding", "precision", "offload"
   std::string name;
-  uint32_t abi_minor;  // its ops table's: below 7 it knows only host memory
+  uint32_t built_minor;  // its ops table's: below 7 it knows only host memory
 };
 
 struct PlacementRules {

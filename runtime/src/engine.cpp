@@ -230,7 +230,7 @@ void Engine::create_training_strata(LoadedPlugin precision, LoadedPlugin shardin
   sharding_caps_ = new_caps<strata_sharding_caps>();
   sharding_.call("query", &strata_sharding_ops::query, &sharding_caps_);
   offload_caps_ = new_caps<strata_offload_caps>();
-  if (offload_.ops().header.abi_minor < 6) {  // an older plugin leaves the 1.6 fields unwritten
+  if (offload_.ops().header.built_minor < 6) {  // an older plugin leaves the 1.6 fields unwritten
     offload_caps_.lr = offload_caps_.momentum = std::numeric_limits<double>::quiet_NaN();
   }
   offload_.call("query", &strata_offload_ops::query, &offload_caps_);
@@ -324,9 +324,9 @@ void Engine::place_parameters() {
                                                        : STRATA_DEVICE_BIT(STRATA_DEVICE_HOST);
   rules.offload_name = offload_.name();
   rules.offload_device_type = offload_caps_.device_type;
-  rules.plugins = {{"sharding", sharding_.name(), sharding_.ops().header.abi_minor},
-                   {"precision", precision_.name(), precision_.ops().header.abi_minor},
-                   {"offload", offload_.name(), offload_.ops().header.abi_minor}};
+  rules.plugins = {{"sharding", sharding_.name(), sharding_.ops().header.built_minor},
+                   {"precision", precision_.name(), precision_.ops().header.built_minor},
+                   {"offload", offload_.name(), offload_.ops().header.built_minor}};
   const strata_device device = check_device_placement(placed, rules);
   host_services_.set_device(device);
   model_copies_.set_device(device);

@@ -126,7 +126,7 @@ void Engine::set_lr(double lr) {
 }
 
 void Engine::require_step_lr(const std::string& who) const {
-  const uint32_t minor = offload_.ops().header.abi_minor;
+  const uint32_t minor = offload_.ops().header.built_minor;
   if (minor >= 6) return;
   throw Error(STRATA_ERR_UNSUPPORTED, who + ": " + offload_.label() + " was built against ABI 1." +
                                           std::to_string(minor) +
@@ -139,7 +139,7 @@ void Engine::require_step_lr(const std::string& who) const {
 // plugin's table says its init_state reads only the ranges; otherwise the owned shards.
 std::span<const strata_shard> Engine::init_shards() const {
   if (runtime_abi_minor() < 8 || sharding_.ops().shard_ranges == nullptr ||
-      offload_.ops().header.abi_minor < 8) {
+      offload_.ops().header.built_minor < 8) {
     return owned_shards();
   }
   const strata_shard* shards = nullptr;

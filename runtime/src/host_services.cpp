@@ -21,7 +21,7 @@ const strata_host_api* HostServices::make_table(std::string plugin_label,
   const uint32_t minor = runtime_abi_minor();
   api.struct_size = host_api_size(minor);
   api.abi_major = STRATA_ABI_MAJOR;
-  api.abi_minor = minor;
+  api.runtime_minor = minor;
   api.host_ctx = ctx.get();
   api.log = &HostServices::log;
   api.alloc_bytes = &HostServices::alloc_bytes;

@@ -172,7 +172,7 @@ void check_descriptor(const strata_plugin_descriptor* d, strata_plugin_kind kind
   }
   const uint32_t runtime_minor = runtime_abi_minor();
   const std::string runtime_abi = runtime_abi_text();
-  const std::string plugin_abi = version(d->abi_major, d->abi_minor);
+  const std::string plugin_abi = version(d->abi_major, d->min_runtime_minor);
   if (d->abi_major != STRATA_ABI_MAJOR) {
     throw Error(STRATA_ERR_ABI, at + ": plugin ABI " + plugin_abi + " is not compatible with this runtime's ABI " +
                                     runtime_abi + " (major must match)");
@@ -185,7 +185,7 @@ void check_descriptor(const strata_plugin_descriptor* d, strata_plugin_kind kind
     throw Error(STRATA_ERR_ABI, at + ": plugin descriptor has no name or version string");
   }
   // The descriptor's minor is the lowest runtime minor the plugin needs (its floor).
-  if (d->abi_minor > runtime_minor) {
+  if (d->min_runtime_minor > runtime_minor) {
     throw Error(STRATA_ERR_ABI, where + ": " + plugin_kind_name(d->kind) + " plugin '" + d->name +
                                     "' (" + file + ") needs runtime ABI " + plugin_abi +
                                     " or later; this runtime is " + runtime_abi);
@@ -196,7 +196,7 @@ void check_descriptor(const strata_plugin_descriptor* d, strata_plugin_kind kind
   }
   if (d->ops == nullptr) throw Error(STRATA_ERR_ABI, at + ": plugin descriptor has no ops table");
 
-  if (d->abi_minor < STRATA_ABI_MINOR_TABLES) {
+  if (d->min_runtime_minor < STRATA_ABI_MINOR_TABLES) {
     // Built with a 1.0-1.2 header: a table without strata_ops_header, loaded through the adapter.
     legacy::check_table(*d, kind, at);
     return;
@@ -220,9 +220,9 @@ void check_descriptor(const strata_plugin_descriptor* d, strata_plugin_kind kind
     throw Error(STRATA_ERR_ABI, who + ": ops table header says it is " + a_kind_table(header.kind) +
                                     ", but the descriptor says " + a_kind_table(kind));
   }
-  if (header.abi_minor < STRATA_ABI_MINOR_TABLES) {
+  if (header.built_minor < STRATA_ABI_MINOR_TABLES) {
     throw Error(STRATA_ERR_ABI, who + ": ops table header says ABI " +
-                                    version(header.abi_major, header.abi_minor) +
+                                    version(header.abi_major, header.built_minor) +
                                     ", older than 1." + std::to_string(STRATA_ABI_MINOR_TABLES) +
                                     ", the first whose tables have a header");
   }
@@ -284,15 +284,15 @@ LoadedPlugin load_plugin(const StratumSpec& spec, strata_plugin_kind kind, const
   check_descriptor(plugin.descriptor_, kind, at, file);
 
   const strata_plugin_descriptor& d = *plugin.descriptor_;
-  plugin.legacy_ = d.abi_minor < STRATA_ABI_MINOR_TABLES;
+  plugin.legacy_ = d.min_runtime_minor < STRATA_ABI_MINOR_TABLES;
   if (plugin.legacy_) {
     logger().debug("{}: loaded {} plugin '{}' {} (ABI 1.{}, through the 1.0-1.2 adapter) from {}", at,
-                   plugin_kind_name(kind), d.name, d.version, d.abi_minor, file);
+                   plugin_kind_name(kind), d.name, d.version, d.min_runtime_minor, file);
   } else {
     const auto& header = *static_cast<const strata_ops_header*>(d.ops);
     logger().debug("{}: loaded {} plugin '{}' {} (needs ABI {}.{}, built with {}.{}) from {}", at,
-                   plugin_kind_name(kind), d.name, d.version, d.abi_major, d.abi_minor,
-                   header.abi_major, header.abi_minor, file);
+                   plugin_kind_name(kind), d.name, d.version, d.abi_major, d.min_runtime_minor,
+                   header.abi_major, header.built_minor, file);
   }
   return plugin;
 }

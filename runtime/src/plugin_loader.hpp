@@ -46,7 +46,7 @@ class LoadedPlugin {
   const std::filesystem::path& path() const { return path_; }
   // Lower-case hex sha256 of the library file, as loaded.
   const std::string& sha256() const { return sha256_; }
-  // Built with a 1.0-1.2 header (descriptor abi_minor < STRATA_ABI_MINOR_TABLES): its table has
+  // Built with a 1.0-1.2 header (min_runtime_minor < STRATA_ABI_MINOR_TABLES): its table has
   // the old layout and is reached only through the legacy adapter (PluginInstance does that).
   bool legacy() const { return legacy_; }
   // The kind's ops table in today's layout, already checked (header, size, required functions), as

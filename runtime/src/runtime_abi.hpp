@@ -17,7 +17,7 @@ inline constexpr const char* kEmulateAbiMinorVariable = "STRATA_EMULATE_ABI_MINO
 //
 // STRATA_EMULATE_ABI_MINOR is a testing aid for plugin authors: set to an integer from
 // STRATA_ABI_MINOR_TABLES (3) to STRATA_ABI_MINOR, it makes this runtime behave as a runtime of
-// that older minor would: plugins whose floor (descriptor abi_minor) is above it are refused, and
+// that older minor would: plugins whose floor (min_runtime_minor) is above it are refused, and
 // the host-services tables it lends report that minor and have that minor's struct_size, so the
 // services of later minors are absent (at 3: no log_enabled). A plugin author runs the plugin's
 // tests under it to check that the plugin keeps its floor. Any other value is an error

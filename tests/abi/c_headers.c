@@ -59,7 +59,7 @@ int main(void) {
   memset(&ops, 0, sizeof ops);
   ops.header.struct_size = sizeof ops;
   ops.header.abi_major = STRATA_ABI_MAJOR;
-  ops.header.abi_minor = STRATA_ABI_MINOR;
+  ops.header.built_minor = STRATA_ABI_MINOR;
   ops.header.kind = STRATA_PLUGIN_OFFLOAD;
   ops.create = fixture_create;
   ops.destroy = fixture_destroy;
@@ -67,13 +67,13 @@ int main(void) {
   memset(&descriptor, 0, sizeof descriptor);
   descriptor.struct_size = sizeof descriptor;
   descriptor.abi_major = STRATA_ABI_MAJOR;
-  descriptor.abi_minor = STRATA_ABI_MINOR_TABLES; /* the floor */
+  descriptor.min_runtime_minor = STRATA_ABI_MINOR_TABLES; /* the floor */
   descriptor.kind = STRATA_PLUGIN_OFFLOAD;
   descriptor.name = "c99";
   descriptor.ops = &ops;
   CHECK(STRATA_STRUCT_HAS(&descriptor, strata_plugin_descriptor, ops));
   descriptor.struct_size = offsetof(strata_plugin_descriptor, kind);
-  CHECK(STRATA_STRUCT_HAS(&descriptor, strata_plugin_descriptor, abi_minor));
+  CHECK(STRATA_STRUCT_HAS(&descriptor, strata_plugin_descriptor, min_runtime_minor));
   CHECK(!STRATA_STRUCT_HAS(&descriptor, strata_plugin_descriptor, kind));
 
   /* Rule 3: every boundary struct starts with struct_size. */
@@ -113,7 +113,7 @@ int main(void) {
 
   CHECK(fixture_table.header.struct_size == sizeof(strata_offload_ops));
   CHECK(fixture_table.header.abi_major == STRATA_ABI_MAJOR);
-  CHECK(fixture_table.header.abi_minor == STRATA_ABI_MINOR);
+  CHECK(fixture_table.header.built_minor == STRATA_ABI_MINOR);
   CHECK(fixture_table.header.kind == STRATA_PLUGIN_OFFLOAD && fixture_table.header.reserved == 0);
   CHECK(fixture_table.create == fixture_create && fixture_table.step == NULL);
   CHECK(fixture_table.state_slots == NULL && fixture_table.load_state == NULL);
@@ -175,6 +175,11 @@ int main(void) {
   /* API/ABI 1.9: deferred values; FOR_WRITE is a bit of its own beside FOR_BACKWARD. */
   CHECK(STRATA_API_VERSION_MINOR >= 9 && STRATA_ABI_MINOR >= 9);
   CHECK((STRATA_GATHER_FOR_WRITE & STRATA_GATHER_FOR_BACKWARD) == 0);
+  /* API 1.10: the loaded library says which API it implements: this header's. */
+  CHECK(STRATA_API_VERSION_MINOR >= 10);
+  CHECK(strata_api_version() == STRATA_API_VERSION_OF(STRATA_API_VERSION_MAJOR,
+                                                      STRATA_API_VERSION_MINOR));
+  CHECK(strata_api_version() >> 16 == 1u && (strata_api_version() & 0xffffu) >= 10u);
   CHECK(STRATA_SHARDING_WRITABLE_GATHER != STRATA_SHARDING_DEFERRED_VALUES);
   /* ABI 1.7: a reader handed a 1.6 host table sees no device() or cuda_stream(). */
   memset(&host_16, 0, sizeof host_16);

@@ -134,9 +134,9 @@ TEST(Loader, TodaysPluginsLoadWithTheirDeclaredFloor) {
   for (const auto& [name, floor] : plugins) {
     const Manifest m = manifest_with_offload(name);
     const LoadedPlugin plugin = load_plugin(m.offload, STRATA_PLUGIN_OFFLOAD, m);
-    EXPECT_EQ(plugin.descriptor().abi_minor, floor) << name;
+    EXPECT_EQ(plugin.descriptor().min_runtime_minor, floor) << name;
     const auto* header = static_cast<const strata_ops_header*>(plugin.descriptor().ops);
-    EXPECT_EQ(header->abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR)) << name;
+    EXPECT_EQ(header->built_minor, static_cast<uint32_t>(STRATA_ABI_MINOR)) << name;
     EXPECT_EQ(header->struct_size, sizeof(strata_offload_ops)) << name;
   }
 }
@@ -205,8 +205,10 @@ TEST(Loader, RealPluginsLoadAsTheirKind) {
     EXPECT_EQ(plugin.descriptor().kind, kind) << name;
     EXPECT_EQ(plugin.descriptor().abi_major, static_cast<uint32_t>(STRATA_ABI_MAJOR)) << name;
     // Ported to ABI 1.3+: a floor the runtime meets, and a table that starts with its header.
-    EXPECT_GE(plugin.descriptor().abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR_TABLES)) << name;
-    EXPECT_LE(plugin.descriptor().abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR)) << name;
+    EXPECT_GE(plugin.descriptor().min_runtime_minor,
+              static_cast<uint32_t>(STRATA_ABI_MINOR_TABLES)) << name;
+    EXPECT_LE(plugin.descriptor().min_runtime_minor, static_cast<uint32_t>(STRATA_ABI_MINOR))
+        << name;
     const auto* header = static_cast<const strata_ops_header*>(plugin.descriptor().ops);
     EXPECT_EQ(header->kind, kind) << name;
     EXPECT_EQ(header->abi_major, static_cast<uint32_t>(STRATA_ABI_MAJOR)) << name;

@@ -21,10 +21,10 @@ TEST(Descriptor, IsACommPluginOfThisAbi) {
 TEST(Descriptor, OpsTableStartsWithItsHeader) {
   EXPECT_EQ(descriptor().struct_size, sizeof(strata_plugin_descriptor));
   EXPECT_EQ(descriptor().ops, static_cast<const void*>(&ops()));
-  EXPECT_GE(descriptor().abi_minor, uint32_t{STRATA_ABI_MINOR_TABLES});
-  EXPECT_LE(descriptor().abi_minor, uint32_t{STRATA_ABI_MINOR});
+  EXPECT_GE(descriptor().min_runtime_minor, uint32_t{STRATA_ABI_MINOR_TABLES});
+  EXPECT_LE(descriptor().min_runtime_minor, uint32_t{STRATA_ABI_MINOR});
   EXPECT_EQ(ops().header.abi_major, uint32_t{STRATA_ABI_MAJOR});
-  EXPECT_EQ(ops().header.abi_minor, uint32_t{STRATA_ABI_MINOR});
+  EXPECT_EQ(ops().header.built_minor, uint32_t{STRATA_ABI_MINOR});
   EXPECT_EQ(ops().header.kind, STRATA_PLUGIN_COMM);
   EXPECT_EQ(ops().header.reserved, 0u);
 }

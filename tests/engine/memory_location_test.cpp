@@ -69,7 +69,7 @@ TEST(HostServicesTable, EmulatedMinorHasThatMinorsSize) {
   setenv("STRATA_EMULATE_ABI_MINOR", "3", 1);
   Table t;
   unsetenv("STRATA_EMULATE_ABI_MINOR");
-  EXPECT_EQ(t.api->abi_minor, 3u);
+  EXPECT_EQ(t.api->runtime_minor, 3u);
   EXPECT_EQ(t.api->struct_size, offsetof(strata_host_api, log_enabled));
   EXPECT_FALSE(STRATA_STRUCT_HAS(t.api, strata_host_api, log_enabled));
   EXPECT_TRUE(strata::sdk::Host(t.api).has_locations());
@@ -88,7 +88,7 @@ long locked_kib() {
 
 TEST(MemoryLocation, TheHostTableOffersTheNewEntries) {
   Table t;
-  EXPECT_EQ(t.api->abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR));
+  EXPECT_EQ(t.api->runtime_minor, static_cast<uint32_t>(STRATA_ABI_MINOR));
   EXPECT_TRUE(STRATA_STRUCT_HAS(t.api, strata_host_api, account_bytes));
   EXPECT_TRUE(strata::sdk::Host(t.api).has_locations());
   // A 1.1-sized table has neither entry: the SDK must not call past its end.

@@ -206,11 +206,11 @@ TEST(OffloadPlugin, DescriptorIsAnOffloadPlugin) {
   EXPECT_EQ(d.abi_major, static_cast<uint32_t>(STRATA_ABI_MAJOR));
   EXPECT_EQ(d.kind, STRATA_PLUGIN_OFFLOAD);
   // ABI 1.3: the descriptor's minor is the plugin's floor; the table's header says what it holds.
-  EXPECT_GE(d.abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR_TABLES));
-  EXPECT_LE(d.abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR));
+  EXPECT_GE(d.min_runtime_minor, static_cast<uint32_t>(STRATA_ABI_MINOR_TABLES));
+  EXPECT_LE(d.min_runtime_minor, static_cast<uint32_t>(STRATA_ABI_MINOR));
   EXPECT_EQ(offload_ops().header.struct_size, sizeof(strata_offload_ops));
   EXPECT_EQ(offload_ops().header.abi_major, static_cast<uint32_t>(STRATA_ABI_MAJOR));
-  EXPECT_EQ(offload_ops().header.abi_minor, static_cast<uint32_t>(STRATA_ABI_MINOR));
+  EXPECT_EQ(offload_ops().header.built_minor, static_cast<uint32_t>(STRATA_ABI_MINOR));
   EXPECT_EQ(offload_ops().header.kind, STRATA_PLUGIN_OFFLOAD);
 }
 

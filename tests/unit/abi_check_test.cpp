@@ -56,7 +56,7 @@ struct Fixture {
     ops.end_micro_step = fake_end;
     d.struct_size = sizeof d;
     d.abi_major = STRATA_ABI_MAJOR;
-    d.abi_minor = STRATA_ABI_MINOR_TABLES;
+    d.min_runtime_minor = STRATA_ABI_MINOR_TABLES;
     d.kind = STRATA_PLUGIN_SHARDING;
     d.name = "x";
     d.version = "1";
@@ -84,7 +84,7 @@ TEST(AbiCheck, CompleteTableLoads) {
 TEST(AbiCheck, FloorAboveTheRuntimeIsRefused) {
   ScopedEnv env(kEmulateAbiMinorVariable, nullptr);
   Fixture f;
-  f.d.abi_minor = STRATA_ABI_MINOR + 1;
+  f.d.min_runtime_minor = STRATA_ABI_MINOR + 1;
   EXPECT_THAT(f.error(), HasSubstr("m.json: /sharding: sharding plugin 'x' (/p/libx.so) needs runtime ABI 1." +
                                    std::to_string(STRATA_ABI_MINOR + 1) + " or later; this runtime is 1." +
                                    std::to_string(STRATA_ABI_MINOR)));
@@ -94,10 +94,10 @@ TEST(AbiCheck, EmulatedMinorRefusesHigherFloors) {
   ScopedEnv env(kEmulateAbiMinorVariable, "3");
   EXPECT_EQ(runtime_abi_minor(), 3u);
   Fixture f;
-  f.d.abi_minor = 4;
+  f.d.min_runtime_minor = 4;
   EXPECT_THAT(f.error(), HasSubstr("needs runtime ABI 1.4 or later; this runtime is 1.3 (emulated: "
                                    "STRATA_EMULATE_ABI_MINOR=3)"));
-  f.d.abi_minor = 3;
+  f.d.min_runtime_minor = 3;
   EXPECT_NO_THROW(check_descriptor(&f.d, STRATA_PLUGIN_SHARDING, kWhere, kFile));
 }
 
@@ -141,7 +141,7 @@ TEST(AbiCheck, HeaderMajorKindAndMinor) {
   EXPECT_THAT(f.error(), HasSubstr("ops table header says it is an offload table, but the descriptor "
                                    "says a sharding table"));
   f.ops.header.kind = STRATA_PLUGIN_SHARDING;
-  f.ops.header.abi_minor = 2;
+  f.ops.header.built_minor = 2;
   EXPECT_THAT(f.error(), HasSubstr("ops table header says ABI 1.2, older than 1.3"));
 }
 
@@ -155,7 +155,7 @@ TEST(AbiCheck, NewerHeaderIsFine) {
   Fixture f;
   newer.ops = f.ops;
   newer.ops.header.struct_size = sizeof(Newer);
-  newer.ops.header.abi_minor = STRATA_ABI_MINOR + 1;
+  newer.ops.header.built_minor = STRATA_ABI_MINOR + 1;
   f.d.ops = &newer.ops;
   EXPECT_NO_THROW(check_descriptor(&f.d, STRATA_PLUGIN_SHARDING, kWhere, kFile));
 }

@@ -111,16 +111,17 @@ DescriptorReport check_descriptor(const strata_plugin_descriptor& d) {
                                         ", this Strata is " + version));
     return report;
   }
-  if (d.abi_minor < STRATA_ABI_MINOR_TABLES || d.abi_minor > STRATA_ABI_MINOR) {
+  if (d.min_runtime_minor < STRATA_ABI_MINOR_TABLES || d.min_runtime_minor > STRATA_ABI_MINOR) {
     add("descriptor.abi",
-        Verdict::fail("ABI floor 1." + std::to_string(d.abi_minor) + ": expected 1." +
+        Verdict::fail("ABI floor 1." + std::to_string(d.min_runtime_minor) + ": expected 1." +
                       std::to_string(STRATA_ABI_MINOR_TABLES) + " to " + version +
-                      (d.abi_minor < STRATA_ABI_MINOR_TABLES
+                      (d.min_runtime_minor < STRATA_ABI_MINOR_TABLES
                            ? " (tables of 1.0-1.2 plugins have no header; rebuild against this SDK)"
                            : " (the plugin needs a newer runtime than this one)")));
     return report;
   }
-  add("descriptor.abi", Verdict::pass("floor 1." + std::to_string(d.abi_minor) + ", runtime " + version));
+  add("descriptor.abi",
+      Verdict::pass("floor 1." + std::to_string(d.min_runtime_minor) + ", runtime " + version));
   const char* stratum = stratum_of(d.kind);
   const bool named = d.name != nullptr && *d.name != '\0' && d.version != nullptr &&
                      d.description != nullptr;
@@ -138,12 +139,12 @@ DescriptorReport check_descriptor(const strata_plugin_descriptor& d) {
   }
   const auto& header = *static_cast<const strata_ops_header*>(d.ops);
   if (header.kind != d.kind || header.abi_major != STRATA_ABI_MAJOR ||
-      header.abi_minor < STRATA_ABI_MINOR_TABLES ||
+      header.built_minor < STRATA_ABI_MINOR_TABLES ||
       header.struct_size <= sizeof(strata_ops_header)) {
     add("descriptor.ops_header",
         Verdict::fail("header kind " + std::to_string(header.kind) + " (descriptor: " +
                       std::to_string(d.kind) + "), ABI " + std::to_string(header.abi_major) + "." +
-                      std::to_string(header.abi_minor) + ", struct_size " +
+                      std::to_string(header.built_minor) + ", struct_size " +
                       std::to_string(header.struct_size)));
     return report;
   }

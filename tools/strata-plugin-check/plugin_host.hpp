@@ -69,7 +69,7 @@ class PluginHost {
   PluginHost() {
     api_.struct_size = sizeof(api_);
     api_.abi_major = STRATA_ABI_MAJOR;
-    api_.abi_minor = STRATA_ABI_MINOR;
+    api_.runtime_minor = STRATA_ABI_MINOR;
     api_.host_ctx = this;
     api_.log = [](void*, int32_t level, const char* msg) {
       if (level >= STRATA_LOG_WARN) std::fprintf(stderr, "[plugin] %s\n", msg);

@@ -4,10 +4,12 @@
  * Rules (see docs/DESIGN.md, "ABI rules" and "Evolving the ABI"):
  *  - A plugin library exports exactly one symbol, strata_plugin_entry_v1, returning a const
  *    descriptor that lives as long as the library stays loaded.
- *  - ABI major must match STRATA_ABI_MAJOR exactly. The descriptor's abi_minor is the lowest
- *    runtime minor the plugin needs (its floor), not the header it was built with: the runtime loads
- *    a plugin whose floor is at or below its own minor, and tells the plugin its minor in the
- *    host-services table, so a plugin can use newer services where they exist.
+ *  - ABI major must match STRATA_ABI_MAJOR exactly. Three minors, three meanings (the table is
+ *    below): the descriptor's `min_runtime_minor` is the lowest runtime minor the plugin needs
+ *    (its floor); an ops table's `header.built_minor` is the STRATA_ABI_MINOR of the header it was
+ *    built with (which fields the table has); the host table's `runtime_minor` is the runtime's
+ *    own (which services exist). The runtime loads a plugin whose floor is at or below its minor,
+ *    and a plugin uses newer services where the runtime's minor says they exist.
  *  - Every ops table starts with a strata_ops_header (ABI 1.3; tables of 1.0-1.2 plugins have no
  *    header and are loaded through an adapter in the runtime). Every other struct crossing the
  *    boundary starts with `size_t struct_size`. Fields are only appended; a reader uses only the
@@ -21,6 +23,34 @@
  *    strata_error (which may be NULL). No exception, C++ type or allocation ownership crosses.
  *    Whoever allocates frees.
  *  - Lifetimes and thread-safety are written beside each function.
+ *  - One exception to "starts with struct_size and grows at the end": strata_shard travels in
+ *    arrays (a larger stride would break every plugin of an earlier minor), so it never grows;
+ *    what it would need is asked through the host table instead (device(), 1.7).
+ *
+ * Versions of this header (a field or function says "ABI 1.x" beside it where it came later
+ * than 1.0):
+ *   minor | what it added
+ *   ------+----------------------------------------------------------------------------------
+ *     0   | the four strata, the descriptor, host services (log, alloc_bytes, comm, precision)
+ *     1   | parameter groups: define_group, gather/release, param_view
+ *     2   | memory locations (alloc_bytes_at, account_bytes); the shard's model copy fields
+ *     3   | ops tables start with strata_ops_header; args structs for create, the collectives,
+ *         | grad_ready, gather/release and end_micro_step; the descriptor's minor is a floor
+ *     4   | host service log_enabled
+ *     5   | host services trace_enabled and trace_span (the job's timeline)
+ *     6   | checkpoints and schedules: the offload stratum's state_slots, read_state and
+ *         | write_state; save_state/load_state on precision and offload; the step's lr and
+ *         | momentum, the configured ones in the caps
+ *     7   | CUDA devices: host services device() and cuda_stream(), STRATA_MEM_DEVICE
+ *     8   | the offload stratum's parameter store (offload_param: param_store_open/start/wait),
+ *         | lent through the host table's offload/offload_self; the sharding shard_ranges
+ *     9   | STRATA_GATHER_FOR_WRITE and deferred values (the sharding caps' features); a disk
+ *         | parameter store may give a shared mapping of its bytes
+ * A plugin of minor 3 or later loads on any 1.x runtime whose minor is at least its floor.
+ * A 1.0-1.2 plugin has no ops header and a descriptor whose minor is the header it was built
+ * with; the runtime loads it through an adapter (runtime/src/legacy_abi) that gives it tables in
+ * its own layout. Names of fields are not ABI, offsets and sizes are: the three minors above were
+ * all called `abi_minor` in earlier copies of this header; renaming them changed no ABI.
  */
 #ifndef STRATA_PLUGIN_API_H
 #define STRATA_PLUGIN_API_H
@@ -33,19 +63,7 @@ extern "C" {
 #endif
 
 #define STRATA_ABI_MAJOR 1
-/* 1.1: parameter groups, gather/release, views. 1.2: memory locations. 1.3: ops tables start with
- * strata_ops_header; create, collectives, grad_ready, gather/release and end_micro_step take args
- * structs; the descriptor's minor is a floor. 1.4: host service log_enabled. 1.5: host services
- * trace_enabled and trace_span (the job's timeline). 1.6: checkpoints and schedules: the offload
- * stratum's per-element state (state_slots, read_state, write_state), save_state/load_state on
- * the precision and offload strata, the step's lr and momentum, the configured ones in the caps.
- * 1.7: CUDA devices: host services device() and cuda_stream(), alloc_bytes_at in
- * STRATA_MEM_DEVICE (shards then hold device pointers). 1.8: the offload stratum's parameter store
- * (ZeRO-Infinity's offload_param: param_store_open/start/wait), lent to the sharding stratum through
- * the host table's `offload` and `offload_self`; the sharding stratum's shard_ranges, which
- * init_state gets (its shards' buffers may then be NULL). 1.9: values written through a gather
- * (STRATA_GATHER_FOR_WRITE) and parameters registered without data (deferred values), as the
- * sharding caps' `features` say; a disk parameter store may give a shared mapping of its bytes. */
+/* This header's minor: the table above. */
 #define STRATA_ABI_MINOR 9
 /* The first minor with the 1.3 table layout: the lowest floor a plugin built with this header can
  * declare (a 1.0-1.2 runtime would read its tables in the old layout). */
@@ -139,7 +157,8 @@ typedef enum strata_plugin_kind {
 typedef struct strata_plugin_descriptor {
   size_t struct_size;
   uint32_t abi_major;      /* STRATA_ABI_MAJOR */
-  uint32_t abi_minor;      /* the lowest runtime minor this plugin needs; >= STRATA_ABI_MINOR_TABLES */
+  uint32_t min_runtime_minor; /* the lowest runtime minor this plugin needs (its floor);
+                                 >= STRATA_ABI_MINOR_TABLES. Before 1.3: the header's minor */
   int32_t kind;            /* strata_plugin_kind */
   const char* name;        /* e.g. "allreduce-mpi" */
   const char* version;     /* the plugin's own version string */
@@ -152,7 +171,7 @@ typedef struct strata_plugin_descriptor {
 typedef struct strata_ops_header {
   size_t struct_size; /* sizeof the whole ops table as the plugin was built */
   uint32_t abi_major; /* STRATA_ABI_MAJOR of the header the plugin was built with */
-  uint32_t abi_minor; /* STRATA_ABI_MINOR of that header: the fields the table has */
+  uint32_t built_minor; /* STRATA_ABI_MINOR of that header: the fields the table has */
   int32_t kind;       /* strata_plugin_kind; equals the descriptor's */
   uint32_t reserved;  /* 0 */
 } strata_ops_header;
@@ -403,7 +422,7 @@ typedef struct strata_trace_span {
 typedef struct strata_host_api {
   size_t struct_size;
   uint32_t abi_major;
-  uint32_t abi_minor; /* the runtime's minor: services of later minors are absent (check size) */
+  uint32_t runtime_minor; /* the runtime's minor: services of later minors are absent */
   void* host_ctx;     /* first argument to every function below */
 
   /* Writes one log line attributed to this plugin and rank. `message` read during the call. */

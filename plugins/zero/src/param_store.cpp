@@ -27,7 +27,7 @@ ParamStore::ParamStore(const sdk::Host& host, uint64_t bytes) {
   location_ = args.location;
   memory_ = args.location == STRATA_MEM_DISK ? nullptr : args.data;
   // ABI 1.9: a disk store may also be mapped (an older plugin's `data` said nothing there).
-  if (args.location == STRATA_MEM_DISK && ops->header.abi_minor >= 9) mapping_ = args.data;
+  if (args.location == STRATA_MEM_DISK && ops->header.built_minor >= 9) mapping_ = args.data;
   read_ahead_ = args.read_ahead_elements;
 }
 

@@ -21,17 +21,28 @@ extern "C" {
 #endif
 
 #define STRATA_API_VERSION_MAJOR 1
-/* 1.1: parameter groups, gather/release, views. 1.2: memory locations. 1.3: every versioned struct
- * is accepted at any struct_size from its first released size up (1.2 and earlier refused one
- * smaller than the runtime's own, so an appended field broke every existing host). 1.4: nothing new
- * in the host API (the version follows the plugin ABI's 1.4, which added a host service for
- * plugins). 1.5: strata_step_result says where the step's time went; the timeline
- * (STRATA_TIMELINE). 1.6: checkpoints (strata_save, strata_save_wait, strata_load) and the learning
- * rate (strata_lr, strata_set_lr; the manifest's "scheduler"). 1.7: CUDA device parameters and
- * strata_set_stream. 1.8: strata_version(). 1.9: deferred values: strata_register_param with
- * NULL data where the sharding stage partitions the parameter, and strata_gather with
- * STRATA_GATHER_FOR_WRITE to write whole values after finalize. */
-#define STRATA_API_VERSION_MINOR 9
+/* Versions of the host API (a function or field says "API 1.x" beside it where it came later
+ * than 1.0). Counted apart from the plugin ABI's minor (plugin_api.h), though they moved together
+ * until 1.9:
+ *   minor | what it added
+ *   ------+----------------------------------------------------------------------------------
+ *     1   | parameter groups, gather/release, views
+ *     2   | memory locations
+ *     3   | every versioned struct accepted at any struct_size from its first released size up
+ *         | (1.2 and earlier refused one smaller than the runtime's own)
+ *     4   | nothing new here (the plugin ABI's 1.4 added a host service for plugins)
+ *     5   | strata_step_result says where the step's time went; the timeline (STRATA_TIMELINE)
+ *     6   | checkpoints (strata_save, strata_save_wait, strata_load); the learning rate
+ *         | (strata_lr, strata_set_lr; the manifest's "scheduler")
+ *     7   | CUDA device parameters and strata_set_stream
+ *     8   | strata_version()
+ *     9   | deferred values: strata_register_param with NULL data where the sharding stage
+ *         | partitions the parameter; strata_gather with STRATA_GATHER_FOR_WRITE
+ *    10   | strata_api_version(): a host asks the loaded library which API it implements
+ */
+#define STRATA_API_VERSION_MINOR 10
+/* strata_api_version()'s value for MAJOR.MINOR. */
+#define STRATA_API_VERSION_OF(major, minor) (((uint32_t)(major) << 16) | (uint32_t)(minor))
 
 #if defined(_WIN32)
 #define STRATA_API
@@ -295,6 +306,13 @@ STRATA_API strata_status strata_set_stream(strata_runtime* rt, void* cuda_stream
  * storage, valid for the life of the process; thread-safe; callable before strata_create. Added in
  * API 1.8. */
 STRATA_API const char* strata_version(void);
+
+/* The host API the loaded libstrata implements, STRATA_API_VERSION_OF(major, minor): the major in
+ * the high 16 bits, the minor in the low 16. A host built with this header needs the same major
+ * and a minor at least that of the newest call it makes; a library of a later minor serves it
+ * (the struct_size rule). Callable before strata_create; thread-safe. Added in API 1.10: a
+ * library without this symbol is 1.9 or older. */
+STRATA_API uint32_t strata_api_version(void);
 
 /* Human-readable name of a status code or dtype (static storage). */
 STRATA_API const char* strata_status_name(int32_t status);

@@ -38,7 +38,7 @@ struct Link {
 
 struct Instance {
   int32_t kind = 0;
-  uint32_t minor = 0;       // the plugin's descriptor abi_minor: the header it was built with
+  uint32_t minor = 0;       // the descriptor's minor: before 1.3, the header it was built with
   const void* ops = nullptr;  // the legacy table (a v1_2::*_ops prefix of struct_size bytes)
   size_t ops_size = 0;
   void* self = nullptr;     // the legacy instance

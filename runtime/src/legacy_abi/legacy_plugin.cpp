@@ -81,13 +81,16 @@ const std::vector<Fn>& group_fns() {
 
 }  // namespace
 
-bool is_legacy(const strata_plugin_descriptor& d) { return d.abi_minor < STRATA_ABI_MINOR_TABLES; }
+bool is_legacy(const strata_plugin_descriptor& d) {
+  return d.min_runtime_minor < STRATA_ABI_MINOR_TABLES;
+}
 
 void check_table(const strata_plugin_descriptor& d, int32_t kind, const std::string& at) {
-  const std::string what = plugin_kind_name(kind) + " ops table of ABI 1." + std::to_string(d.abi_minor) +
+  const std::string what = plugin_kind_name(kind) + " ops table of ABI 1." +
+                           std::to_string(d.min_runtime_minor) +
                            " (the layout before strata_ops_header)";
   if (!is_legacy(d)) {
-    throw Error(STRATA_ERR_ABI, at + ": plugin ABI 1." + std::to_string(d.abi_minor) +
+    throw Error(STRATA_ERR_ABI, at + ": plugin ABI 1." + std::to_string(d.min_runtime_minor) +
                                     " is not a 1.0-1.2 plugin; its tables are checked as today's");
   }
   if (d.kind != kind) {
@@ -144,7 +147,7 @@ strata_status create(const strata_plugin_descriptor& d, const strata_plugin_crea
     if (args->config_json != nullptr) config = args->config_json;
     in = std::make_unique<Instance>();
     in->kind = d.kind;
-    in->minor = d.abi_minor;
+    in->minor = d.min_runtime_minor;
     in->ops = d.ops;
     in->ops_size = table_size(d);
 
@@ -154,15 +157,15 @@ strata_status create(const strata_plugin_descriptor& d, const strata_plugin_crea
       const size_t n = std::min(host->struct_size, v1_2::kHostSize1_2);
       std::memcpy(&in->host, host, n);
       in->host.struct_size = n;
-      in->host.abi_minor = std::min(host->abi_minor, v1_2::kHostMinor);
+      in->host.runtime_minor = std::min(host->runtime_minor, v1_2::kHostMinor);
       if (STRATA_STRUCT_HAS(&in->host, strata_host_api, comm_self) && in->host.comm != nullptr) {
-        in->comm_link = Link{in->host.comm, in->host.comm_self, d.abi_minor};
+        in->comm_link = Link{in->host.comm, in->host.comm_self, d.min_runtime_minor};
         in->host_comm = lent_comm_table(*in->host.comm);
         in->host.comm = reinterpret_cast<const strata_comm_ops*>(&in->host_comm);
         in->host.comm_self = &in->comm_link;
       }
       if (STRATA_STRUCT_HAS(&in->host, strata_host_api, precision_self) && in->host.precision != nullptr) {
-        in->precision_link = Link{in->host.precision, in->host.precision_self, d.abi_minor};
+        in->precision_link = Link{in->host.precision, in->host.precision_self, d.min_runtime_minor};
         in->host_precision = lent_precision_table();
         in->host.precision = reinterpret_cast<const strata_precision_ops*>(&in->host_precision);
         in->host.precision_self = &in->precision_link;

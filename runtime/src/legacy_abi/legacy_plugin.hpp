@@ -18,11 +18,11 @@
 //
 // What the adapter does besides renaming arguments:
 //  - The host table a legacy plugin gets is today's (same layout, it only grew at the end) cut to
-//    ABI 1.2's size and saying abi_minor 2, so the plugin behaves as under a 1.2 runtime. Its comm
-//    and precision point to 1.2-layout tables that forward to the current ones (a legacy comm
+//    ABI 1.2's size and saying runtime_minor 2, so the plugin behaves as under a 1.2 runtime. Its
+//    comm and precision point to 1.2-layout tables that forward to the current ones (a legacy comm
 //    plugin itself gets neither, as every comm plugin).
 //  - Shard arrays cross in the layout of the plugin's header: 1.0 and 1.1 plugins (descriptor
-//    abi_minor 0, 1) see a strata_shard without `model`/`model_dtype`, so arrays are copied to
+//    minor 0, 1) see a strata_shard without `model`/`model_dtype`, so arrays are copied to
 //    that stride on the way in (offload init_state/step, precision grad_stats) and to today's on
 //    the way out (sharding owned_shards, with model NULL: no copies asked for). The copies hold
 //    the same master/grad pointers, so updates land where they should.
@@ -39,7 +39,7 @@
 
 namespace strata::rt::legacy {
 
-// 1.0-1.2 plugins: descriptor abi_minor < STRATA_ABI_MINOR_TABLES.
+// 1.0-1.2 plugins: descriptor min_runtime_minor < STRATA_ABI_MINOR_TABLES.
 bool is_legacy(const strata_plugin_descriptor& d);
 
 // Checks a legacy ops table (size >= 1.0's for the kind, 1.0 functions non-NULL; 1.1 group

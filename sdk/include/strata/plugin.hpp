@@ -419,7 +419,7 @@ class Host {
   }
   const strata_host_api* raw() const { return api_; }
   // The runtime's ABI minor: services of later minors are absent.
-  uint32_t runtime_minor() const { return api_->abi_minor; }
+  uint32_t runtime_minor() const { return api_->runtime_minor; }
 
   // Whether a line at `level` would be written (ABI 1.4; older runtimes: always true).
   bool log_enabled(strata_log_level level) const {

@@ -137,7 +137,24 @@ _SIGNATURES = {
     "strata_set_stream": ([_rt, c_void_p, _err], c_int32),  # API 1.7: a cudaStream_t or None
     "strata_status_name": ([c_int32], c_char_p),
     "strata_version": ([], c_char_p),  # API 1.8
+    "strata_api_version": ([], c_uint32),  # API 1.10
 }
+
+# The host API this package is written against (strata.h's STRATA_API_VERSION_MAJOR/MINOR): a
+# libstrata of the same major and at least this minor serves it.
+API_MAJOR, API_MINOR = 1, 10
+
+
+def check_api_version(lib, path):
+    """Raises OSError naming the library and both versions unless `lib` implements this package's
+    host API (same major, minor at least API_MINOR)."""
+    packed = lib.strata_api_version()
+    major, minor = packed >> 16, packed & 0xffff
+    if major != API_MAJOR or minor < API_MINOR:
+        raise OSError("strata: %s implements host API %d.%d, but this Python package needs %d.%d "
+                      "or a later minor of %d (install a matching libstrata, or point "
+                      "STRATA_LIBRARY at one)" % (path, major, minor, API_MAJOR, API_MINOR,
+                                                  API_MAJOR))
 
 
 # Where `pip install .` puts the C++ build inside this package (pyproject.toml's wheel.install-dir):
@@ -196,8 +213,9 @@ def load():
             f = getattr(lib, fn, None)
             if f is None:
                 raise OSError("strata: %s has no %s(): it is older than this Python package "
-                              "(host API 1.8 or later needed)" % (path, fn))
+                              "(host API %d.%d or later needed)" % (path, fn, API_MAJOR, API_MINOR))
             f.argtypes, f.restype = argtypes, restype
+        check_api_version(lib, path)
         return lib, path
     raise OSError("strata: cannot load libstrata; tried " + "; ".join(tried) +
                   ". Set STRATA_LIBRARY to the path of libstrata.so, or put strata-run on PATH.")

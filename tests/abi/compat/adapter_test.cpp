@@ -107,7 +107,7 @@ struct Host {
   explicit Host(bool lend_peers = true) {
     api.struct_size = sizeof api;
     api.abi_major = STRATA_ABI_MAJOR;
-    api.abi_minor = STRATA_ABI_MINOR;
+    api.runtime_minor = STRATA_ABI_MINOR;
     api.host_ctx = &recorder;
     api.log = host_log;
     api.alloc_bytes = host_alloc;
@@ -302,7 +302,7 @@ TEST(LegacyAdapter, Comm12AndPrecision12Load) {
                                    {"strata_compat_fp32_v1_2", STRATA_PLUGIN_PRECISION}}) {
     SCOPED_TRACE(name);
     const strata_plugin_descriptor& d = open_plugin(name);
-    EXPECT_EQ(d.abi_minor, 2u);
+    EXPECT_EQ(d.min_runtime_minor, 2u);
     ASSERT_NO_THROW(legacy::check_table(d, kind, "test"));
     Host host(kind != STRATA_PLUGIN_COMM);
     const strata_plugin_create_args args = host.args();
@@ -459,7 +459,7 @@ TEST(LegacyAdapter, Sharding10ShardsComeBackInTodaysLayout) {
   EXPECT_EQ(last_config, "{}");
   FakeSharding& f = *last_fake;
   // The host table it holds: today's cut to 1.2.
-  EXPECT_EQ(f.host->abi_minor, 2u);
+  EXPECT_EQ(f.host->runtime_minor, 2u);
   EXPECT_EQ(f.host->struct_size, v1_2::kHostSize1_2);
   EXPECT_EQ(f.host->host_ctx, &host.recorder);
   EXPECT_NE(f.host->comm, &kNowComm);
@@ -583,7 +583,7 @@ TEST(LegacyAdapter, CheckTableNamesWhatIsWrong) {
 
   table = fake_table(v1_2::kShardingSize1_1);
   table.param_view = nullptr;
-  d.abi_minor = 1;
+  d.min_runtime_minor = 1;
   EXPECT_THAT(check_message(d, STRATA_PLUGIN_SHARDING),
               HasSubstr("has define_group, gather, release and end_micro_step but no param_view"));
   // A table ending inside the group set: the functions outside it count as absent.
@@ -593,7 +593,7 @@ TEST(LegacyAdapter, CheckTableNamesWhatIsWrong) {
 
   table = fake_table(v1_2::kShardingSize1_1);
   EXPECT_THAT(check_message(d, STRATA_PLUGIN_OFFLOAD), HasSubstr("expected offload"));
-  d.abi_minor = 3;
+  d.min_runtime_minor = 3;
   EXPECT_THAT(check_message(d, STRATA_PLUGIN_SHARDING), HasSubstr("is not a 1.0-1.2 plugin"));
 
   v1_2::comm_ops comm{};

@@ -83,7 +83,7 @@ std::string config_for(const Target& target, const OptimizerCase& c) {
 }
 
 bool reads_v16(const Instance<strata_offload_ops>& plugin) {
-  return plugin.ops().header.abi_minor >= 6;
+  return plugin.ops().header.built_minor >= 6;
 }
 
 strata_offload_caps caps_of(const Instance<strata_offload_ops>& plugin) {

@@ -36,7 +36,7 @@ strata_status create_impl(const char*, const strata_host_api* host, void** self,
     }
     compat::log(host, STRATA_LOG_INFO, "compat_fp32: built with ABI %s, host ABI %u.%u, rank %d of %d",
                 compat::built_with(), host != nullptr ? host->abi_major : 0u,
-                host != nullptr ? host->abi_minor : 0u, rank, size);
+                host != nullptr ? COMPAT_RUNTIME_MINOR(host) : 0u, rank, size);
     *self = p.release();
   });
 }

@@ -84,8 +84,14 @@ inline const char* built_with() {
 
 }  // namespace compat
 
-// The descriptor's abi_minor: the header's minor before 1.3 (it was a floor equal to the header),
-// the first minor with today's tables after.
+// The descriptor's minor: the header's minor before 1.3 (it was a floor equal to the header),
+// the first minor with today's tables after. COMPAT_RUNTIME_MINOR(host): the host table's minor,
+// whose field today's header calls runtime_minor and the frozen ones abi_minor (the same offset).
+#if COMPAT_TABLES
+#define COMPAT_RUNTIME_MINOR(host) ((host)->runtime_minor)
+#else
+#define COMPAT_RUNTIME_MINOR(host) ((host)->abi_minor)
+#endif
 #if COMPAT_TABLES
 #define COMPAT_DESCRIPTOR_MINOR STRATA_ABI_MINOR_TABLES
 #define COMPAT_OPS_HEADER(ops_type, kind) STRATA_OPS_HEADER(ops_type, kind),

@@ -29,7 +29,7 @@ strata_status create_impl(const char* config_json, const strata_host_api* host, 
     sgd->lr = lr.get<double>();
     compat::log(host, STRATA_LOG_INFO, "compat_sgd: built with ABI %s, host ABI %u.%u, lr %g",
                 compat::built_with(), host != nullptr ? host->abi_major : 0u,
-                host != nullptr ? host->abi_minor : 0u, sgd->lr);
+                host != nullptr ? COMPAT_RUNTIME_MINOR(host) : 0u, sgd->lr);
     *self = sgd.release();
   });
 }

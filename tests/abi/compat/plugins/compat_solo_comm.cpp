@@ -18,7 +18,7 @@ strata_status create_impl(const char*, const strata_host_api* host, void** self,
     solo->host = host;
     compat::log(host, STRATA_LOG_INFO, "compat_solo_comm: built with ABI %s, host ABI %u.%u, one rank",
                 compat::built_with(), host != nullptr ? host->abi_major : 0u,
-                host != nullptr ? host->abi_minor : 0u);
+                host != nullptr ? COMPAT_RUNTIME_MINOR(host) : 0u);
     *self = solo.release();
   });
 }
