@@ -16,29 +16,30 @@
 
 namespace strata::rt {
 
-// Size up to and including the last field the struct had in the release named by `since`.
+// The size a struct had in the release named by `since` (strata.h's and plugin_api.h's
+// STRATA_<NAME>_SIZE_1_<m> macros).
 template <class T>
 struct HostStruct;
 
-#define STRATA_HOST_STRUCT(type, last_field, release)                                   \
-  template <>                                                                           \
-  struct HostStruct<type> {                                                             \
-    static constexpr const char* name = #type;                                          \
-    static constexpr const char* since = release;                                       \
-    static constexpr size_t first_size = offsetof(type, last_field) + sizeof(type::last_field); \
+#define STRATA_HOST_STRUCT(type, size, release)           \
+  template <>                                             \
+  struct HostStruct<type> {                               \
+    static constexpr const char* name = #type;            \
+    static constexpr const char* since = release;         \
+    static constexpr size_t first_size = (size);          \
   }
 
-STRATA_HOST_STRUCT(strata_create_options, overrides_json, "1.0");
-STRATA_HOST_STRUCT(strata_world_info, local_size, "1.0");
-STRATA_HOST_STRUCT(strata_training_info, model_dtype, "1.0");
-STRATA_HOST_STRUCT(strata_step_result, skipped_steps, "1.0");
-STRATA_HOST_STRUCT(strata_memory_report, peak, "1.0");  // 1.2 appended `located`
-STRATA_HOST_STRUCT(strata_param_desc, grad, "1.0");
-STRATA_HOST_STRUCT(strata_param_view, dtype, "1.1");
-STRATA_HOST_STRUCT(strata_error, message, "1.0");
-STRATA_HOST_STRUCT(strata_save_args, blocking, "1.6");
-STRATA_HOST_STRUCT(strata_load_args, tag, "1.6");
-STRATA_HOST_STRUCT(strata_load_result, skipped_steps, "1.6");
+STRATA_HOST_STRUCT(strata_create_options, STRATA_CREATE_OPTIONS_SIZE_1_0, "1.0");
+STRATA_HOST_STRUCT(strata_world_info, STRATA_WORLD_INFO_SIZE_1_0, "1.0");
+STRATA_HOST_STRUCT(strata_training_info, STRATA_TRAINING_INFO_SIZE_1_0, "1.0");
+STRATA_HOST_STRUCT(strata_step_result, STRATA_STEP_RESULT_SIZE_1_0, "1.0");
+STRATA_HOST_STRUCT(strata_memory_report, STRATA_MEMORY_REPORT_SIZE_1_0, "1.0");
+STRATA_HOST_STRUCT(strata_param_desc, STRATA_PARAM_DESC_SIZE_1_0, "1.0");
+STRATA_HOST_STRUCT(strata_param_view, STRATA_PARAM_VIEW_SIZE_1_1, "1.1");
+STRATA_HOST_STRUCT(strata_error, STRATA_ERROR_SIZE_1_0, "1.0");
+STRATA_HOST_STRUCT(strata_save_args, STRATA_SAVE_ARGS_SIZE_1_6, "1.6");
+STRATA_HOST_STRUCT(strata_load_args, STRATA_LOAD_ARGS_SIZE_1_6, "1.6");
+STRATA_HOST_STRUCT(strata_load_result, STRATA_LOAD_RESULT_SIZE_1_6, "1.6");
 
 #undef STRATA_HOST_STRUCT
 

@@ -25,18 +25,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The descriptor's size at ABI 1.0, up to and including its last 1.0 field. Later minor versions
-// append fields, so this stays the floor a plugin must meet even after the header grows.
-constexpr size_t kDescriptorSize1_0 = offsetof(strata_plugin_descriptor, ops) + sizeof(const void*);
-
 // Sizes of the ABI 1.3 ops tables (the first with strata_ops_header), up to and including their
 // last 1.3 member: the least a table with a header may be.
 size_t ops_size_1_3(int32_t kind) {
   switch (kind) {
-    case STRATA_PLUGIN_COMM: return offsetof(strata_comm_ops, test) + sizeof(void*);
-    case STRATA_PLUGIN_SHARDING: return offsetof(strata_sharding_ops, end_micro_step) + sizeof(void*);
-    case STRATA_PLUGIN_PRECISION: return offsetof(strata_precision_ops, cast) + sizeof(void*);
-    case STRATA_PLUGIN_OFFLOAD: return offsetof(strata_offload_ops, step) + sizeof(void*);
+    case STRATA_PLUGIN_COMM: return STRATA_COMM_OPS_SIZE_1_3;
+    case STRATA_PLUGIN_SHARDING: return STRATA_SHARDING_OPS_SIZE_1_3;
+    case STRATA_PLUGIN_PRECISION: return STRATA_PRECISION_OPS_SIZE_1_3;
+    case STRATA_PLUGIN_OFFLOAD: return STRATA_OFFLOAD_OPS_SIZE_1_3;
     default: return 0;
   }
 }
@@ -177,9 +173,9 @@ void check_descriptor(const strata_plugin_descriptor* d, strata_plugin_kind kind
     throw Error(STRATA_ERR_ABI, at + ": plugin ABI " + plugin_abi + " is not compatible with this runtime's ABI " +
                                     runtime_abi + " (major must match)");
   }
-  if (d->struct_size < kDescriptorSize1_0) {
+  if (d->struct_size < STRATA_PLUGIN_DESCRIPTOR_SIZE_1_0) {
     throw Error(STRATA_ERR_ABI, at + ": plugin descriptor struct_size " + std::to_string(d->struct_size) +
-                                    " is smaller than ABI 1.0's " + std::to_string(kDescriptorSize1_0));
+                                    " is smaller than ABI 1.0's " + std::to_string(STRATA_PLUGIN_DESCRIPTOR_SIZE_1_0));
   }
   if (d->name == nullptr || d->version == nullptr) {
     throw Error(STRATA_ERR_ABI, at + ": plugin descriptor has no name or version string");

@@ -31,11 +31,11 @@ std::string runtime_abi_text();
 // host service, 1.4 appended log_enabled, 1.5 trace_enabled and trace_span, 1.7 device and
 // cuda_stream, 1.8 offload and offload_self.
 constexpr size_t host_api_size(uint32_t minor) {
-  if (minor < 4) return offsetof(strata_host_api, account_bytes) + sizeof(void*);
-  if (minor < 5) return offsetof(strata_host_api, log_enabled) + sizeof(void*);
-  if (minor < 7) return offsetof(strata_host_api, trace_span) + sizeof(void*);
-  if (minor < 8) return offsetof(strata_host_api, cuda_stream) + sizeof(void*);
-  return offsetof(strata_host_api, offload_self) + sizeof(void*);
+  if (minor < 4) return STRATA_HOST_API_SIZE_1_2;
+  if (minor < 5) return STRATA_HOST_API_SIZE_1_4;
+  if (minor < 7) return STRATA_HOST_API_SIZE_1_5;
+  if (minor < 8) return STRATA_HOST_API_SIZE_1_7;
+  return STRATA_HOST_API_SIZE_1_8;
 }
 static_assert(host_api_size(STRATA_ABI_MINOR) == sizeof(strata_host_api),
               "a host service was appended: give its minor a size in host_api_size");

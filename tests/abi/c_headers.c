@@ -183,7 +183,7 @@ int main(void) {
   CHECK(STRATA_SHARDING_WRITABLE_GATHER != STRATA_SHARDING_DEFERRED_VALUES);
   /* ABI 1.7: a reader handed a 1.6 host table sees no device() or cuda_stream(). */
   memset(&host_16, 0, sizeof host_16);
-  host_16.struct_size = offsetof(strata_host_api, trace_span) + sizeof(void*);
+  host_16.struct_size = STRATA_HOST_API_SIZE_1_5; /* 1.6 appended no service */
   CHECK(!STRATA_STRUCT_HAS(&host_16, strata_host_api, device));
   CHECK(!STRATA_STRUCT_HAS(&host_16, strata_host_api, cuda_stream));
   host_16.struct_size = sizeof host_16;

@@ -92,7 +92,7 @@ TEST(Loader, TooSmallOpsTableNamesBothSizes) {
   EXPECT_THAT(message, HasSubstr(fixture("strata_test_small_ops")));
   EXPECT_THAT(message, ContainsRegex("[^0-9]" + std::to_string(offsetof(strata_offload_ops, step)) +
                                      "[^0-9]"));
-  const size_t abi_1_3 = offsetof(strata_offload_ops, step) + sizeof(void*);
+  const size_t abi_1_3 = STRATA_OFFLOAD_OPS_SIZE_1_3;
   EXPECT_THAT(message, ContainsRegex("ABI 1.3's " + std::to_string(abi_1_3) + "([^0-9]|$)"));
 }
 

@@ -65,7 +65,7 @@ TEST(Caps, TooSmallStructIsAnAbiError) {
 // fields inside that size and not a byte after it. A caller built against a newer header (a larger
 // caps) gets the fields this plugin knows, and its later bytes are left alone. (strata_comm_caps
 // has not grown since 1.0, so today both sizes are equal; the canary guards the day it grows.)
-constexpr size_t kCapsSize_1_0 = offsetof(strata_comm_caps, nonblocking) + sizeof(int32_t);
+constexpr size_t kCapsSize_1_0 = STRATA_COMM_CAPS_SIZE_1_0;
 
 void expect_caps_filled_within(size_t struct_size) {
   SCOPED_TRACE("caps struct_size " + std::to_string(struct_size));

@@ -231,7 +231,7 @@ TEST(AbiCheck, TableOfThe13SizeFollowedByGarbageLoads) {
   std::memset(static_cast<void*>(&memory), 0xA5, sizeof memory);
   Fixture f;
   memory.ops = f.ops;
-  memory.ops.header.struct_size = offsetof(strata_sharding_ops, end_micro_step) + sizeof(void*);
+  memory.ops.header.struct_size = STRATA_SHARDING_OPS_SIZE_1_3;
   f.d.ops = &memory.ops;
   EXPECT_NO_THROW(check_descriptor(&f.d, STRATA_PLUGIN_SHARDING, kWhere, kFile));
   const strata_sharding_ops copy = copy_ops<strata_sharding_ops>(&memory.ops);

@@ -89,7 +89,7 @@ TEST(SdkHost, TableSmallerThan10IsRefused) {
                                     std::to_string(offsetof(strata_host_api, comm))));
     EXPECT_THAT(e.what(), HasSubstr("ABI 1.0"));
   }
-  api.struct_size = offsetof(strata_host_api, precision_self) + sizeof(void*);
+  api.struct_size = STRATA_HOST_API_SIZE_1_0;
   EXPECT_NO_THROW(strata::sdk::Host{&api});
 }
 
@@ -109,7 +109,7 @@ TEST(SdkHost, DeviceServicesOfA16RuntimeReadAsHost) {
     unsigned char after[64];
   } table;
   std::memset(static_cast<void*>(&table), 0xA5, sizeof table);
-  table.api.struct_size = offsetof(strata_host_api, trace_span) + sizeof(void*);
+  table.api.struct_size = STRATA_HOST_API_SIZE_1_5;
   table.api.alloc_bytes_at = alloc_at;
   table.api.account_bytes = nullptr;
   const strata::sdk::Host host(&table.api);

@@ -76,6 +76,13 @@ extern "C" {
 #define STRATA_STRUCT_HAS(ptr, type, field) \
   ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
 
+/* The size of `type` up to and including `last_field`. Each versioned struct below is followed
+ * by STRATA_<NAME>_SIZE_1_<m> macros (PJRT style): its size as minor m first released it, and
+ * where it grew, as later minors did. A reader refuses a struct_size below the first; a writer
+ * that targets an older minor sets that minor's size. */
+#define STRATA_STRUCT_SIZE(type, last_field) \
+  (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
+
 /* ------------------------------------------------------------------------------------------ */
 /* Status and errors                                                                          */
 /* ------------------------------------------------------------------------------------------ */
@@ -101,6 +108,7 @@ typedef struct strata_error {
   int32_t code; /* a strata_status */
   char message[STRATA_ERROR_MESSAGE_MAX];
 } strata_error;
+#define STRATA_ERROR_SIZE_1_0 STRATA_STRUCT_SIZE(strata_error, message)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Data types, devices, buffers                                                               */
@@ -139,6 +147,7 @@ typedef struct strata_buffer {
   int32_t dtype;  /* strata_dtype */
   strata_device device;
 } strata_buffer;
+#define STRATA_BUFFER_SIZE_1_0 STRATA_STRUCT_SIZE(strata_buffer, device)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Plugin kinds and descriptor                                                                */
@@ -165,6 +174,7 @@ typedef struct strata_plugin_descriptor {
   const char* description; /* one line, for logs */
   const void* ops;
 } strata_plugin_descriptor;
+#define STRATA_PLUGIN_DESCRIPTOR_SIZE_1_0 STRATA_STRUCT_SIZE(strata_plugin_descriptor, ops)
 
 /* The first member of every ops table (ABI 1.3). Lets a reader that holds only the table know how
  * large it is and what it is before touching any function pointer. */
@@ -175,6 +185,7 @@ typedef struct strata_ops_header {
   int32_t kind;       /* strata_plugin_kind; equals the descriptor's */
   uint32_t reserved;  /* 0 */
 } strata_ops_header;
+#define STRATA_OPS_HEADER_SIZE_1_3 STRATA_STRUCT_SIZE(strata_ops_header, reserved)
 
 /* For a table's initialiser: .header = STRATA_OPS_HEADER(strata_comm_ops, STRATA_PLUGIN_COMM). */
 #define STRATA_OPS_HEADER(ops_type, plugin_kind) \
@@ -247,6 +258,7 @@ typedef struct strata_plugin_create_args {
   const char* config_json;            /* the stratum's "params" as a JSON object text */
   const struct strata_host_api* host; /* the host-services table; lives until destroy */
 } strata_plugin_create_args;
+#define STRATA_PLUGIN_CREATE_ARGS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_plugin_create_args, host)
 
 typedef struct strata_comm_caps {
   size_t struct_size;
@@ -261,6 +273,7 @@ typedef struct strata_comm_caps {
   uint32_t device_mask;     /* STRATA_DEVICE_BIT of each device type whose memory it can move */
   int32_t nonblocking;      /* 1 if `req` may be non-NULL (then wait is required) */
 } strata_comm_caps;
+#define STRATA_COMM_CAPS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_comm_caps, nonblocking)
 
 /* The arguments of every collective (ABI 1.3). Each collective reads the fields named beside them
  * and ignores the others; the struct and the arrays it points to are read during the call only
@@ -274,6 +287,7 @@ typedef struct strata_coll_args {
   const uint64_t* recv_counts; /* allgatherv: `size` entries, elements */
   const uint64_t* displs;      /* allgatherv: `size` entries, elements */
 } strata_coll_args;
+#define STRATA_COLL_ARGS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_coll_args, displs)
 
 /*
  * Collectives. Common contract:
@@ -325,6 +339,7 @@ typedef struct strata_comm_ops {
    * must still be waited to free it). */
   strata_status (*test)(void* self, strata_request req, int32_t* done, strata_error* err);
 } strata_comm_ops;
+#define STRATA_COMM_OPS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_comm_ops, test)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Shared types for the training strata                                                       */
@@ -345,6 +360,7 @@ typedef struct strata_param_desc {
   void* data;
   void* grad;
 } strata_param_desc;
+#define STRATA_PARAM_DESC_SIZE_1_0 STRATA_STRUCT_SIZE(strata_param_desc, grad)
 
 /* A contiguous range of one parameter that this rank owns for the optimizer step. `master` and
  * `grad` are fp32 and owned by the sharding plugin (at stage 0 with fp32 models they may alias the
@@ -363,6 +379,8 @@ typedef struct strata_shard {
   void* model;
   int32_t model_dtype;
 } strata_shard;
+#define STRATA_SHARD_SIZE_1_0 STRATA_STRUCT_SIZE(strata_shard, grad)
+#define STRATA_SHARD_SIZE_1_2 STRATA_STRUCT_SIZE(strata_shard, model_dtype)
 /* Shards travel in arrays, so this struct never grows (a larger stride would break every plugin
  * of an earlier minor). Where master, grad and model live is the job's device (host service
  * device(), ABI 1.7): device pointers when it is STRATA_DEVICE_CUDA; an offload plugin that steps
@@ -378,6 +396,7 @@ typedef struct strata_param_view {
   uint64_t count;
   int32_t dtype;
 } strata_param_view;
+#define STRATA_PARAM_VIEW_SIZE_1_1 STRATA_STRUCT_SIZE(strata_param_view, dtype)
 
 /* gather() flags. FOR_BACKWARD: the host will write gradients of the group's parameters; the
  * plugin lends zeroed gradient buffers where it owns gradient storage, and release() reduces them. */
@@ -409,6 +428,7 @@ typedef struct strata_trace_span {
   uint64_t bytes;   /* bytes it moved or touched; 0 when that says nothing */
   uint32_t flags;   /* STRATA_TRACE_* bits */
 } strata_trace_span;
+#define STRATA_TRACE_SPAN_SIZE_1_5 STRATA_STRUCT_SIZE(strata_trace_span, flags)
 
 /* The span is work in flight (a non-blocking collective from its start to its completion) that
  * may overlap the thread's other spans without nesting in them: it is drawn on a track of its
@@ -497,6 +517,12 @@ typedef struct strata_host_api {
   const struct strata_offload_ops* offload;
   void* offload_self;
 } strata_host_api;
+#define STRATA_HOST_API_SIZE_1_0 STRATA_STRUCT_SIZE(strata_host_api, precision_self)
+#define STRATA_HOST_API_SIZE_1_2 STRATA_STRUCT_SIZE(strata_host_api, account_bytes)
+#define STRATA_HOST_API_SIZE_1_4 STRATA_STRUCT_SIZE(strata_host_api, log_enabled)
+#define STRATA_HOST_API_SIZE_1_5 STRATA_STRUCT_SIZE(strata_host_api, trace_span)
+#define STRATA_HOST_API_SIZE_1_7 STRATA_STRUCT_SIZE(strata_host_api, cuda_stream)
+#define STRATA_HOST_API_SIZE_1_8 STRATA_STRUCT_SIZE(strata_host_api, offload_self)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Sharding stratum: who holds which part of params, grads and optimizer state                */
@@ -511,6 +537,8 @@ typedef struct strata_sharding_caps {
   /* ABI 1.9: STRATA_SHARDING_* bits (0 from an older plugin: none). */
   uint32_t features;
 } strata_sharding_caps;
+#define STRATA_SHARDING_CAPS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_sharding_caps, shards_replicated)
+#define STRATA_SHARDING_CAPS_SIZE_1_9 STRATA_STRUCT_SIZE(strata_sharding_caps, features)
 
 /* strata_sharding_caps.features. WRITABLE_GATHER: gather() takes STRATA_GATHER_FOR_WRITE.
  * DEFERRED_VALUES: register_param takes NULL `data` (the runtime passes it only for parameters
@@ -527,6 +555,7 @@ typedef struct strata_grad_ready_args {
   uint32_t param_index;
   int32_t boundary; /* 1 on the last micro-batch before an optimizer step */
 } strata_grad_ready_args;
+#define STRATA_GRAD_READY_ARGS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_grad_ready_args, boundary)
 
 /* gather() and release() arguments (ABI 1.3). */
 typedef struct strata_group_args {
@@ -534,12 +563,14 @@ typedef struct strata_group_args {
   uint32_t group;
   uint32_t flags; /* gather: STRATA_GATHER_* bits; release: 0 */
 } strata_group_args;
+#define STRATA_GROUP_ARGS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_group_args, flags)
 
 /* end_micro_step()'s arguments (ABI 1.3). */
 typedef struct strata_micro_step_args {
   size_t struct_size;
   int32_t boundary; /* 1 at an accumulation boundary (finish_reduce follows) */
 } strata_micro_step_args;
+#define STRATA_MICRO_STEP_ARGS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_micro_step_args, boundary)
 
 /* Call order: create → register_param* → define_group* → finalize → { (gather | grad_ready |
  * release)* → end_micro_step → [finish_reduce → owned_shards → publish → zero_grad] }* → destroy.
@@ -582,10 +613,10 @@ typedef struct strata_sharding_ops {
   /* Required. Zero the host's gradient buffers and any gradient shards for the next micro-batch. */
   strata_status (*zero_grad)(void* self, strata_error* err);
 
-  /* ---- Parameter groups (a layer), chiefly for stage 3. Optional, all five or none (NULL: the
-   * plugin has no groups; the runtime then uses the host's registered buffers, treats gather and
-   * release as no-ops, refuses parameters registered without a grad buffer, and calls nothing at
-   * the end of a micro-step). ---- */
+  /* ---- ABI 1.1: parameter groups (a layer), chiefly for stage 3. Optional, all five or none
+   * (NULL: the plugin has no groups; the runtime then uses the host's registered buffers, treats
+   * gather and release as no-ops, refuses parameters registered without a grad buffer, and calls
+   * nothing at the end of a micro-step). ---- */
 
   /* Before finalize. Group ids are dense, 0.., in definition order (the same on every rank). A
    * parameter belongs to at most one group; `params` and `name` are read during the call only. */
@@ -619,6 +650,7 @@ typedef struct strata_sharding_ops {
   strata_status (*shard_ranges)(void* self, const strata_shard** shards, size_t* count,
                                 strata_error* err);
 } strata_sharding_ops;
+#define STRATA_SHARDING_OPS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_sharding_ops, end_micro_step)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Precision stratum: model number format and loss scaling                                    */
@@ -629,12 +661,14 @@ typedef struct strata_precision_caps {
   int32_t model_dtype;     /* dtype the host must register parameters in */
   int32_t dynamic_scaling; /* 1 if the scale changes with overflows */
 } strata_precision_caps;
+#define STRATA_PRECISION_CAPS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_precision_caps, dynamic_scaling)
 
 typedef struct strata_grad_stats {
   size_t struct_size;
   int32_t nonfinite; /* 1 if any inspected gradient element is inf or nan */
   double sum_sq;     /* sum of squares of the inspected (still scaled) gradients, in fp64 */
 } strata_grad_stats;
+#define STRATA_GRAD_STATS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_grad_stats, sum_sq)
 
 typedef struct strata_precision_ops {
   strata_ops_header header; /* kind STRATA_PLUGIN_PRECISION */
@@ -664,6 +698,7 @@ typedef struct strata_precision_ops {
                               strata_error* err);
   strata_status (*load_state)(void* self, const char* json, strata_error* err);
 } strata_precision_ops;
+#define STRATA_PRECISION_OPS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_precision_ops, cast)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Offload stratum: where optimizer state lives and where the optimizer step runs             */
@@ -682,6 +717,9 @@ typedef struct strata_offload_caps {
   double lr;
   double momentum;
 } strata_offload_caps;
+#define STRATA_OFFLOAD_CAPS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_offload_caps, optimizer)
+#define STRATA_OFFLOAD_CAPS_SIZE_1_2 STRATA_STRUCT_SIZE(strata_offload_caps, writes_model_copy)
+#define STRATA_OFFLOAD_CAPS_SIZE_1_6 STRATA_STRUCT_SIZE(strata_offload_caps, momentum)
 
 typedef struct strata_step_args {
   size_t struct_size;
@@ -698,6 +736,8 @@ typedef struct strata_step_args {
    * cycles momentum); NaN: the configured one. Optimizers without a beta2 ignore it. */
   double beta2;
 } strata_step_args;
+#define STRATA_STEP_ARGS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_step_args, lr_factor)
+#define STRATA_STEP_ARGS_SIZE_1_6 STRATA_STRUCT_SIZE(strata_step_args, beta2)
 
 /* Checkpoints (ABI 1.6). Per-element optimizer state is a set of fp32 arrays, "slots", each as long
  * as the shard it belongs to (Adam: exp_avg and exp_avg_sq; SGD with momentum: momentum_buffer).
@@ -708,6 +748,7 @@ typedef struct strata_state_slots {
   uint32_t count;           /* slots per element; 0 for a stateless optimizer (plain SGD) */
   const char* const* names; /* `count` names, static storage, unique (e.g. "exp_avg") */
 } strata_state_slots;
+#define STRATA_STATE_SLOTS_SIZE_1_6 STRATA_STRUCT_SIZE(strata_state_slots, names)
 
 /* read_state()/write_state() arguments: `count` elements of slot `slot` of shard `shard` (an
  * index into the list init_state got), from element `first` of that shard. Read during the call. */
@@ -719,6 +760,7 @@ typedef struct strata_state_io_args {
   uint64_t count;
   float* data; /* read_state writes `count` floats here; write_state reads them from here */
 } strata_state_io_args;
+#define STRATA_STATE_IO_ARGS_SIZE_1_6 STRATA_STRUCT_SIZE(strata_state_io_args, data)
 
 /* A plugin's state that is not per element (a loss scaler's scale and counters), as the text of a
  * JSON object, saved in the checkpoint's metadata. save_state writes at most `capacity` bytes,
@@ -755,6 +797,8 @@ typedef struct strata_param_store_args {
    * (DeepSpeed's offload_param.buffer_count × buffer_size); 0: no bound of the store's. */
   uint64_t read_ahead_elements;
 } strata_param_store_args;
+#define STRATA_PARAM_STORE_ARGS_SIZE_1_8 \
+  STRATA_STRUCT_SIZE(strata_param_store_args, read_ahead_elements)
 
 /* One transfer between host memory and the store (param_store_start). */
 typedef struct strata_param_io_args {
@@ -764,6 +808,7 @@ typedef struct strata_param_io_args {
   uint64_t bytes;
   void* data;      /* host memory; must stay valid, and untouched, until the transfer is waited */
 } strata_param_io_args;
+#define STRATA_PARAM_IO_ARGS_SIZE_1_8 STRATA_STRUCT_SIZE(strata_param_io_args, data)
 
 typedef struct strata_offload_ops {
   strata_ops_header header; /* kind STRATA_PLUGIN_OFFLOAD */
@@ -816,6 +861,8 @@ typedef struct strata_offload_ops {
    * failed or short one. The ticket is spent either way. */
   strata_status (*param_store_wait)(void* self, uint64_t ticket, strata_error* err);
 } strata_offload_ops;
+#define STRATA_OFFLOAD_OPS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_offload_ops, step)
+#define STRATA_OFFLOAD_OPS_SIZE_1_8 STRATA_STRUCT_SIZE(strata_offload_ops, param_store_wait)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Entry point                                                                                */

@@ -8,7 +8,7 @@ ParamStore::ParamStore(const sdk::Host& host, uint64_t bytes) {
   const strata_host_api* api = host.raw();
   if (!STRATA_STRUCT_HAS(api, strata_host_api, offload_self) || api->offload == nullptr) return;
   const strata_offload_ops* ops = api->offload;
-  if (ops->header.struct_size < offsetof(strata_offload_ops, param_store_wait) + sizeof(void*) ||
+  if (ops->header.struct_size < STRATA_OFFLOAD_OPS_SIZE_1_8 ||
       ops->param_store_open == nullptr || ops->param_store_start == nullptr ||
       ops->param_store_wait == nullptr) {
     return;  // an offload plugin without a store: the partitions stay here

@@ -63,6 +63,8 @@ typedef struct strata_create_options {
    * given on the host's command line. NULL for none. */
   const char* overrides_json;
 } strata_create_options;
+/* First released sizes: STRATA_STRUCT_SIZE in plugin_api.h. */
+#define STRATA_CREATE_OPTIONS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_create_options, overrides_json)
 
 /* Reads and validates the manifest, loads the four strata, creates the comm transport.
  * Collective over all ranks. On success *out is owned by the caller until strata_destroy. */
@@ -80,6 +82,7 @@ typedef struct strata_world_info {
   int32_t local_rank;
   int32_t local_size;
 } strata_world_info;
+#define STRATA_WORLD_INFO_SIZE_1_0 STRATA_STRUCT_SIZE(strata_world_info, local_size)
 
 typedef struct strata_training_info {
   size_t struct_size;
@@ -89,6 +92,7 @@ typedef struct strata_training_info {
   double gradient_clipping;                /* 0 = off */
   int32_t model_dtype;                     /* dtype parameters must be registered in */
 } strata_training_info;
+#define STRATA_TRAINING_INFO_SIZE_1_0 STRATA_STRUCT_SIZE(strata_training_info, model_dtype)
 
 /* Any time after create. Cheap, no communication. */
 STRATA_API strata_status strata_world(const strata_runtime* rt, strata_world_info* out);
@@ -143,6 +147,8 @@ typedef struct strata_step_result {
   double runtime_other_seconds; /* the rest of the runtime calls' time: gradient copies and casts,
                                    the norm, bookkeeping */
 } strata_step_result;
+#define STRATA_STEP_RESULT_SIZE_1_0 STRATA_STRUCT_SIZE(strata_step_result, skipped_steps)
+#define STRATA_STEP_RESULT_SIZE_1_5 STRATA_STRUCT_SIZE(strata_step_result, runtime_other_seconds)
 
 /* Call after every micro-batch's backward. Gradients are accumulated (+=) by the host into the
  * registered grad buffers; the runtime zeroes them after each boundary. Collective.
@@ -216,6 +222,8 @@ typedef struct strata_memory_report {
   /* API 1.2: current bytes by strata_mem_location and category, disk included. */
   uint64_t located[STRATA_MEM_LOCATION_COUNT][STRATA_MEM_CATEGORY_COUNT];
 } strata_memory_report;
+#define STRATA_MEMORY_REPORT_SIZE_1_0 STRATA_STRUCT_SIZE(strata_memory_report, peak)
+#define STRATA_MEMORY_REPORT_SIZE_1_2 STRATA_STRUCT_SIZE(strata_memory_report, located)
 
 STRATA_API strata_status strata_memory(const strata_runtime* rt, strata_memory_report* out);
 
@@ -240,6 +248,7 @@ typedef struct strata_save_args {
                              a background thread (strata_save_wait); 1: return when DIR/latest
                              names the new checkpoint */
 } strata_save_args;
+#define STRATA_SAVE_ARGS_SIZE_1_6 STRATA_STRUCT_SIZE(strata_save_args, blocking)
 
 /* Collective, between steps (at an accumulation boundary); every rank gives the same dir and tag.
  * Waits for an earlier save first. The step that saves pauses only for a copy of this rank's state
@@ -260,6 +269,7 @@ typedef struct strata_load_args {
   const char* dir;
   const char* tag; /* NULL or "latest": the tag DIR/latest names */
 } strata_load_args;
+#define STRATA_LOAD_ARGS_SIZE_1_6 STRATA_STRUCT_SIZE(strata_load_args, tag)
 
 typedef struct strata_load_result {
   size_t struct_size;
@@ -268,6 +278,7 @@ typedef struct strata_load_result {
   uint64_t global_steps;   /* the counters the next strata_step continues from */
   uint64_t skipped_steps;
 } strata_load_result;
+#define STRATA_LOAD_RESULT_SIZE_1_6 STRATA_STRUCT_SIZE(strata_load_result, skipped_steps)
 
 /* Collective, after strata_finalize and between steps. Loads parameters, fp32 masters, optimizer
  * state, the loss scaler (same model dtype only), the schedule and the counters, resharding to this

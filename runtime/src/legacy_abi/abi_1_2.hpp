@@ -111,8 +111,7 @@ inline constexpr uint32_t kShardModelMinor = 2;
 inline constexpr uint32_t kHostMinor = 2;
 
 // Sizes as 1.0 and 1.2 define them: up to and including the last field of that minor.
-inline constexpr size_t kHostSize1_2 =
-    offsetof(strata_host_api, account_bytes) + sizeof(strata_host_api::account_bytes);
+inline constexpr size_t kHostSize1_2 = STRATA_HOST_API_SIZE_1_2;
 inline constexpr size_t kCommSize1_0 = sizeof(comm_ops);
 inline constexpr size_t kShardingSize1_0 = offsetof(sharding_ops, zero_grad) + sizeof(void*);
 inline constexpr size_t kShardingSize1_1 = sizeof(sharding_ops);

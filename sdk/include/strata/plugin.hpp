@@ -256,7 +256,7 @@ const strata_state_io_args& check_state_io(const strata_state_io_args* args, con
   if (!STRATA_STRUCT_HAS(args, strata_state_io_args, data)) {
     fail(STRATA_ERR_ABI, std::string(call) + ": args struct_size " +
                              std::to_string(args->struct_size) + " is too small to hold data (" +
-                             std::to_string(offsetof(strata_state_io_args, data) + sizeof(float*)) +
+                             std::to_string(STRATA_STATE_IO_ARGS_SIZE_1_6) +
                              ")");
   }
   if (args->shard >= shards) {
@@ -413,7 +413,7 @@ class Host {
     if (!STRATA_STRUCT_HAS(api_, strata_host_api, precision_self)) {
       fail(STRATA_ERR_ABI, "host-services table struct_size " + std::to_string(api_->struct_size) +
                                " is smaller than " +
-                               std::to_string(offsetof(strata_host_api, precision_self) + sizeof(void*)) +
+                               std::to_string(STRATA_HOST_API_SIZE_1_0) +
                                ", its size in ABI 1.0 (through precision_self)");
     }
   }

@@ -204,19 +204,16 @@ inline const strata_coll_args& coll_args(const strata_coll_args* args, const cha
   return *args;
 }
 
-// strata_comm_caps as ABI 1.0 defined it (it ends with nonblocking): the smallest caps a caller of
-// any minor hands in.
-inline constexpr size_t kCommCapsSize_1_0 = offsetof(strata_comm_caps, nonblocking) + sizeof(int32_t);
 
 // query()'s write-out: copies the fields of `full` that lie inside the caller's caps->struct_size
 // (an older, smaller caps is fine; one smaller than ABI 1.0's is an ABI error, NULL an invalid
 // argument). Writes only *caps.
 inline void write_comm_caps(strata_comm_caps* caps, const strata_comm_caps& full) {
   if (caps == nullptr) invalid_argument("query", "caps is NULL");
-  if (caps->struct_size < kCommCapsSize_1_0) {
+  if (caps->struct_size < STRATA_COMM_CAPS_SIZE_1_0) {
     fail(STRATA_ERR_ABI, "query: caps->struct_size (" + std::to_string(caps->struct_size) +
                              ") is smaller than ABI 1.0's strata_comm_caps (" +
-                             std::to_string(kCommCapsSize_1_0) + ")");
+                             std::to_string(STRATA_COMM_CAPS_SIZE_1_0) + ")");
   }
   const size_t size = caps->struct_size < sizeof(full) ? caps->struct_size : sizeof(full);
   std::memcpy(reinterpret_cast<char*>(caps) + sizeof(size_t),
