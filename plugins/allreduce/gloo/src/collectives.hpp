@@ -41,6 +41,18 @@ class Collectives {
   void broadcast(const strata_buffer* buffer, int32_t root, Request& request) const;
   void barrier(Request& request) const;
 
+  // The same with strata_comm_ops's arguments, as the ops table (strata/comm/ops_table.hpp)
+  // calls them.
+  void allreduce(const strata_coll_args& a, Request& r) const { allreduce(a.send, a.recv, a.op, r); }
+  void reduce_scatter(const strata_coll_args& a, Request& r) const {
+    reduce_scatter(a.send, a.recv, a.op, r);
+  }
+  void allgather(const strata_coll_args& a, Request& r) const { allgather(a.send, a.recv, r); }
+  void allgatherv(const strata_coll_args& a, Request& r) const {
+    allgatherv(a.send, a.recv, a.recv_counts, a.displs, r);
+  }
+  void broadcast(const strata_coll_args& a, Request& r) const { broadcast(a.recv, a.root, r); }
+
  private:
   // The first transport failure, shared by the work items (which may outlive a call's frame).
   struct Failure {

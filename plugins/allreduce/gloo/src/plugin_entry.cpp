@@ -1,65 +1,28 @@
-// The plugin's C boundary: descriptor, strata_comm_ops table and the functions in it. Every body
-// runs inside sdk::guard so that no exception crosses into the host.
+// The plugin's C boundary: its descriptor and strata_comm_ops table, the SDK's common boundary
+// (strata/comm/ops_table.hpp) over what this plugin does differently.
 #include "errors.hpp"
 #include "instance.hpp"
 #include "sigpipe.hpp"
 
-#include <cstddef>
-#include <cstring>
+#include <strata/comm/ops_table.hpp>
+
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace strata::allreduce_gloo {
 namespace {
 
-[[noreturn]] void invalid(const std::string& message) {
-  sdk::fail(STRATA_ERR_INVALID_ARGUMENT, message);
-}
+// What this plugin's table does beyond the common boundary (strata/comm/ops_table.hpp). Gloo work
+// always runs on the instance's progress thread, after what is queued (collective order, one
+// thread per context).
+struct Boundary {
+  using Instance = allreduce_gloo::Instance;
+  using Request = allreduce_gloo::Request;
+  static constexpr const char* kName = "allreduce-gloo";
 
-Instance& instance(void* self) {
-  if (self == nullptr) invalid("self is NULL; expected an instance from create()");
-  return *static_cast<Instance*>(self);
-}
-
-Request& owned_request(Instance& inst, strata_request handle, const char* call) {
-  auto* request = reinterpret_cast<Request*>(handle);
-  if (request == nullptr) invalid(std::string(call) + ": req is NULL");
-  if (request->magic != Request::kMagic || request->owner != &inst) {
-    invalid(std::string(call) + ": req is not a pending request of this instance");
-  }
-  return *request;
-}
-
-// Starts a collective. Its Gloo work always runs on the instance's progress thread, after what is
-// queued (collective order, one thread per context). With req == NULL this thread waits for it;
-// otherwise the Request moves to the heap and is handed out until wait().
-template <class Start>
-strata_status run(void* self, strata_request* req, strata_error* err, Start&& start) {
-  if (req != nullptr) *req = nullptr;
-  return sdk::guard(err, [&] {
-    Instance& inst = instance(self);
-    if (req == nullptr) {
-      Request request;
-      start(inst.collectives, request);
-      request.queued = inst.progress.submit(std::move(request.work));
-      request.complete();
-      return;
-    }
-    auto request = std::make_unique<Request>();
-    request->owner = &inst;
-    start(inst.collectives, *request);
-    request->queued = inst.progress.submit(std::move(request->work));
-    *req = reinterpret_cast<strata_request>(request.release());
-    ++inst.live_requests;
-  });
-}
-
-strata_status create(const strata_plugin_create_args* args, void** self, strata_error* err) {
-  return sdk::guard(err, [&] {
-    if (self == nullptr) invalid("create: self is NULL; expected where to store the instance");
-    *self = nullptr;
-    const sdk::CreateArgs create = sdk::read_create_args(args);
-    const Config config = parse_config(create.config_json);
+  static std::unique_ptr<Instance> create(const sdk::CreateArgs& args) {
+    const Config config = parse_config(args.config_json);
     // Counts creates in this process; every rank creates its instances in the same order, so the
     // number keys this instance's rendezvous apart from the others sharing the store.
     static int instances = 0;
@@ -67,131 +30,54 @@ strata_status create(const strata_plugin_create_args* args, void** self, strata_
     // Gloo's device thread and the store's threads inherit this mask: SIGPIPE blocked.
     const SigpipeBlocked no_sigpipe;
     auto inst = translate("gloo: create", [&] {
-      return std::make_unique<Instance>(create.host, config, number);
+      return std::make_unique<Instance>(args.host, config, number);
     });
     const GlooComm& comm = inst->comm;
     const std::string where = config.file_store ? "file " + config.store_path
                                                 : "tcp " + comm.env().bind_ip;
-    inst->host.log(STRATA_LOG_INFO, "gloo on (%d rank%s, %d host%s, %s, %s%s); rank %d, local %d of %d",
+    inst->host.log(STRATA_LOG_INFO,
+                   "gloo on (%d rank%s, %d host%s, %s, %s%s); rank %d, local %d of %d",
                    comm.size(), comm.size() == 1 ? "" : "s", comm.hosts(),
                    comm.hosts() == 1 ? "" : "s", where.c_str(), config.bcube ? "bcube" : "ring",
                    config.hierarchical ? ", hierarchical" : "", comm.rank(), comm.local_rank(),
                    comm.local_size());
-    *self = inst.release();
-  });
-}
-
-void destroy(void* self) {
-  auto* inst = static_cast<Instance*>(self);
-  if (inst == nullptr) return;
-  if (inst->live_requests > 0) {
-    inst->host.log(STRATA_LOG_WARN, "allreduce-gloo: destroyed with %d request(s) never waited",
-                   inst->live_requests);
+    return inst;
   }
-  delete inst;
-}
 
-// Everything this plugin offers; write_comm_caps copies what fits the caller's struct_size.
-strata_status query(void* self, strata_comm_caps* caps, strata_error* err) {
-  return sdk::guard(err, [&] {
-    const Instance& inst = instance(self);
+  static strata_comm_caps caps(const Instance& inst) {
     strata_comm_caps full{};
     full.struct_size = sizeof(full);
     full.rank = inst.comm.rank();
     full.size = inst.comm.size();
     full.local_rank = inst.comm.local_rank();
     full.local_size = inst.comm.local_size();
-    full.dtype_mask = (1u << STRATA_DTYPE_COUNT) - 1u;
-    full.collective_mask =
-        STRATA_COLL_BIT(STRATA_COLL_ALLREDUCE) | STRATA_COLL_BIT(STRATA_COLL_ALLGATHER) |
-        STRATA_COLL_BIT(STRATA_COLL_ALLGATHERV) | STRATA_COLL_BIT(STRATA_COLL_REDUCE_SCATTER) |
-        STRATA_COLL_BIT(STRATA_COLL_BROADCAST) | STRATA_COLL_BIT(STRATA_COLL_BARRIER);
+    full.dtype_mask = sdk::comm::kEveryDtype;
+    full.collective_mask = sdk::comm::kEveryCollective;
     full.device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_HOST);
     full.nonblocking = 1;
-    sdk::comm::write_comm_caps(caps, full);
-  });
-}
+    return full;
+  }
 
-strata_status allreduce(void* self, const strata_coll_args* args, strata_request* req,
-                        strata_error* err) {
-  return run(self, req, err, [&](const Collectives& c, Request& r) {
-    const strata_coll_args& a = sdk::comm::coll_args(args, "allreduce");
-    c.allreduce(a.send, a.recv, a.op, r);
-  });
-}
+  // Queued behind the earlier work; this thread waits for it.
+  template <class Prepare>
+  static void run_now(Instance& inst, Prepare&& prepare) {
+    Request request;
+    prepare(inst.collectives, request);
+    request.queued = inst.progress.submit(std::move(request.work));
+    request.complete();
+  }
 
-strata_status allgather(void* self, const strata_coll_args* args, strata_request* req,
-                        strata_error* err) {
-  return run(self, req, err, [&](const Collectives& c, Request& r) {
-    const strata_coll_args& a = sdk::comm::coll_args(args, "allgather");
-    c.allgather(a.send, a.recv, r);
-  });
-}
+  template <class Prepare>
+  static void start(Instance& inst, Request& request, Prepare&& prepare) {
+    prepare(inst.collectives, request);
+    request.queued = inst.progress.submit(std::move(request.work));
+  }
 
-strata_status allgatherv(void* self, const strata_coll_args* args, strata_request* req,
-                         strata_error* err) {
-  return run(self, req, err, [&](const Collectives& c, Request& r) {
-    const strata_coll_args& a = sdk::comm::coll_args(args, "allgatherv");
-    c.allgatherv(a.send, a.recv, a.recv_counts, a.displs, r);
-  });
-}
-
-strata_status reduce_scatter(void* self, const strata_coll_args* args, strata_request* req,
-                             strata_error* err) {
-  return run(self, req, err, [&](const Collectives& c, Request& r) {
-    const strata_coll_args& a = sdk::comm::coll_args(args, "reduce_scatter");
-    c.reduce_scatter(a.send, a.recv, a.op, r);
-  });
-}
-
-strata_status broadcast(void* self, const strata_coll_args* args, strata_request* req,
-                        strata_error* err) {
-  return run(self, req, err, [&](const Collectives& c, Request& r) {
-    const strata_coll_args& a = sdk::comm::coll_args(args, "broadcast");
-    c.broadcast(a.recv, a.root, r);
-  });
-}
-
-strata_status barrier(void* self, const strata_coll_args* args, strata_request* req,
-                      strata_error* err) {
-  return run(self, req, err, [&](const Collectives& c, Request& r) {
-    sdk::comm::coll_args(args, "barrier");
-    c.barrier(r);
-  });
-}
-
-strata_status wait(void* self, strata_request req, strata_error* err) {
-  return sdk::guard(err, [&] {
-    Instance& inst = instance(self);
-    std::unique_ptr<Request> request(&owned_request(inst, req, "wait"));
-    --inst.live_requests;
-    request->complete();
-  });
-}
-
-strata_status test(void* self, strata_request req, int32_t* done, strata_error* err) {
-  return sdk::guard(err, [&] {
-    Instance& inst = instance(self);
-    Request& request = owned_request(inst, req, "test");
-    if (done == nullptr) invalid("test: done is NULL");
-    *done = request.done() ? 1 : 0;
-  });
-}
-
-constexpr strata_comm_ops kOps = {
-    .header = sdk::ops_header<strata_comm_ops>(),
-    .create = create,
-    .destroy = destroy,
-    .query = query,
-    .allreduce = allreduce,
-    .allgather = allgather,
-    .allgatherv = allgatherv,
-    .reduce_scatter = reduce_scatter,
-    .broadcast = broadcast,
-    .barrier = barrier,
-    .wait = wait,
-    .test = test,
+  static void wait(Instance&, Request& request) { request.complete(); }
+  static bool test(Instance&, Request& request) { return request.done(); }
 };
+
+constexpr strata_comm_ops kOps = sdk::comm::OpsTable<Boundary>::ops();
 
 }  // namespace
 }  // namespace strata::allreduce_gloo
