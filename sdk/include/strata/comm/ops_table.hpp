@@ -49,20 +49,19 @@ class OpsTable {
 
  public:
   static constexpr strata_comm_ops ops() {
-    return strata_comm_ops{
-        .header = ops_header<strata_comm_ops>(),
-        .create = create,
-        .destroy = destroy,
-        .query = query,
-        .allreduce = allreduce,
-        .allgather = allgather,
-        .allgatherv = allgatherv,
-        .reduce_scatter = reduce_scatter,
-        .broadcast = broadcast,
-        .barrier = barrier,
-        .wait = wait,
-        .test = test,
-    };
+    // In the struct's order (the SDK is C++17: no designated initialisers).
+    return strata_comm_ops{ops_header<strata_comm_ops>(),
+                           create,
+                           destroy,
+                           query,
+                           allreduce,
+                           allgather,
+                           allgatherv,
+                           reduce_scatter,
+                           broadcast,
+                           barrier,
+                           wait,
+                           test};
   }
 
  private:
