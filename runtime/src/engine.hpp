@@ -70,7 +70,7 @@ class Engine {
   void save_wait();
   const Loaded& load(const std::string& dir, const std::string& tag);
   // The learning rate the next optimizer step uses (NaN when the optimizer reports none), and the
-  // host's override of it (NaN clears it).
+  // host's override of it (NaN clears it). engine_schedule.cpp.
   double lr() const;
   void set_lr(double lr);
   // The host's CUDA stream (API 1.7), which plugins read through the host services.
@@ -122,8 +122,9 @@ class Engine {
   void record_host_buffers();
   void apply_step(const strata_shard* shards, size_t count, double scale, double norm);
 
-  // Checkpoints and the schedule (engine_checkpoint.cpp).
+  // The manifest's "scheduler" (engine_schedule.cpp).
   void create_schedule();
+  // Checkpoints (engine_checkpoint.cpp).
   bool at_accumulation_boundary() const { return micro_steps_ % batch_.gradient_accumulation_steps == 0; }
   std::span<const strata_shard> owned_shards() const;
   // What init_state gets: shard_ranges (ABI 1.8) where both sides have them, else owned_shards.
@@ -133,7 +134,8 @@ class Engine {
   void finish_save(bool wait);
   // Collective: finish_save(true), then the failure of a background write, if one is unreported.
   void wait_for_save();
-  // Throws, naming `who`, when the offload plugin predates the step's lr (ABI 1.6).
+  // Throws, naming `who`, when the offload plugin predates the step's lr (ABI 1.6;
+  // engine_schedule.cpp).
   void require_step_lr(const std::string& who) const;
   void start_save(const std::string& dir, const std::string& tag, const std::string& extra_text);
   nlohmann::json checkpoint_document(const std::string& tag, const nlohmann::json& extra) const;
