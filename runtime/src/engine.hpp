@@ -106,6 +106,10 @@ class Engine {
   // `measured`: false where the caller's own WorkScope already covers the call.
   auto guarded(ApiCall call, int64_t arg, Body&& body, bool measured = true);
   strata_step_result step_once();
+  // Runs `body` as one phase of the step: its time counted under `part` of the step split, and a
+  // span named `name` on the timeline (engine_calls.hpp).
+  template <class Body>
+  void phase(const char* name, TimePart part, Body&& body);
   // Ends the run when non-finite gradients keep coming and there is no loss scale to lower.
   [[noreturn]] void fail_runaway_skips(const strata_shard* shards, size_t count);
   bool boundary() const { return (micro_steps_ + 1) % batch_.gradient_accumulation_steps == 0; }

@@ -1,5 +1,6 @@
-// The engine's two ways of running a host call's work, shared by its source files: run_agreed
-// (every rank learns whether any failed) and guarded (a failure ends this rank's run).
+// The engine's ways of running a host call's work, shared by its source files: run_agreed (every
+// rank learns whether any failed), guarded (a failure ends this rank's run) and phase (one timed
+// phase of the step); and new_caps.
 #pragma once
 
 #include "engine.hpp"
@@ -12,6 +13,20 @@
 #include <vector>
 
 namespace strata::rt {
+
+// A caps struct of the runtime's size, zeroed, for a plugin's query to fill.
+template <class Caps>
+Caps new_caps() {
+  Caps caps{};
+  caps.struct_size = sizeof(Caps);
+  return caps;
+}
+
+template <class Body>
+void Engine::phase(const char* name, TimePart part, Body&& body) {
+  const WorkScope scope = WorkScope::phase(step_time_, timeline_.get(), name, part);
+  body();
+}
 
 template <class Body>
 void Engine::run_agreed(const char* phase, Body&& body) {
