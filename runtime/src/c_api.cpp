@@ -1,7 +1,7 @@
 // The host C API (strata.h): argument checks, exception-to-status translation, nothing else.
-#include "engine.hpp"
+#include "engine/engine.hpp"
 #include "error.hpp"
-#include "host_structs.hpp"
+#include "engine/host_structs.hpp"
 #include "log.hpp"
 
 #include <strata/plugin.hpp>

@@ -1,8 +1,8 @@
 // The plugin loader against fixture libraries that are wrong in one way each: every message must
 // name the manifest, the JSON path, the library file and both sides of the disagreement.
 #include "error.hpp"
-#include "plugin_loader.hpp"
-#include "sha256.hpp"
+#include "loader/plugin_loader.hpp"
+#include "loader/sha256.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

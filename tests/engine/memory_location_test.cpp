@@ -1,11 +1,11 @@
 // Memory locations (ABI/API 1.2): pinned allocation through the host-services table really locks
 // pages, disk bytes are reported by location but never as memory, the one-line summary says where
 // each category lives, and a caller built against API 1.1 still gets current/peak.
-#include "cuda_device.hpp"
-#include "device_placement.hpp"
-#include "host_services.hpp"
+#include "device/cuda_device.hpp"
+#include "device/device_placement.hpp"
+#include "engine/host_services.hpp"
 #include "log.hpp"
-#include "memory_ledger.hpp"
+#include "engine/memory_ledger.hpp"
 
 #include <strata/plugin.hpp>
 #include <strata/strata.h>

@@ -1,8 +1,8 @@
 // The pure parts of issue 10's fault handling: what must agree across ranks and how a difference is
 // named, the activity record that heartbeats carry, and the stall report built from them.
-#include "activity.hpp"
-#include "manifest_agreement.hpp"
-#include "stall_report.hpp"
+#include "faults/activity.hpp"
+#include "manifest/manifest_agreement.hpp"
+#include "faults/stall_report.hpp"
 
 #include <gtest/gtest.h>
 

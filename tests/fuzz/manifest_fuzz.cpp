@@ -4,7 +4,7 @@
 // overrides merge patch (so both texts and their merge are fuzzed).
 #include "error.hpp"
 #include "log.hpp"
-#include "manifest.hpp"
+#include "manifest/manifest.hpp"
 
 #include <cstddef>
 #include <cstdint>

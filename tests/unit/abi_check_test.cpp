@@ -1,9 +1,9 @@
 // The loader's checks of an ABI 1.3+ descriptor and ops table (check_descriptor), the runtime minor
 // and its emulation (STRATA_EMULATE_ABI_MINOR), the host-services table sizes, and the host
 // structs' first released sizes: all on tables in memory, no plugin file needed.
-#include "host_structs.hpp"
-#include "plugin_loader.hpp"
-#include "runtime_abi.hpp"
+#include "engine/host_structs.hpp"
+#include "loader/plugin_loader.hpp"
+#include "loader/runtime_abi.hpp"
 #include "test_util.hpp"
 
 #include <gmock/gmock.h>

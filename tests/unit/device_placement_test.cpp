@@ -1,7 +1,7 @@
-// finalize's placement check (runtime/src/device_placement.cpp): every parameter on one device,
+// finalize's placement check (runtime/src/device/device_placement.cpp): every parameter on one device,
 // the comm plugin able to move that memory, the offload plugin stepping where it can reach, no
 // pre-1.7 plugin handed device memory. Pure: fake devices, no GPU.
-#include "device_placement.hpp"
+#include "device/device_placement.hpp"
 #include "error.hpp"
 
 #include <gmock/gmock.h>

@@ -1,6 +1,6 @@
 // The checks a plugin file passes before dlopen: a regular ELF64 shared object for this machine,
 // whole (no header or PT_LOAD segment past the end), and writable by no stranger.
-#include "library_file_check.hpp"
+#include "loader/library_file_check.hpp"
 #include "test_util.hpp"
 
 #include <elf.h>

@@ -1,9 +1,9 @@
 // Issue 10's manifest hardening: size and depth bounds, out-of-range numbers named by key,
 // unknown keys as errors with a suggestion, warnings for DeepSpeed keys Strata does not act on,
 // and Strata's own stall_inspector and max_consecutive_skips (with their environment overrides).
-#include "key_suggestion.hpp"
+#include "manifest/key_suggestion.hpp"
 #include "log.hpp"
-#include "manifest_text.hpp"
+#include "manifest/manifest_text.hpp"
 #include "test_util.hpp"
 
 #include <gmock/gmock.h>

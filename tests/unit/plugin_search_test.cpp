@@ -1,5 +1,5 @@
 // Plugin search path order and the name-to-file rules.
-#include "plugin_loader.hpp"
+#include "loader/plugin_loader.hpp"
 #include "test_util.hpp"
 
 #include <gmock/gmock.h>

@@ -1,5 +1,5 @@
 // SHA-256 against the FIPS 180-2 test vectors, for strings and files.
-#include "sha256.hpp"
+#include "loader/sha256.hpp"
 #include "test_util.hpp"
 
 #include <gmock/gmock.h>

@@ -2,7 +2,7 @@
 // (Collectives::stage_host_buffers): in a world of one they are the identity on the host and never
 // reach the comm plugin, which could not take host buffers. (Two ranks stage through a device
 // buffer: that path needs a GPU and runs in the device jobs.)
-#include "collectives.hpp"
+#include "engine/collectives.hpp"
 
 #include <gtest/gtest.h>
 

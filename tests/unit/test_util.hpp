@@ -2,7 +2,7 @@
 #pragma once
 
 #include "error.hpp"
-#include "manifest.hpp"
+#include "manifest/manifest.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Issue 12's pieces without a job: StepTime (the per-step split), the Chrome trace text of one
 // event, and a one-rank Timeline finished alone (the failure path).
-#include "timeline.hpp"
+#include "timeline/timeline.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,9 +13,9 @@
 #include <string>
 #include <thread>
 
-#include "activity.hpp"
-#include "step_time.hpp"
-#include "trace_event.hpp"
+#include "faults/activity.hpp"
+#include "timeline/step_time.hpp"
+#include "timeline/trace_event.hpp"
 
 namespace {
 

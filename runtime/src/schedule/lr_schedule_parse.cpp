@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "error.hpp"
-#include "key_suggestion.hpp"
-#include "manifest_detail.hpp"
+#include "manifest/key_suggestion.hpp"
+#include "manifest/manifest_detail.hpp"
 #include "schedule/lr_schedule.hpp"
 #include "schedule/lr_schedule_detail.hpp"
 

@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The folders the runtime searches after the manifest's own (runtime/src/plugin_search.cpp).
+// The folders the runtime searches after the manifest's own (runtime/src/loader/plugin_search.cpp).
 std::vector<fs::path> plugin_folders() {
   std::vector<fs::path> folders;
   if (const char* env = std::getenv("STRATA_PLUGIN_PATH")) {
