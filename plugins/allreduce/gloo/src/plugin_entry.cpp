@@ -45,17 +45,9 @@ struct Boundary {
   }
 
   static strata_comm_caps caps(const Instance& inst) {
-    strata_comm_caps full{};
-    full.struct_size = sizeof(full);
-    full.rank = inst.comm.rank();
-    full.size = inst.comm.size();
-    full.local_rank = inst.comm.local_rank();
-    full.local_size = inst.comm.local_size();
-    full.dtype_mask = sdk::comm::kEveryDtype;
-    full.collective_mask = sdk::comm::kEveryCollective;
-    full.device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_HOST);
-    full.nonblocking = 1;
-    return full;
+    const GlooComm& c = inst.comm;
+    return sdk::comm::every_collective_caps(c.rank(), c.size(), c.local_rank(), c.local_size(),
+                                            STRATA_DEVICE_BIT(STRATA_DEVICE_HOST));
   }
 
   // Queued behind the earlier work; this thread waits for it.

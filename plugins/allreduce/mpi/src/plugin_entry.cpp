@@ -35,17 +35,9 @@ struct Boundary {
   }
 
   static strata_comm_caps caps(const Instance& inst) {
-    strata_comm_caps full{};
-    full.struct_size = sizeof(full);
-    full.rank = inst.comm.rank();
-    full.size = inst.comm.size();
-    full.local_rank = inst.comm.local_rank();
-    full.local_size = inst.comm.local_size();
-    full.dtype_mask = sdk::comm::kEveryDtype;
-    full.collective_mask = sdk::comm::kEveryCollective;
-    full.device_mask = device_mask(inst.cuda);
-    full.nonblocking = 1;
-    return full;
+    const MpiComm& c = inst.comm;
+    return sdk::comm::every_collective_caps(c.rank(), c.size(), c.local_rank(), c.local_size(),
+                                            device_mask(inst.cuda));
   }
 
   // On this thread, but after the queued non-blocking work (collective order).

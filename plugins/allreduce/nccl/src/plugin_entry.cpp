@@ -29,17 +29,10 @@ struct Boundary {
   }
 
   static strata_comm_caps caps(const Instance& inst) {
-    strata_comm_caps full{};
-    full.struct_size = sizeof(full);
-    full.rank = inst.comm->rank();
-    full.size = inst.comm->size();
-    full.local_rank = inst.env.local_rank;
-    full.local_size = inst.env.local_size;
-    full.dtype_mask = sdk::comm::kEveryDtype;  // NCCL has a type for each
-    full.collective_mask = sdk::comm::kEveryCollective;
-    full.device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_CUDA);
-    full.nonblocking = 1;
-    return full;
+    // NCCL has a type for each dtype.
+    return sdk::comm::every_collective_caps(inst.comm->rank(), inst.comm->size(),
+                                            inst.env.local_rank, inst.env.local_size,
+                                            STRATA_DEVICE_BIT(STRATA_DEVICE_CUDA));
   }
 
   // The contract: the result is in recv on return.

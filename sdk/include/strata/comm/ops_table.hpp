@@ -42,6 +42,23 @@ inline constexpr uint32_t kEveryCollective =
 // caps.dtype_mask of a plugin that moves every strata_dtype.
 inline constexpr uint32_t kEveryDtype = (1u << STRATA_DTYPE_COUNT) - 1u;
 
+// The caps of a plugin with every collective and dtype and non-blocking calls, at this rank's
+// place in the world, moving the memory in `device_mask` (STRATA_DEVICE_BIT of each type).
+inline strata_comm_caps every_collective_caps(int32_t rank, int32_t size, int32_t local_rank,
+                                              int32_t local_size, uint32_t device_mask) {
+  strata_comm_caps caps{};
+  caps.struct_size = sizeof(caps);
+  caps.rank = rank;
+  caps.size = size;
+  caps.local_rank = local_rank;
+  caps.local_size = local_size;
+  caps.dtype_mask = kEveryDtype;
+  caps.collective_mask = kEveryCollective;
+  caps.device_mask = device_mask;
+  caps.nonblocking = 1;
+  return caps;
+}
+
 template <class Plugin>
 class OpsTable {
   using Instance = typename Plugin::Instance;
