@@ -1,9 +1,9 @@
 # cmake -DWORK=<folder> [-DTIMELINE=<file name in WORK>] [-DEXPECT=<regex>] [-DEXPECT_1..4=<regex>]
-#       [-DREJECT=<regex>] [-DCHECK=<checker>] [-DCHECK_ARGS=<args, space-separated>] -P run_and_check.cmake --
-#       <command> [args...]
+#       [-DREJECT=<regex>] [-DCHECK=<checker>] [-DCHECK_ARGS=<args, space-separated>]
+#       [-DEXPECT_EXIT=nonzero] -P run_and_check.cmake -- <command> [args...]
 #
 # Recreates WORK, runs the command there (STRATA_TIMELINE=WORK/TIMELINE when TIMELINE is given) and
-# passes only if it exits 0, its output matches every EXPECT* and not REJECT, and then (with
+# passes only if it exits 0 (with EXPECT_EXIT=nonzero: anything else), its output matches every EXPECT* and not REJECT, and then (with
 # TIMELINE) the trace exists, no PATH.rank<R>.part or PATH.rank<R>.json is left beside it, and
 # `CHECK <trace> CHECK_ARGS` exits 0.
 include(${CMAKE_CURRENT_LIST_DIR}/../catalogue/command_support.cmake)
@@ -21,7 +21,11 @@ execute_process(COMMAND ${command} WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE r
                 OUTPUT_VARIABLE output ERROR_VARIABLE output)
 message(STATUS "exit: ${rc}\n${output}")
 strata_fail_on_crash_signs("${output}")
-if(NOT rc EQUAL 0)
+if(EXPECT_EXIT STREQUAL "nonzero")  # a check that must catch what the command was made to do
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "the command exited 0, expected a failure")
+  endif()
+elseif(NOT rc EQUAL 0)
   message(FATAL_ERROR "the command exited with ${rc}")
 endif()
 strata_require_expected("${output}" "output")
