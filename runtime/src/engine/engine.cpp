@@ -1,19 +1,16 @@
 #include "engine/engine.hpp"
 #include "engine/engine_calls.hpp"
 
-#include "device/cuda_device.hpp"
 #include "device/device_placement.hpp"
 #include "error.hpp"
 #include "log.hpp"
 #include "manifest/manifest_agreement.hpp"
 #include "loader/plugin_loader.hpp"
 #include "loader/runtime_abi.hpp"
-#include "engine/work_scope.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <exception>
 #include <initializer_list>
 #include <limits>
