@@ -82,20 +82,18 @@ class OpsTable {
   }
 
  private:
-  [[noreturn]] static void invalid(const std::string& message) {
-    fail(STRATA_ERR_INVALID_ARGUMENT, message);
-  }
-
   static Instance& instance(void* self) {
-    if (self == nullptr) invalid("self is NULL; expected an instance from create()");
+    if (self == nullptr) {
+      fail(STRATA_ERR_INVALID_ARGUMENT, "self is NULL; expected an instance from create()");
+    }
     return *static_cast<Instance*>(self);
   }
 
   static Request& owned_request(Instance& inst, strata_request handle, const char* call) {
     auto* request = reinterpret_cast<Request*>(handle);
-    if (request == nullptr) invalid(std::string(call) + ": req is NULL");
+    if (request == nullptr) invalid_argument(call, "req is NULL");
     if (request->magic != Request::kMagic || request->owner != &inst) {
-      invalid(std::string(call) + ": req is not a pending request of this instance");
+      invalid_argument(call, "req is not a pending request of this instance");
     }
     return *request;
   }
@@ -123,7 +121,9 @@ class OpsTable {
   static strata_status create(const strata_plugin_create_args* args, void** self,
                               strata_error* err) {
     return guard(err, [&] {
-      if (self == nullptr) invalid("create: self is NULL; expected where to store the instance");
+      if (self == nullptr) {
+        invalid_argument("create", "self is NULL; expected where to store the instance");
+      }
       *self = nullptr;
       *self = Plugin::create(read_create_args(args)).release();
     });
@@ -199,7 +199,7 @@ class OpsTable {
     return guard(err, [&] {
       Instance& inst = instance(self);
       Request& request = owned_request(inst, req, "test");
-      if (done == nullptr) invalid("test: done is NULL");
+      if (done == nullptr) invalid_argument("test", "done is NULL");
       *done = Plugin::test(inst, request) ? 1 : 0;
     });
   }
