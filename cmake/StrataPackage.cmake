@@ -47,7 +47,8 @@ if(STRATA_HAVE_CUDA)
          ", cuda-cudart-${strata_cuda_suffix}, libcublas-${strata_cuda_suffix}, libnccl2")
 endif()
 # What a plugin author is likely to need beside the SDK: the plugin template reads its config with
-# nlohmann/json, and strata/comm/job_secret.hpp (for comm plugins) includes OpenSSL's headers.
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "nlohmann-json3-dev, libssl-dev, cmake")
+# nlohmann/json. (The installed headers themselves need nothing but the C library and the C++
+# standard library: abi.out_of_tree checks that.)
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "nlohmann-json3-dev, cmake")
 
 include(CPack)

@@ -10,10 +10,10 @@
 #include <functional>
 #include <string>
 #include <strata/cpu_threads.hpp>
+#include <strata_common/cpu_isa.hpp>
 #include <vector>
 
 #include "bench_loops.hpp"
-#include "cpu_isa.hpp"
 #include "thread_pool.hpp"
 #include "tiled_step.hpp"
 
@@ -52,22 +52,23 @@ std::vector<double> best_seconds(const std::vector<std::function<void()>>& runs,
 }
 
 std::function<void()> kernel_run(const Optimizer& opt, Arrays& a, std::size_t n,
-                                 offload::ThreadPool& pool, std::size_t tile) {
+                                 offload::ThreadPool& pool, const offload::OptimizerKernels& k,
+                                 std::size_t tile) {
   if (opt.name == "adam" || opt.name == "adamw") {
     offload::AdamScalars s{
         1.0f, 0.0f, opt.name == "adamw" ? 1e-5f : 0.0f, 0.9f, 0.1f, 0.999f, 0.001f, 1e-3f,
         1.0f, 1e-8f};
     const offload::AdamArrays arrays{a.p.data(), a.g.data(), a.m.data(), a.v.data(), n, {}};
-    return [&pool, s, arrays, tile] { offload::adam_step(pool, s, {&arrays, 1}, tile); };
+    return [&pool, &k, s, arrays, tile] { offload::adam_step(pool, k, s, {&arrays, 1}, tile); };
   }
   if (opt.name == "sgd") {
     const offload::SgdScalars s{1e-3f, 1.0f, 0.0f, 0.9f, 1.0f, 0.9f, false};
     const offload::SgdArrays arrays{a.p.data(), a.g.data(), a.m.data(), n, {}};
-    return [&pool, s, arrays, tile] { offload::sgd_step(pool, s, {&arrays, 1}, tile); };
+    return [&pool, &k, s, arrays, tile] { offload::sgd_step(pool, k, s, {&arrays, 1}, tile); };
   }
   const offload::LionScalars s{1.0f, 1e-4f, 0.0f, 0.9f, 0.1f, 0.99f, 0.01f};
   const offload::LionArrays arrays{a.p.data(), a.g.data(), a.m.data(), n, {}};
-  return [&pool, s, arrays, tile] { offload::lion_step(pool, s, {&arrays, 1}, tile); };
+  return [&pool, &k, s, arrays, tile] { offload::lion_step(pool, k, s, {&arrays, 1}, tile); };
 }
 
 std::function<void()> stream_run(const Optimizer& opt, Arrays& a, std::size_t n,
@@ -117,10 +118,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const std::string isa = offload::select_cpu_isa_from_env();
+    const common::cpu::IsaChoice isa = common::cpu::choose_isa(nullptr);
+    const offload::OptimizerKernels& kernels = offload::kernels_for(isa.isa);
     offload::ThreadPool pool(sdk::cpu_threads(nullptr).count);
-    std::printf("isa %s, %u threads, tile %zu elements, best of %d\n", isa.c_str(), pool.threads(),
-                tile, reps);
+    std::printf("isa %s, %u threads, tile %zu elements, best of %d\n", isa.describe().c_str(),
+                pool.threads(), tile, reps);
     std::printf("%-6s %10s %13s %13s %13s %9s %9s %10s\n", "optim", "params", "kernel_Gp/s",
                 "stream_Gp/s", "scalar_Gp/s", "vs_stream", "vs_scalar", "stream_GB/s");
     bench::Arrays arrays(std::size_t{1} << max_log2);
@@ -131,7 +133,7 @@ int main(int argc, char** argv) {
       const std::size_t n = std::size_t{1} << lg;
       for (const bench::Optimizer& opt : optimizers) {
         const std::vector<double> t = bench::best_seconds(
-            {bench::kernel_run(opt, arrays, n, pool, tile),
+            {bench::kernel_run(opt, arrays, n, pool, kernels, tile),
              bench::stream_run(opt, arrays, n, pool, tile), bench::scalar_run(opt, arrays, n)},
             reps);
         const double kernel = t[0], stream = t[1], scalar = t[2];

@@ -15,7 +15,7 @@
 #include <functional>
 #include <random>
 #include <string>
-#include <strata/cuda/kernels.hpp>
+#include <strata_common/cuda/kernels.hpp>
 #include <vector>
 
 namespace strata::bench {

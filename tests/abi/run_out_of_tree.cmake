@@ -1,4 +1,5 @@
-# Builds tests/abi/out_of_tree (with the plugin template, examples/plugin_template) against an
+# Checks that every installed header stands alone on the standard and C libraries, then builds
+# tests/abi/out_of_tree (with the plugin template, examples/plugin_template) against an
 # installed Strata with find_package(Strata CONFIG), runs its host with the template plugin as the
 # offload stratum, and runs the installed strata-plugin-check on the template plugin: the loop
 # README.md's "Writing a plugin" shows.
@@ -15,11 +16,82 @@ function(run what)
   set(run_output "${out}" PARENT_SCOPE)
 endfunction()
 
+# check_installed_headers(<prefix>): every header under <prefix>/include compiles on its own with
+# nothing but -I<prefix>/include (as C++17, and a .h also as C99), and includes nothing beyond the
+# installed headers, the C++ standard library and the C library/kernel headers: no OpenSSL, no
+# Highway, no header the install left out (which would not be found). Reads C_COMPILER and
+# CXX_COMPILER; writes a one-line source file next to <prefix>.
+function(check_installed_headers prefix)
+  get_filename_component(installed "${prefix}/include" REALPATH)
+  file(GLOB_RECURSE headers LIST_DIRECTORIES false "${installed}/*.h" "${installed}/*.hpp")
+  list(LENGTH headers count)
+  if(count LESS 5)
+    message(FATAL_ERROR "${installed} holds ${count} headers; expected the runtime's and SDK's")
+  endif()
+  # What a header may depend on besides the installed headers: the compiler's own folders, the C
+  # library's and the kernel's headers (top-level .h files and these folders of /usr/include).
+  set(system_dirs "^/usr/include/c[+][+]/" "^/usr/lib/gcc/" "^/usr/lib/llvm-[0-9]+/"
+      "^/usr/include/[a-z0-9_]+-linux-gnu/"
+      "^/usr/include/(sys|bits|linux|asm|asm-generic|arpa|netinet|net|rpc)/"
+      "^/usr/include/[^/]+[.]h$")
+  get_filename_component(scratch "${prefix}/../header_check" ABSOLUTE)
+  foreach(header IN LISTS headers)
+    set(languages "cpp|-std=c++17|${CXX_COMPILER}")
+    if(header MATCHES "[.]h$")
+      list(APPEND languages "c|-std=c99|${C_COMPILER}")
+    endif()
+    foreach(language IN LISTS languages)
+      string(REPLACE "|" ";" language "${language}")
+      list(GET language 0 ext)
+      list(GET language 1 std)
+      list(GET language 2 compiler)
+      # Included from a source file, as a user includes it (not compiled as the main file).
+      file(WRITE "${scratch}/one.${ext}" "#include \"${header}\"\n")
+      execute_process(COMMAND ${compiler} ${std} -Wall -Wextra -Werror -fsyntax-only -MD
+                              -MF ${scratch}/one.d -I${installed} ${scratch}/one.${ext}
+                      RESULT_VARIABLE rc ERROR_VARIABLE err)
+      if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "installed header ${header} does not compile on its own with only "
+                            "-I${installed} (${std}):\n${err}")
+      endif()
+      file(READ "${scratch}/one.d" deps)
+      string(REPLACE "\\\n" " " deps "${deps}")
+      string(REGEX REPLACE "^[^:]*:" "" deps "${deps}")
+      separate_arguments(deps UNIX_COMMAND "${deps}")
+      foreach(dep IN LISTS deps)
+        get_filename_component(dep "${dep}" REALPATH)
+        if(dep STREQUAL "${scratch}/one.${ext}")
+          continue()
+        endif()
+        string(FIND "${dep}" "${installed}/" at)
+        set(allowed FALSE)
+        if(at EQUAL 0)
+          set(allowed TRUE)
+        endif()
+        foreach(pattern IN LISTS system_dirs)
+          if(dep MATCHES "${pattern}")
+            set(allowed TRUE)
+          endif()
+        endforeach()
+        if(NOT allowed)
+          message(FATAL_ERROR "installed header ${header} includes ${dep}, which is neither an "
+                              "installed Strata header nor a system header: a user of the "
+                              "installed SDK would need a dependency the CMake package does not "
+                              "declare")
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+  message(STATUS "check_installed_headers: ${count} installed headers stand alone on the C++ "
+                 "standard library and the C library")
+endfunction()
+
 # check_out_of_tree(<prefix> <work dir> <ranks> <launcher...>): builds the project in <work dir>
 # against <prefix>, runs oot_host as `<launcher...> oot_host <plugin>`, which must start <ranks>
 # ranks, and runs <prefix>/bin/strata-plugin-check. Reads PROJECT_DIR, TEMPLATE_DIR, GENERATOR,
 # C_COMPILER, CXX_COMPILER and SANITIZE.
 function(check_out_of_tree prefix work_dir ranks)
+  check_installed_headers(${prefix})
   set(configure_args -S ${PROJECT_DIR} -B ${work_dir}/build -G ${GENERATOR}
       -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=RelWithDebInfo
       -DSTRATA_PLUGIN_TEMPLATE_DIR=${TEMPLATE_DIR}

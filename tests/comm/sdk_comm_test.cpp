@@ -1,25 +1,17 @@
 // The SDK's comm-plugin helpers that the plugins' conformance tests (which go through the C ABI)
-// and half_test.cpp do not reach directly: the ordered work thread (strata/comm/work_thread.hpp),
-// AVG's division and the dtype/op helpers (strata/comm/reduce_ops.hpp), the scratch owner
+// and half_test.cpp do not reach directly: AVG's division and the dtype/op helpers (strata/comm/reduce_ops.hpp), the scratch owner
 // (strata/comm/scratch.hpp), and the allgatherv/broadcast checks (strata/comm/collective_args.hpp).
 #include <gtest/gtest.h>
 #include <strata/comm/collective_args.hpp>
 #include <strata/comm/reduce_ops.hpp>
 #include <strata/comm/scratch.hpp>
-#include <strata/comm/work_thread.hpp>
 
-#include <pthread.h>
-
-#include <atomic>
 #include <bit>
-#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
-#include <future>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace strata::sdk::comm {
@@ -33,62 +25,6 @@ std::string message_of(const std::function<void()>& f, strata_status* code = nul
     return e.what();
   }
   return "";
-}
-
-TEST(WorkThread, RunsInSubmissionOrderOnItsOwnNamedThread) {
-  std::atomic<bool> started{false};
-  std::vector<int> order;
-  std::string name;
-  std::thread::id worker;
-  {
-    WorkThread thread("sdk test", [&] { started = true; });
-    std::vector<std::future<void>> done;
-    for (int i = 0; i < 100; ++i) {
-      done.push_back(thread.submit([&order, &name, &worker, i] {
-        if (i == 0) {
-          char buffer[16] = {};
-          pthread_getname_np(pthread_self(), buffer, sizeof buffer);
-          name = buffer;
-          worker = std::this_thread::get_id();
-        }
-        order.push_back(i);
-      }));
-    }
-    thread.drain();
-    EXPECT_EQ(order.size(), 100u);
-    for (auto& f : done) f.get();
-  }
-  EXPECT_TRUE(started);
-  EXPECT_EQ(name, "sdk test");
-  EXPECT_NE(worker, std::this_thread::get_id());
-  for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
-}
-
-TEST(WorkThread, FutureRethrowsAndLaterWorkStillRuns) {
-  WorkThread thread("sdk test");
-  auto failed = thread.submit([] { fail(STRATA_ERR_COMM, "peer gone"); });
-  bool ran = false;
-  auto next = thread.submit([&] { ran = true; });
-  EXPECT_EQ(message_of([&] { failed.get(); }), "peer gone");
-  next.get();
-  EXPECT_TRUE(ran);
-}
-
-TEST(WorkThread, DestructorRunsWhatIsQueued) {
-  std::atomic<int> runs{0};
-  {
-    WorkThread thread("sdk test");
-    thread.submit([] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); });
-    for (int i = 0; i < 10; ++i) thread.submit([&] { ++runs; });
-  }
-  EXPECT_EQ(runs, 10);
-}
-
-TEST(WorkThread, DrainWhenIdleReturns) {
-  WorkThread thread("sdk test");
-  thread.drain();
-  thread.submit([] {}).get();
-  thread.drain();
 }
 
 TEST(ReduceOps, DtypeAndOpHelpers) {

@@ -393,39 +393,5 @@ TEST(ShmReference, DivisionMatchesTheMpiPath) {
   }
 }
 
-// --- Choosing the set. ---
-
-TEST(ShmIsa, RejectsAnUnknownName) {
-  try {
-    select_isa("bogus");
-    FAIL() << "select_isa(\"bogus\") returned";
-  } catch (const sdk::Error& e) {
-    EXPECT_EQ(e.code(), STRATA_ERR_INVALID_ARGUMENT);
-    EXPECT_STREQ(e.what(), "STRATA_COMM_ISA: expected scalar, avx2 or avx512, got \"bogus\"");
-  }
-}
-
-TEST(ShmIsa, ChoosesTheBestAvailableUnlessForced) {
-  const Isa best = isa_available(Isa::avx512) ? Isa::avx512
-                   : isa_available(Isa::avx2) ? Isa::avx2
-                                              : Isa::scalar;
-  EXPECT_EQ(select_isa(nullptr), best);
-  EXPECT_EQ(select_isa(""), best);
-  EXPECT_EQ(select_isa("scalar"), Isa::scalar);
-  for (Isa isa : {Isa::avx2, Isa::avx512}) {
-    if (isa_available(isa)) {
-      EXPECT_EQ(select_isa(isa_name(isa)), isa);
-      continue;
-    }
-    try {
-      select_isa(isa_name(isa));
-      ADD_FAILURE() << isa_name(isa) << " accepted on a CPU that lacks it";
-    } catch (const sdk::Error& e) {
-      EXPECT_EQ(e.code(), STRATA_ERR_UNSUPPORTED);
-      EXPECT_NE(std::string(e.what()).find(missing_features(isa)), std::string::npos) << e.what();
-    }
-  }
-}
-
 }  // namespace
 }  // namespace strata::allreduce_mpi::shm

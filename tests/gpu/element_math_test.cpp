@@ -1,4 +1,4 @@
-// The CUDA kernels' per-element math (strata/cuda/element_math.hpp), run on the host, against
+// The CUDA kernels' per-element math (strata_common/element_math.hpp), run on the host, against
 // the CPU kernels it must reproduce: casts bit for bit against the amp plugin's (every f16 and
 // bf16 pattern, and special plus random f32s, on every amp instruction set this CPU has), the
 // optimizer updates within 1e-6 relative of the offload plugin's kernels over several steps (on
@@ -13,12 +13,12 @@
 #include <sstream>
 #include <string>
 #include <tuple>
-#include <strata/cuda/element_math.hpp>
+#include <strata_common/element_math.hpp>
 #include <strata/half.hpp>
 #include <strata/plugin.hpp>
 #include <vector>
 
-#include "cpu_isa.hpp"
+#include <strata_common/cpu_isa.hpp>
 #include "kernel_references.hpp"
 
 namespace strata::test::kernels {
@@ -188,11 +188,10 @@ class ElementMathOptimizer : public ::testing::TestWithParam<OptimizerParam> {};
 TEST_P(ElementMathOptimizer, FiveStepsMatchTheOffloadKernels) {
   const OptimizerParam& p = GetParam();
   constexpr std::size_t kN = 4099;  // whole vectors of every width and a remainder
-  for (offload::CpuIsa isa : {offload::CpuIsa::scalar, offload::CpuIsa::avx2,
-                              offload::CpuIsa::avx512}) {
-    if (!offload::cpu_isa_supported(isa)) continue;
-    SCOPED_TRACE(offload::cpu_isa_name(isa));
-    offload::use_cpu_isa(isa);
+  for (common::cpu::Isa isa : {common::cpu::Isa::scalar, common::cpu::Isa::avx2,
+                                common::cpu::Isa::avx512}) {
+    if (!common::cpu::isa_available(isa)) continue;
+    SCOPED_TRACE(common::cpu::isa_name(isa));
     std::mt19937 rng(11);
     const bool copy = p.model_dtype != STRATA_F32;
     HostTensor cpu = make_tensor(p.c, kN, copy, rng);
@@ -208,7 +207,7 @@ TEST_P(ElementMathOptimizer, FiveStepsMatchTheOffloadKernels) {
         if (p.grad_dtype == STRATA_F16) x = math::f16_to_f32(math::f32_to_f16(x));
         if (p.grad_dtype == STRATA_BF16) x = math::bf16_to_f32(math::f32_to_bf16(x));
       }
-      offload_step(p.c, step, cpu, g.data(), p.model_dtype);
+      offload_step(p.c, step, cpu, g.data(), p.model_dtype, isa);
       element_step(p.c, step, dev, g.data(), p.model_dtype);
       for (const auto& [name, got, want] :
            {std::tuple{"param", &dev.param, &cpu.param},
@@ -227,13 +226,12 @@ TEST_P(ElementMathOptimizer, FiveStepsMatchTheOffloadKernels) {
       for (std::size_t i = 0; i < kN; ++i) exact += bits(dev.param[i]) == bits(cpu.param[i]);
     }
     std::printf("[ figures  ] %s on %s: %zu of %zu parameter values bitwise equal\n",
-                p.c.name.c_str(), offload::cpu_isa_name(isa), exact, 5 * kN);
+                p.c.name.c_str(), common::cpu::isa_name(isa), exact, 5 * kN);
     // Fused multiply-adds on both sides: nothing left to round differently.
-    if (isa != offload::CpuIsa::scalar) {
+    if (isa != common::cpu::Isa::scalar) {
       EXPECT_EQ(exact, 5 * kN);
     }
   }
-  offload::use_cpu_isa(std::nullopt);
 }
 
 std::vector<OptimizerParam> optimizer_params() {
@@ -262,8 +260,8 @@ INSTANTIATE_TEST_SUITE_P(AllOptimizers, ElementMathOptimizer,
 // The SGD first-step rule: with buffer_live false the buffer becomes the (decayed, scaled)
 // gradient whatever it held, as torch clones the gradient.
 TEST(ElementMathSgd, FirstStepBufferIsTheGradient) {
-  const cuda::SgdScalars s =
-      cuda::make_sgd_scalars({0.1, 0.9, 0.5, 0.01, false}, 0.5, /*buffer_live=*/false);
+  const common::optim::SgdScalars s =
+      common::optim::make_sgd_scalars({0.1, 0.9, 0.5, 0.01, false}, 0.5, /*buffer_live=*/false);
   float x = 2.0f, buf = 123.0f;
   math::sgd_update_momentum(s, x, 4.0f, buf);
   EXPECT_FLOAT_EQ(buf, 4.0f * 0.5f + 0.01f * 2.0f);

@@ -1,4 +1,5 @@
-// The CPU kernels the SDK's CUDA kernels must reproduce, called in the CUDA API's terms: the amp
+// The CPU kernels the shared CUDA kernels must reproduce, with the scalars both take
+// (strata_common/optimizer_scalars.hpp): the amp
 // plugin's casts and grad_stats, the offload plugin's optimizer kernels; element_math.hpp's
 // update over a host tensor (what the device runs per element); and the inputs both the CPU test
 // (element_math_test.cpp) and the GPU test (kernels_gpu_test.cpp) feed them.
@@ -15,8 +16,9 @@
 #include <random>
 #include <span>
 #include <string>
-#include <strata/cuda/element_math.hpp>
-#include <strata/cuda/kernels.hpp>
+#include <strata_common/element_math.hpp>
+#include <strata_common/cpu_isa.hpp>
+#include <strata_common/optimizer_scalars.hpp>
 #include <vector>
 
 #include "grad_stats.hpp"         // plugins/amp/src
@@ -116,18 +118,6 @@ inline offload::HalfType half_type(strata_dtype model_dtype) {
   return offload::HalfType::none;
 }
 
-inline offload::AdamScalars to_offload(const cuda::AdamScalars& s) {
-  return {s.grad_scale,      s.l2_decay,        s.param_decay, s.beta1,        s.one_minus_beta1,
-          s.beta2,           s.one_minus_beta2, s.step_size,   s.inv_sqrt_bc2, s.eps};
-}
-inline offload::SgdScalars to_offload(const cuda::SgdScalars& s) {
-  return {s.lr, s.grad_scale, s.weight_decay, s.buf_keep, s.grad_keep, s.momentum, s.nesterov};
-}
-inline offload::LionScalars to_offload(const cuda::LionScalars& s) {
-  return {s.grad_scale, s.lr, s.param_decay, s.beta1, s.one_minus_beta1, s.beta2,
-          s.one_minus_beta2};
-}
-
 enum class Kind { adam, sgd, lion };
 
 // One optimizer configuration and the scalars of its step t (1-based), from the hyperparameters
@@ -136,27 +126,27 @@ enum class Kind { adam, sgd, lion };
 struct OptimizerCase {
   std::string name;
   Kind kind;
-  cuda::AdamHyper adam{};
-  cuda::SgdHyper sgd{};
-  cuda::LionHyper lion{};
+  common::optim::AdamHyper adam{};
+  common::optim::SgdHyper sgd{};
+  common::optim::LionHyper lion{};
 
   double grad_scale(int t) const { return 1.0 / (1.0 + 0.25 * t); }
   double lr_factor(int t) const { return 1.0 - 0.05 * t; }
 
-  cuda::AdamScalars adam_scalars(int t) const {
-    cuda::AdamHyper h = adam;
+  common::optim::AdamScalars adam_scalars(int t) const {
+    common::optim::AdamHyper h = adam;
     h.lr *= lr_factor(t);
-    return cuda::make_adam_scalars(h, static_cast<uint64_t>(t), grad_scale(t));
+    return common::optim::make_adam_scalars(h, static_cast<uint64_t>(t), grad_scale(t));
   }
-  cuda::SgdScalars sgd_scalars(int t) const {
-    cuda::SgdHyper h = sgd;
+  common::optim::SgdScalars sgd_scalars(int t) const {
+    common::optim::SgdHyper h = sgd;
     h.lr *= lr_factor(t);
-    return cuda::make_sgd_scalars(h, grad_scale(t), t > 1);
+    return common::optim::make_sgd_scalars(h, grad_scale(t), t > 1);
   }
-  cuda::LionScalars lion_scalars(int t) const {
-    cuda::LionHyper h = lion;
+  common::optim::LionScalars lion_scalars(int t) const {
+    common::optim::LionHyper h = lion;
     h.lr *= lr_factor(t);
-    return cuda::make_lion_scalars(h, grad_scale(t));
+    return common::optim::make_lion_scalars(h, grad_scale(t));
   }
   // Per-element state arrays: Adam 2, SGD with momentum 1, plain SGD 0, Lion 1.
   int states() const {
@@ -215,26 +205,25 @@ inline HostTensor make_tensor(const OptimizerCase& c, std::size_t n, bool copy,
 }
 
 // One step of the offload plugin's kernel for `c` over tensor t with f32 gradients g (the
-// gradients as the kernel reads them: halves already widened), on the instruction set selected.
+// gradients as the kernel reads them: halves already widened), on instruction set `isa`.
 inline void offload_step(const OptimizerCase& c, int step, HostTensor& t, const float* g,
-                         strata_dtype model_dtype) {
+                         strata_dtype model_dtype,
+                         common::cpu::Isa isa = common::cpu::widest_isa()) {
+  const offload::OptimizerKernels& k = offload::kernels_for(isa);
   const std::size_t n = t.param.size();
   const offload::HalfCopy copy{t.copy.empty() ? nullptr : t.copy.data(),
                                t.copy.empty() ? offload::HalfType::none : half_type(model_dtype)};
   switch (c.kind) {
     case Kind::adam:
-      offload::adam_range(to_offload(c.adam_scalars(step)),
-                          {t.param.data(), g, t.state0.data(), t.state1.data(), n, copy}, 0, n);
+      k.adam(c.adam_scalars(step), {t.param.data(), g, t.state0.data(), t.state1.data(), n, copy},
+             0, n);
       break;
     case Kind::sgd:
-      offload::sgd_range(to_offload(c.sgd_scalars(step)),
-                         {t.param.data(), g, t.state0.empty() ? nullptr : t.state0.data(), n,
-                          copy},
-                         0, n);
+      k.sgd(c.sgd_scalars(step),
+            {t.param.data(), g, t.state0.empty() ? nullptr : t.state0.data(), n, copy}, 0, n);
       break;
     case Kind::lion:
-      offload::lion_range(to_offload(c.lion_scalars(step)),
-                          {t.param.data(), g, t.state0.data(), n, copy}, 0, n);
+      k.lion(c.lion_scalars(step), {t.param.data(), g, t.state0.data(), n, copy}, 0, n);
       break;
   }
 }

@@ -1,8 +1,8 @@
-// The SDK's CUDA kernels on a device against the CPU kernels they reproduce: casts bit for bit
+// The shared CUDA kernels on a device against the CPU kernels they reproduce: casts bit for bit
 // against the amp plugin's, the overflow flag and squared norm against amp's grad_stats (the
 // flag exactly, the sum within 1e-12, the same bits on every run), and the fused optimizers
 // within 1e-6 relative of the offload plugin's kernels (and bit for bit equal to element_math.hpp
-// on the host). Plain C++ through strata/cuda/kernels.hpp, as plugins call it. Every test skips
+// on the host). Plain C++ through strata_common/cuda/kernels.hpp, as plugins call it. Every test skips
 // with "no CUDA device: ..." where there is none.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -16,12 +16,12 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
-#include <strata/cuda/element_math.hpp>
-#include <strata/cuda/kernels.hpp>
+#include <strata_common/element_math.hpp>
+#include <strata_common/cuda/kernels.hpp>
 #include <strata/plugin.hpp>
 #include <vector>
 
-#include "cpu_isa.hpp"
+#include <strata_common/cpu_isa.hpp>
 #include "gpu_env.hpp"
 #include "kernel_references.hpp"
 

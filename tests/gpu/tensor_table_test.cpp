@@ -1,4 +1,4 @@
-// The host half of the multi-tensor launches (sdk/cuda/src/tensor_table.hpp), which the GPU
+// The host half of the multi-tensor launches (plugins/common/cuda_kernels/src/tensor_table.hpp), which the GPU
 // kernels trust for which elements they touch: packed tables, walked the way the device walks
 // them (chunk_range per block), cover every element of every tensor exactly once, in tensor and
 // chunk order, within the table's limits, with the right pointers and the partials' numbering.

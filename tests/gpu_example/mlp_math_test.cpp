@@ -1,11 +1,11 @@
 // The GPU host's per-element math (examples/fashion_mnist/cuda/mlp_math.hpp, the functions its
 // kernels call), its GEMM shapes (gemm_shapes.hpp, the cuBLAS calls' transposes) and its device
 // choice, checked on the CPU against the CPU host's code: mlp.cpp's softmax_cross_entropy and
-// loops, runtime_layers.cpp's half accumulation (done by the SDK's kernels on the GPU), CBLAS.
+// loops, runtime_layers.cpp's half accumulation (done by the shared CUDA kernels on the GPU), CBLAS.
 // Runs without a GPU; what it cannot check is the launch itself (the gpu-labelled test does).
 #include <cblas.h>
 #include <gtest/gtest.h>
-#include <strata/cuda/element_math.hpp>
+#include <strata_common/element_math.hpp>
 #include <strata/half.hpp>
 
 #include <algorithm>

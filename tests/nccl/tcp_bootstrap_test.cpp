@@ -6,7 +6,7 @@
 #include "launch_env.hpp"
 
 #include <free_port.hpp>
-#include <strata/comm/tcp_socket.hpp>
+#include <strata_common/tcp_socket.hpp>
 #include <strata/plugin.hpp>
 
 #include <gtest/gtest.h>
@@ -24,7 +24,7 @@
 namespace {
 
 using namespace strata::allreduce_nccl;
-using namespace strata::sdk::comm;
+using namespace strata::common::net;
 using namespace std::chrono_literals;
 
 using strata::test::free_port;

@@ -1,6 +1,6 @@
 // strata_amp's instruction-set paths: every path this CPU has (and the forced scalar one) gives
-// bit-identical casts and grad_stats, on one thread or several; STRATA_AMP_ISA forces a path and
-// refuses one the CPU lacks.
+// bit-identical casts and grad_stats, on one thread or several; STRATA_CPU_ISA (or the deprecated
+// STRATA_AMP_ISA) forces a path and refuses one the CPU lacks.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -40,20 +40,45 @@ std::vector<IsaPath> isa_paths() {
   return {{"scalar", true}, {"avx2", avx2}, {"avx512", avx512}};
 }
 
-// An instance created with STRATA_AMP_ISA set to `isa` (the variable is restored afterwards).
-std::unique_ptr<Instance<strata_precision_ops>> make_amp(FakeHost& host, const char* isa,
-                                                         unsigned threads) {
-  const char* old = std::getenv("STRATA_AMP_ISA");
-  const std::string saved = old != nullptr ? old : "";
-  setenv("STRATA_AMP_ISA", isa, 1);
-  auto amp = std::make_unique<Instance<strata_precision_ops>>(
-      amp_ops(), host, R"({"threads": )" + std::to_string(threads) + "}");
-  if (old != nullptr) {
-    setenv("STRATA_AMP_ISA", saved.c_str(), 1);
-  } else {
-    unsetenv("STRATA_AMP_ISA");
+// Sets an environment variable (NULL: unsets it) for the object's lifetime.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    if (old != nullptr) saved_ = old;
+    had_ = old != nullptr;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
   }
-  return amp;
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, saved_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string saved_;
+  bool had_ = false;
+};
+
+// An instance created with `variable` (STRATA_CPU_ISA, or the deprecated STRATA_AMP_ISA with
+// STRATA_CPU_ISA unset) set to `isa`; the environment is restored afterwards.
+std::unique_ptr<Instance<strata_precision_ops>> make_amp(FakeHost& host, const char* isa,
+                                                         unsigned threads,
+                                                         const char* variable = "STRATA_CPU_ISA") {
+  const ScopedEnv cpu("STRATA_CPU_ISA", nullptr);
+  const ScopedEnv amp_isa("STRATA_AMP_ISA", nullptr);
+  const ScopedEnv forced(variable, isa);
+  return std::make_unique<Instance<strata_precision_ops>>(
+      amp_ops(), host, R"({"threads": )" + std::to_string(threads) + "}");
 }
 
 template <class Dst, class Src>
@@ -247,22 +272,29 @@ INSTANTIATE_TEST_SUITE_P(EveryPath, AmpIsa, ::testing::ValuesIn(isa_paths()),
 
 TEST(AmpIsaChoice, UnavailableOrUnknownPathsAreRefused) {
   FakeHost host;
-  for (const IsaPath& path : isa_paths()) {
-    const auto amp = make_amp(host, path.name, 0);
-    if (path.available) {
-      EXPECT_EQ(amp->status(), STRATA_OK) << path.name << ": " << amp->message();
-    } else {
-      EXPECT_EQ(amp->status(), STRATA_ERR_UNSUPPORTED) << path.name;
-      EXPECT_NE(amp->message().find(std::string("STRATA_AMP_ISA: ") + path.name + " needs"),
-                std::string::npos)
-          << amp->message();
+  // STRATA_CPU_ISA, and the deprecated STRATA_AMP_ISA (still read when STRATA_CPU_ISA is unset):
+  // errors name the variable that was read.
+  for (const char* variable : {"STRATA_CPU_ISA", "STRATA_AMP_ISA"}) {
+    SCOPED_TRACE(variable);
+    for (const IsaPath& path : isa_paths()) {
+      const auto amp = make_amp(host, path.name, 0, variable);
+      if (path.available) {
+        EXPECT_EQ(amp->status(), STRATA_OK) << path.name << ": " << amp->message();
+      } else {
+        EXPECT_EQ(amp->status(), STRATA_ERR_UNSUPPORTED) << path.name;
+        EXPECT_NE(amp->message().find(std::string(variable) + ": " + path.name +
+                                      " requested but this CPU does not support it"),
+                  std::string::npos)
+            << amp->message();
+      }
     }
+    const auto bad = make_amp(host, "sse9", 0, variable);
+    EXPECT_EQ(bad->status(), STRATA_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(bad->message().find(std::string(variable) +
+                                  ": expected scalar, avx2, avx512 or auto, got 'sse9'"),
+              std::string::npos)
+        << bad->message();
   }
-  const auto bad = make_amp(host, "sse9", 0);
-  EXPECT_EQ(bad->status(), STRATA_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(bad->message().find(R"(STRATA_AMP_ISA: expected scalar, avx2 or avx512, got "sse9")"),
-            std::string::npos)
-      << bad->message();
 }
 
 }  // namespace

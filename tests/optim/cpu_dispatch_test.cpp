@@ -1,6 +1,8 @@
-// The kernels' run-time instruction-set choice: the widest path the CPU reports, STRATA_CPU_ISA
-// forcing a path that the dispatched code then really runs, and clear errors for paths the CPU
-// lacks or names that mean nothing; also as seen through the offload plugin and its log.
+// The offload kernels' instruction-set choice per instance (strata_common/cpu_isa.hpp): the
+// widest path the CPU reports, STRATA_CPU_ISA forcing a path whose kernels then really run it
+// (the dispatched code's own target bit), and clear errors for paths the CPU lacks or names that
+// mean nothing; each path's kernels stay that path's whatever else the process chooses; also as
+// seen through the offload plugin and its log. (tests/common/cpu_isa_test.cpp checks the choice.)
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
@@ -8,10 +10,10 @@
 #include <optional>
 #include <strata/cpu_threads.hpp>
 #include <strata/plugin.hpp>
+#include <strata_common/cpu_isa.hpp>
 #include <string>
 #include <vector>
 
-#include "cpu_isa.hpp"
 #include "cpu_test_support.hpp"
 #include "optim_harness.hpp"
 #include "optimizer_kernels.hpp"
@@ -20,7 +22,9 @@
 namespace strata::test {
 namespace {
 
-using offload::CpuIsa;
+using common::cpu::Isa;
+using common::cpu::isa_name;
+constexpr const char* kIsaVariable = common::cpu::kIsaVariable;
 
 // Sets (or with NULL unsets) an environment variable for the length of a scope.
 class ScopedEnv {
@@ -41,7 +45,6 @@ class ScopedEnv {
     } else {
       unsetenv(name_.c_str());
     }
-    offload::use_cpu_isa(std::nullopt);
   }
 
  private:
@@ -50,83 +53,99 @@ class ScopedEnv {
 };
 
 // What the CPU itself reports, by GCC's cpuid reading rather than Highway's.
-bool cpu_reports(CpuIsa isa) {
+bool cpu_reports(Isa isa) {
   __builtin_cpu_init();
   switch (isa) {
-    case CpuIsa::scalar:
+    case Isa::scalar:
       return true;
-    case CpuIsa::avx2:
+    case Isa::avx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
              __builtin_cpu_supports("bmi2");
-    case CpuIsa::avx512:
+    case Isa::avx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
   }
   return false;
 }
 
-CpuIsa widest_the_cpu_reports() {
-  for (CpuIsa isa : {CpuIsa::avx512, CpuIsa::avx2}) {
+Isa widest_the_cpu_reports() {
+  for (Isa isa : {Isa::avx512, Isa::avx2}) {
     if (cpu_reports(isa)) return isa;
   }
-  return CpuIsa::scalar;
+  return Isa::scalar;
 }
 
-std::optional<CpuIsa> a_path_the_cpu_lacks() {
-  for (CpuIsa isa : {CpuIsa::avx512, CpuIsa::avx2}) {
+std::optional<Isa> a_path_the_cpu_lacks() {
+  for (Isa isa : {Isa::avx512, Isa::avx2}) {
     if (!cpu_reports(isa)) return isa;
   }
   return std::nullopt;
 }
 
+// The Highway targets that make up a path.
+int64_t family_of(Isa isa) {
+  return isa == Isa::avx512 ? (HWY_AVX3 | HWY_AVX3_DL)
+         : isa == Isa::avx2 ? HWY_AVX2
+                            : (HWY_EMU128 | HWY_SCALAR);
+}
+
 TEST(CpuIsaDispatch, PicksTheWidestPathTheCpuReports) {
-  const ScopedEnv env(offload::kCpuIsaVariable, nullptr);
-  const std::string choice = offload::select_cpu_isa_from_env();
-  const CpuIsa expected = widest_the_cpu_reports();
-  std::printf("[ figures  ] CPU reports %s; kernels run %s\n", cpu_isa_name(expected),
-              choice.c_str());
-  EXPECT_EQ(offload::active_cpu_isa(), expected);
-  EXPECT_EQ(offload::widest_cpu_isa(), expected);
-  EXPECT_EQ(choice, std::string(cpu_isa_name(expected)) + " (the widest this CPU has)");
-  for (CpuIsa isa : {CpuIsa::scalar, CpuIsa::avx2, CpuIsa::avx512}) {
-    EXPECT_EQ(offload::cpu_isa_supported(isa), cpu_reports(isa)) << cpu_isa_name(isa);
+  const ScopedEnv env(kIsaVariable, nullptr);
+  const common::cpu::IsaChoice choice = common::cpu::choose_isa(nullptr);
+  const Isa expected = widest_the_cpu_reports();
+  const int64_t target = offload::kernels_for(choice.isa).target;
+  std::printf("[ figures  ] CPU reports %s; kernels run %s (Highway %s)\n", isa_name(expected),
+              choice.describe().c_str(), hwy::TargetName(target));
+  EXPECT_EQ(choice.isa, expected);
+  EXPECT_EQ(choice.describe(), std::string(isa_name(expected)) + " (the widest this CPU has)");
+  EXPECT_NE(target & family_of(expected), 0) << hwy::TargetName(target);
+  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+    EXPECT_EQ(common::cpu::isa_available(isa), cpu_reports(isa)) << isa_name(isa);
   }
 }
 
-class CpuIsaForced : public ::testing::TestWithParam<CpuIsa> {};
+class CpuIsaForced : public ::testing::TestWithParam<Isa> {};
 
 TEST_P(CpuIsaForced, EnvironmentVariableSelectsThePathTheKernelsRun) {
-  const CpuIsa isa = GetParam();
-  if (!cpu_reports(isa)) GTEST_SKIP() << cpu_isa_name(isa) << ": not on this CPU";
-  const ScopedEnv env(offload::kCpuIsaVariable, cpu_isa_name(isa));
-  EXPECT_EQ(offload::select_cpu_isa_from_env(),
-            std::string(cpu_isa_name(isa)) + " (forced by STRATA_CPU_ISA)");
-  EXPECT_EQ(offload::active_cpu_isa(), isa);
-  // The dispatched code's own target bit, not only our reading of it.
-  const int64_t family = isa == CpuIsa::avx512 ? (HWY_AVX3 | HWY_AVX3_DL)
-                         : isa == CpuIsa::avx2 ? HWY_AVX2
-                                               : (HWY_EMU128 | HWY_SCALAR);
-  EXPECT_NE(offload::dispatched_target() & family, 0)
-      << hwy::TargetName(offload::dispatched_target());
-  // Asking what the CPU supports must not undo the forcing.
-  EXPECT_TRUE(offload::cpu_isa_supported(widest_the_cpu_reports()));
-  EXPECT_EQ(offload::active_cpu_isa(), isa);
+  const Isa isa = GetParam();
+  if (!cpu_reports(isa)) GTEST_SKIP() << isa_name(isa) << ": not on this CPU";
+  const ScopedEnv env(kIsaVariable, isa_name(isa));
+  const common::cpu::IsaChoice choice = common::cpu::choose_isa(nullptr);
+  EXPECT_EQ(choice.describe(), std::string(isa_name(isa)) + " (forced by STRATA_CPU_ISA)");
+  ASSERT_EQ(choice.isa, isa);
+  // The kernels' own target bit, not only our reading of it.
+  const int64_t target = offload::kernels_for(choice.isa).target;
+  EXPECT_NE(target & family_of(isa), 0) << hwy::TargetName(target);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, CpuIsaForced,
-                         ::testing::Values(CpuIsa::scalar, CpuIsa::avx2, CpuIsa::avx512),
-                         [](const auto& info) { return std::string(cpu_isa_name(info.param)); });
+                         ::testing::Values(Isa::scalar, Isa::avx2, Isa::avx512),
+                         [](const auto& info) { return std::string(isa_name(info.param)); });
+
+TEST(CpuIsaDispatch, EachPathsKernelsStayTheirsWhateverElseIsChosen) {
+  // Per instance, not process-wide: taking one path's kernels changes no other path's, and
+  // Highway's process-wide dispatch target (HWY_DYNAMIC_DISPATCH) is not what the kernels follow.
+  for (Isa first : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+    if (!cpu_reports(first)) continue;
+    const offload::OptimizerKernels& k = offload::kernels_for(first);
+    for (Isa other : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+      if (cpu_reports(other)) (void)offload::kernels_for(other);
+    }
+    EXPECT_NE(k.target & family_of(first), 0) << isa_name(first);
+    EXPECT_EQ(&k, &offload::kernels_for(first));
+  }
+}
 
 TEST(CpuIsaDispatch, PathTheCpuLacksIsAnErrorNamingTheVariable) {
-  const std::optional<CpuIsa> missing = a_path_the_cpu_lacks();
+  const std::optional<Isa> missing = a_path_the_cpu_lacks();
   if (!missing) GTEST_SKIP() << "this CPU has every path";
-  const ScopedEnv env(offload::kCpuIsaVariable, cpu_isa_name(*missing));
+  const ScopedEnv env(kIsaVariable, isa_name(*missing));
   try {
-    offload::select_cpu_isa_from_env();
-    ADD_FAILURE() << "forcing " << cpu_isa_name(*missing) << " did not fail";
+    common::cpu::choose_isa(nullptr);
+    ADD_FAILURE() << "forcing " << isa_name(*missing) << " did not fail";
   } catch (const sdk::Error& e) {
     EXPECT_EQ(e.code(), STRATA_ERR_UNSUPPORTED);
-    EXPECT_NE(std::string(e.what()).find(std::string("STRATA_CPU_ISA: ") + cpu_isa_name(*missing) +
+    EXPECT_NE(std::string(e.what()).find(std::string("STRATA_CPU_ISA: ") + isa_name(*missing) +
                                          " requested but this CPU does not support it"),
               std::string::npos)
         << e.what();
@@ -134,9 +153,9 @@ TEST(CpuIsaDispatch, PathTheCpuLacksIsAnErrorNamingTheVariable) {
 }
 
 TEST(CpuIsaDispatch, UnknownNameIsAnErrorNamingTheVariable) {
-  const ScopedEnv env(offload::kCpuIsaVariable, "sse9");
+  const ScopedEnv env(kIsaVariable, "sse9");
   try {
-    offload::select_cpu_isa_from_env();
+    common::cpu::choose_isa(nullptr);
     ADD_FAILURE() << "an unknown name was accepted";
   } catch (const sdk::Error& e) {
     EXPECT_EQ(e.code(), STRATA_ERR_INVALID_ARGUMENT);
@@ -166,31 +185,29 @@ PluginRun create_plugin() {
   return {opt.status(), opt.message(), log};
 }
 
-TEST(CpuIsaPlugin, LogsTheForcedPathAndRunsIt) {
-  const ScopedEnv env(offload::kCpuIsaVariable, "scalar");
+TEST(CpuIsaPlugin, LogsTheForcedPath) {
+  const ScopedEnv env(kIsaVariable, "scalar");
   const ScopedEnv threads(sdk::kCpuThreadsVariable, "3");
   const PluginRun run = create_plugin();
   ASSERT_EQ(run.status, STRATA_OK) << run.message;
   EXPECT_NE(run.log.find("CPU kernels scalar (forced by STRATA_CPU_ISA), 3 threads"),
             std::string::npos)
       << run.log;
-  // Highway's dispatch state is the process's (one libhwy): the plugin's choice is ours now.
-  EXPECT_EQ(offload::active_cpu_isa(), CpuIsa::scalar);
 }
 
 TEST(CpuIsaPlugin, LogsTheWidestPathByDefault) {
-  const ScopedEnv env(offload::kCpuIsaVariable, nullptr);
+  const ScopedEnv env(kIsaVariable, nullptr);
   const PluginRun run = create_plugin();
   ASSERT_EQ(run.status, STRATA_OK) << run.message;
   const std::string expected =
-      std::string("CPU kernels ") + cpu_isa_name(widest_the_cpu_reports()) + " (the widest";
+      std::string("CPU kernels ") + isa_name(widest_the_cpu_reports()) + " (the widest";
   EXPECT_NE(run.log.find(expected), std::string::npos) << run.log;
 }
 
 TEST(CpuIsaPlugin, PathTheCpuLacksFailsCreate) {
-  const std::optional<CpuIsa> missing = a_path_the_cpu_lacks();
+  const std::optional<Isa> missing = a_path_the_cpu_lacks();
   if (!missing) GTEST_SKIP() << "this CPU has every path";
-  const ScopedEnv env(offload::kCpuIsaVariable, cpu_isa_name(*missing));
+  const ScopedEnv env(kIsaVariable, isa_name(*missing));
   const PluginRun run = create_plugin();
   EXPECT_EQ(run.status, STRATA_ERR_UNSUPPORTED);
   EXPECT_NE(run.message.find("STRATA_CPU_ISA"), std::string::npos) << run.message;

@@ -12,7 +12,6 @@
 #include <tuple>
 #include <vector>
 
-#include "cpu_isa.hpp"
 #include "cpu_reference.hpp"
 #include "cpu_test_support.hpp"
 #include "optimizer_kernels.hpp"
@@ -20,7 +19,8 @@
 namespace strata::test {
 namespace {
 
-using offload::CpuIsa;
+using CpuIsa = common::cpu::Isa;
+using common::cpu::isa_name;
 using offload::HalfType;
 
 std::vector<float> special_values() {
@@ -61,11 +61,11 @@ class CpuHalfConversion : public ::testing::TestWithParam<std::tuple<CpuIsa, Hal
 
 TEST_P(CpuHalfConversion, RoundsToNearestEvenLikeTheReference) {
   const auto [isa, type] = GetParam();
-  if (!offload::cpu_isa_supported(isa)) GTEST_SKIP() << cpu_isa_name(isa) << ": not on this CPU";
-  const ForcedIsa forced(isa);
+  if (!common::cpu::isa_available(isa)) GTEST_SKIP() << isa_name(isa) << ": not on this CPU";
+  const offload::OptimizerKernels& kernels = offload::kernels_for(isa);
   for (const std::vector<float>& values : {special_values(), random_bit_patterns(1 << 20)}) {
     std::vector<uint16_t> out(values.size() + 1, 0xABCD);  // +1: nothing written past the end
-    offload::convert_to_half(type, values.data(), out.data(), values.size());
+    kernels.convert_to_half(type, values.data(), out.data(), values.size());
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < values.size(); ++i) {
       const uint16_t want = reference_half_bits(type, values[i]);
@@ -85,7 +85,7 @@ INSTANTIATE_TEST_SUITE_P(Cpu, CpuHalfConversion,
                                                               CpuIsa::avx512),
                                             ::testing::Values(HalfType::f16, HalfType::bf16)),
                          [](const auto& info) {
-                           return std::string(cpu_isa_name(std::get<0>(info.param))) + "_" +
+                           return std::string(isa_name(std::get<0>(info.param))) + "_" +
                                   half_name(std::get<1>(info.param));
                          });
 

@@ -13,7 +13,6 @@
 #include <tuple>
 #include <vector>
 
-#include "cpu_isa.hpp"
 #include "cpu_reference.hpp"
 #include "cpu_test_support.hpp"
 #include "tiled_step.hpp"
@@ -21,7 +20,8 @@
 namespace strata::test {
 namespace {
 
-using offload::CpuIsa;
+using CpuIsa = common::cpu::Isa;
+using common::cpu::isa_name;
 using offload::HalfType;
 
 enum class Kind { adam, sgd, lion };
@@ -78,9 +78,8 @@ class CpuKernelsMatchReference : public ::testing::TestWithParam<Param> {};
 
 TEST_P(CpuKernelsMatchReference, ThousandStepsWithinRelativeError) {
   const auto& [c, isa, half] = GetParam();
-  if (!offload::cpu_isa_supported(isa)) GTEST_SKIP() << cpu_isa_name(isa) << ": not on this CPU";
-  const ForcedIsa forced(isa);
-  ASSERT_EQ(offload::active_cpu_isa(), isa);
+  if (!common::cpu::isa_available(isa)) GTEST_SKIP() << isa_name(isa) << ": not on this CPU";
+  const offload::OptimizerKernels& kernels = offload::kernels_for(isa);
 
   // Several shards (one empty) with a small tile, so that tiles end mid-vector and run on three
   // threads.
@@ -114,19 +113,19 @@ TEST_P(CpuKernelsMatchReference, ThousandStepsWithinRelativeError) {
     });
     switch (c.kind) {
       case Kind::adam:
-        offload::adam_step(pool, adam_scalars(c.adam, t, grad_scale, lr_factor),
+        offload::adam_step(pool, kernels, adam_scalars(c.adam, t, grad_scale, lr_factor),
                            shards.adam_arrays(), kTile);
         adam.stored.step(stored, grad, lr_factor, t);
         adam.exact.step(exact, grad, lr_factor, t);
         break;
       case Kind::sgd:
-        offload::sgd_step(pool, sgd_scalars(c.sgd, t == 1, grad_scale, lr_factor),
+        offload::sgd_step(pool, kernels, sgd_scalars(c.sgd, t == 1, grad_scale, lr_factor),
                           shards.sgd_arrays(c.sgd.momentum > 0), kTile);
         sgd.stored.step(stored, grad, lr_factor);
         sgd.exact.step(exact, grad, lr_factor);
         break;
       case Kind::lion:
-        offload::lion_step(pool, lion_scalars(c.lion, grad_scale, lr_factor), shards.lion_arrays(),
+        offload::lion_step(pool, kernels, lion_scalars(c.lion, grad_scale, lr_factor), shards.lion_arrays(),
                            kTile);
         lion.stored.step(stored, grad, lr_factor);
         lion.exact.step(exact, grad, lr_factor);
@@ -142,7 +141,7 @@ TEST_P(CpuKernelsMatchReference, ThousandStepsWithinRelativeError) {
   std::printf(
       "[ figures  ] %-20s %-6s %-4s relative error %.2e (worst element %.2e); "
       "to the exact trajectory %.2e\n",
-      c.name.c_str(), cpu_isa_name(isa), half_name(half), e.relative, e.worst_element,
+      c.name.c_str(), isa_name(isa), half_name(half), e.relative, e.worst_element,
       drift.relative);
   constexpr double kWorstElement = 5e-6;
   EXPECT_LE(e.relative, 1e-6);
@@ -158,7 +157,7 @@ TEST_P(CpuKernelsMatchReference, ThousandStepsWithinRelativeError) {
     std::printf(
         "[ figures  ] %-20s %-6s %-4s copy-out: %zu of %zu equal the rounded reference, "
         "%zu straddle a rounding boundary\n",
-        c.name.c_str(), cpu_isa_name(isa), half_name(half), h.equal, h.total, h.straddling);
+        c.name.c_str(), isa_name(isa), half_name(half), h.equal, h.total, h.straddling);
   }
 }
 
@@ -168,7 +167,7 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(CpuIsa::scalar, CpuIsa::avx2, CpuIsa::avx512),
                        ::testing::Values(HalfType::none, HalfType::f16, HalfType::bf16)),
     [](const auto& info) {
-      return std::get<0>(info.param).name + "_" + cpu_isa_name(std::get<1>(info.param)) + "_" +
+      return std::get<0>(info.param).name + "_" + isa_name(std::get<1>(info.param)) + "_" +
              half_name(std::get<2>(info.param));
     });
 

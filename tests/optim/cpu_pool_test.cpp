@@ -44,13 +44,14 @@ TEST(CpuTiledStep, SameBitsAsOneCallPerShard) {
   whole.for_each_grad([&](std::size_t k, float& g) { g = grads[k]; });
 
   offload::ThreadPool pool(3);
+  const offload::OptimizerKernels& kernels = offload::kernels_for(common::cpu::widest_isa());
   AdamSettings settings;
   settings.weight_decay = 0.01;
   for (unsigned long t = 1; t <= 3; ++t) {
     const offload::AdamScalars s = adam_scalars(settings, t, 0.5, 1.0);
-    offload::adam_step(pool, s, tiled.adam_arrays(), 64);
+    offload::adam_step(pool, kernels, s, tiled.adam_arrays(), 64);
     for (const offload::AdamArrays& arrays : whole.adam_arrays()) {
-      offload::adam_range(s, arrays, 0, arrays.count);
+      kernels.adam(s, arrays, 0, arrays.count);
     }
   }
   EXPECT_EQ(tiled.params(), whole.params());

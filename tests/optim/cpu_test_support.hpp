@@ -12,7 +12,8 @@
 #include <random>
 #include <vector>
 
-#include "cpu_isa.hpp"
+#include <strata_common/cpu_isa.hpp>
+
 #include "cpu_reference.hpp"
 #include "optimizer_kernels.hpp"
 
@@ -29,15 +30,6 @@ inline const char* half_name(offload::HalfType type) {
   }
   return "?";
 }
-
-// Forces an instruction-set path for the length of a scope.
-class ForcedIsa {
- public:
-  explicit ForcedIsa(offload::CpuIsa isa) { offload::use_cpu_isa(isa); }
-  ForcedIsa(const ForcedIsa&) = delete;
-  ForcedIsa& operator=(const ForcedIsa&) = delete;
-  ~ForcedIsa() { offload::use_cpu_isa(std::nullopt); }
-};
 
 // fp32 shards with `state_per_element` zeroed state floats per element and, unless `half` is
 // none, a 2-byte copy-out array each.
@@ -235,7 +227,9 @@ HalfCheck check_half_copy(offload::HalfType type, const std::vector<float>& mast
 
 }  // namespace strata::test
 
+namespace strata::common::cpu {
+inline void PrintTo(Isa isa, std::ostream* os) { *os << isa_name(isa); }
+}  // namespace strata::common::cpu
 namespace strata::offload {
-inline void PrintTo(CpuIsa isa, std::ostream* os) { *os << cpu_isa_name(isa); }
 inline void PrintTo(HalfType type, std::ostream* os) { *os << test::half_name(type); }
 }  // namespace strata::offload

@@ -1,6 +1,6 @@
 // GPU (label gpu): the offload and amp plugins with shards in CUDA device memory (ABI 1.7: the
 // host's device() is CUDA), against the same plugins on host shards:
-//  - offload_optimizer.device none steps on the device with the SDK's fused kernels: masters
+//  - offload_optimizer.device none steps on the device with the shared fused CUDA kernels: masters
 //    within 1e-6 relative of the CPU step, f16 model copies within one f16 rounding;
 //  - device cpu steps on the CPU through the pinned pipeline, many pieces: bit for bit the CPU
 //    step (the same kernels on the same values), state read back through read_state alike, and a

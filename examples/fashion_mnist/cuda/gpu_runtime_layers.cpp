@@ -1,6 +1,6 @@
 #include "gpu_runtime_layers.hpp"
 
-#include <strata/cuda/kernels.hpp>
+#include <strata_common/cuda/kernels.hpp>
 #include <strata/half.hpp>
 
 #include <cstring>

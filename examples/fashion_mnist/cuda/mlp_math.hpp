@@ -3,7 +3,7 @@
 // functions on the CPU and compares them with the CPU host's code (mlp.cpp), so the math is tested
 // on machines without a GPU. Each function does the CPU host's operations in the CPU host's order,
 // so that both hosts agree to rounding of the GEMMs. The half-precision casts and the accumulation
-// of f32 gradients into half ones are the SDK's (strata/cuda/kernels.hpp, element_math.hpp).
+// of f32 gradients into half ones are the SDK's (strata_common/cuda/kernels.hpp, element_math.hpp).
 #pragma once
 
 #include <cstdint>

@@ -23,7 +23,7 @@ namespace {
 struct Instance {
   sdk::Host host;
   PrecisionConfig config;
-  Isa isa;
+  common::cpu::IsaChoice isa;  // the kernel set exec runs, and why
   Exec exec;
   LossScaler scaler;  // only consulted for fp16
   bool rank0;         // logs that every rank would repeat come from rank 0 only
@@ -55,6 +55,9 @@ sdk::CpuThreads thread_budget(unsigned configured, const strata_host_api* host) 
 
 void log_setup(const Instance& amp) {
   for (const std::string& w : amp.config.warnings) amp.host.log(STRATA_LOG_WARN, "%s", w.c_str());
+  if (!amp.isa.deprecation.empty()) {
+    amp.host.log(STRATA_LOG_WARN, "strata_amp: %s", amp.isa.deprecation.c_str());
+  }
   if (!amp.rank0) return;
   const LossScalerConfig& s = amp.config.scaler;
   std::string mode = "fp32 (no loss scaling)";
@@ -75,7 +78,7 @@ void log_setup(const Instance& amp) {
   }
   amp.host.log(STRATA_LOG_INFO,
                "precision %s; casts use %s kernels (cpu: %s), up to %u threads (%s)", mode.c_str(),
-               isa_name(amp.isa), cpu_features().c_str(), amp.exec.threads,
+               amp.isa.describe().c_str(), cpu_features().c_str(), amp.exec.threads,
                amp.threads_source.c_str());
 }
 
@@ -85,9 +88,9 @@ strata_status create(const strata_plugin_create_args* args, void** self, strata_
     const auto [config_json, host] = sdk::read_create_args(args);
     const sdk::Host services(host);
     PrecisionConfig config = parse_precision_config(config_json);
-    const Isa isa = select_isa(std::getenv("STRATA_AMP_ISA"));
+    const common::cpu::IsaChoice isa = common::cpu::choose_isa(kLegacyIsaVariable);
     const sdk::CpuThreads threads = thread_budget(config.threads, host);
-    const Exec exec{&kernels_for(isa), threads.count};
+    const Exec exec{&kernels_for(isa.isa), threads.count};
     const LossScaler scaler(config.scaler);
     auto* amp = new Instance{services, std::move(config), isa, exec, scaler, rank_of(host) == 0,
                              sdk::Tracer(services), DeviceScratch(services), threads.source};

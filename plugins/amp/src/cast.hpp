@@ -8,7 +8,7 @@
 namespace strata::amp {
 
 // Supported: f32 <-> f32, f64, f16, bf16. Buffers above kParallelMin elements are split over
-// exec.threads threads. Both buffers on one CUDA device (ABI 1.7): the SDK's cast kernel,
+// exec.threads threads. Both buffers on one CUDA device (ABI 1.7): the shared CUDA cast kernel,
 // enqueued on `stream` (the host's), f32 <-> f16, bf16 and same-dtype copies. Throws
 // sdk::Error: STRATA_ERR_INVALID_ARGUMENT for a malformed descriptor, a count mismatch or
 // overlapping buffers of different dtypes, STRATA_ERR_UNSUPPORTED for another dtype pair, a

@@ -1,5 +1,5 @@
 // The precision stratum's work on CUDA device buffers (ABI 1.7): casts and grad_stats over
-// shards whose `device` is CUDA, on the SDK's kernels (Strata::cuda_kernels) and the host's
+// shards whose `device` is CUDA, on the shared CUDA kernels (strata_common_cuda_kernels) and the host's
 // stream. Two builds of one interface: device_ops_cuda.cpp when STRATA_HAVE_CUDA, and
 // device_ops_none.cpp, which refuses device buffers with "built without CUDA".
 #pragma once

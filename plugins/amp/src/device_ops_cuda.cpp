@@ -2,7 +2,7 @@
 
 #include <cmath>
 #include <string>
-#include <strata/cuda/kernels.hpp>
+#include <strata_common/cuda/kernels.hpp>
 #include <vector>
 
 #include "device_ops.hpp"

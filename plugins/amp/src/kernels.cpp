@@ -192,6 +192,7 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include <strata/plugin.hpp>
+#include <strata_common/highway_slot.hpp>
 #include <string>
 
 namespace strata::amp {
@@ -206,45 +207,22 @@ HWY_EXPORT(Target);
 
 namespace {
 
-// The Highway target each set runs.
-int64_t target_of(Isa isa) {
-  switch (isa) {
-    case Isa::avx512:
-      return HWY_AVX3;
-    case Isa::avx2:
-      return HWY_AVX2;
-    case Isa::scalar:
-      break;
-  }
-  return HWY_STATIC_TARGET & (HWY_EMU128 | HWY_SCALAR) ? HWY_STATIC_TARGET : HWY_EMU128;
-}
-
-// The slot HWY_DYNAMIC_DISPATCH would call if `target` were the process's chosen target:
-// Highway's own mapping (ChosenTarget::GetIndex, evaluated against this file's HWY_TARGETS), on
-// a ChosenTarget of our own rather than the process-wide one. A target this file did not compile
-// maps to the portable slot, which kernels_for() notices.
-size_t slot_of(int64_t target) {
-  hwy::ChosenTarget chosen;
-  chosen.Update(target);
-  return chosen.GetIndex();
-}
-
 struct Set {
   Kernels kernels;
   int64_t target;  // as the dispatched code reports it
 };
 
 Set make_set(Isa isa) {
-  const size_t slot = slot_of(target_of(isa));
+  const size_t slot = common::cpu::highway_slot(isa);
   Set set{{HWY_DISPATCH_TABLE(F32ToF16)[slot], HWY_DISPATCH_TABLE(F16ToF32)[slot],
            HWY_DISPATCH_TABLE(F32ToBF16)[slot], HWY_DISPATCH_TABLE(BF16ToF32)[slot],
            HWY_DISPATCH_TABLE(AccumulateSquares)[slot],
            HWY_DISPATCH_TABLE(AccumulateSquaresPair)[slot]},
           HWY_DISPATCH_TABLE(Target)[slot]()};
-  if (set.target != target_of(isa)) {
+  if (set.target != common::cpu::highway_target(isa)) {
     sdk::fail(STRATA_ERR_INTERNAL, std::string("strata_amp: the ") + isa_name(isa) +
                                        " kernels were not compiled (Highway target " +
-                                       hwy::TargetName(target_of(isa)) + " missing; got " +
+                                       hwy::TargetName(common::cpu::highway_target(isa)) + " missing; got " +
                                        hwy::TargetName(set.target) + ")");
   }
   return set;

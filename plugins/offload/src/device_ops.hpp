@@ -1,5 +1,5 @@
 // The offload stratum's CUDA work (ABI 1.7, shards in device memory): the fused optimizer
-// kernels of the SDK (Strata::cuda_kernels) for offload_optimizer.device none, and the streams,
+// kernels of the SDK (strata_common_cuda_kernels) for offload_optimizer.device none, and the streams,
 // events and copies of the pinned-memory pipeline for device cpu. Two builds of one interface:
 // device_ops_cuda.cpp when STRATA_HAVE_CUDA, device_ops_none.cpp (every call fails with "built
 // without CUDA") otherwise. No CUDA header here: callers are plain C++.
@@ -20,7 +20,7 @@ void fill_zero(void* dst, size_t bytes, void* stream, const char* what);
 
 // The fused steps over device arrays (every pointer of the *Arrays a device pointer; `copy` the
 // model-dtype copy-out, all of one HalfType or none), enqueued on `stream`. The arithmetic is the
-// CPU kernels' (the SDK's kernels share it); the scalars are the CPU kernels' structs.
+// CPU kernels' (the shared CUDA kernels share it); the scalars are the CPU kernels' structs.
 void adam_step(const AdamScalars& s, std::span<const AdamArrays> arrays, void* stream);
 void sgd_step(const SgdScalars& s, std::span<const SgdArrays> arrays, void* stream);
 void lion_step(const LionScalars& s, std::span<const LionArrays> arrays, void* stream);

@@ -1,7 +1,7 @@
 #include <cuda_runtime_api.h>
 
 #include <string>
-#include <strata/cuda/kernels.hpp>
+#include <strata_common/cuda/kernels.hpp>
 #include <strata/plugin.hpp>
 #include <vector>
 
@@ -57,36 +57,30 @@ void fill_zero(void* dst, size_t bytes, void* stream, const char* what) {
 }
 
 void adam_step(const AdamScalars& s, std::span<const AdamArrays> arrays, void* stream) {
-  const cuda::AdamScalars k{s.grad_scale, s.l2_decay, s.param_decay, s.beta1, s.one_minus_beta1,
-                            s.beta2, s.one_minus_beta2, s.step_size, s.inv_sqrt_bc2, s.eps};
   std::vector<cuda::AdamTensor> t;
   t.reserve(arrays.size());
   for (const AdamArrays& a : arrays) {
     t.push_back({a.param, a.grad, a.exp_avg, a.exp_avg_sq, copy_of(a), a.count});
   }
-  check(cuda::adam_step(k, t.data(), t.size(), STRATA_F32, copy_dtype(arrays), stream),
+  check(cuda::adam_step(s, t.data(), t.size(), STRATA_F32, copy_dtype(arrays), stream),
         "offload: fused Adam on the device");
 }
 
 void sgd_step(const SgdScalars& s, std::span<const SgdArrays> arrays, void* stream) {
-  const cuda::SgdScalars k{s.lr, s.grad_scale, s.weight_decay, s.buf_keep, s.grad_keep,
-                           s.momentum, s.nesterov};
   std::vector<cuda::SgdTensor> t;
   t.reserve(arrays.size());
   for (const SgdArrays& a : arrays) {
     t.push_back({a.param, a.grad, a.momentum_buffer, copy_of(a), a.count});
   }
-  check(cuda::sgd_step(k, t.data(), t.size(), STRATA_F32, copy_dtype(arrays), stream),
+  check(cuda::sgd_step(s, t.data(), t.size(), STRATA_F32, copy_dtype(arrays), stream),
         "offload: fused SGD on the device");
 }
 
 void lion_step(const LionScalars& s, std::span<const LionArrays> arrays, void* stream) {
-  const cuda::LionScalars k{s.grad_scale, s.lr, s.param_decay, s.beta1, s.one_minus_beta1,
-                            s.beta2, s.one_minus_beta2};
   std::vector<cuda::LionTensor> t;
   t.reserve(arrays.size());
   for (const LionArrays& a : arrays) t.push_back({a.param, a.grad, a.exp_avg, copy_of(a), a.count});
-  check(cuda::lion_step(k, t.data(), t.size(), STRATA_F32, copy_dtype(arrays), stream),
+  check(cuda::lion_step(s, t.data(), t.size(), STRATA_F32, copy_dtype(arrays), stream),
         "offload: fused Lion on the device");
 }
 

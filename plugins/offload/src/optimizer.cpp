@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "cpu_isa.hpp"
 #include "device_ops.hpp"
 #include "swap_file.hpp"
 #include "tiled_step.hpp"
@@ -84,7 +83,8 @@ Optimizer::Optimizer(const sdk::Host& host, const OptimizerConfig& config)
     : host_(host),
       tracer_(host),
       config_(config),
-      isa_choice_(select_cpu_isa_from_env()),
+      isa_(common::cpu::choose_isa(nullptr)),
+      kernels_(&kernels_for(isa_.isa)),
       threads_(sdk::cpu_threads(host.raw())),
       pool_(threads_.count) {
   // Bad nvme_path is a configuration error: report it at create, not when the state is made.
@@ -256,14 +256,8 @@ void Optimizer::step_piece(std::span<const strata_shard> shards,
 void Optimizer::step_sgd(std::span<const strata_shard> shards,
                          std::span<const StateSlice> slices, const StepScalars& k) {
   const SgdConfig& c = config_.sgd;
-  SgdScalars s{};
-  s.lr = static_cast<float>(k.lr);
-  s.grad_scale = static_cast<float>(k.grad_scale);
-  s.weight_decay = static_cast<float>(c.weight_decay);
-  s.buf_keep = k.buffer_live ? static_cast<float>(k.momentum) : 0.0f;
-  s.grad_keep = k.buffer_live ? static_cast<float>(1.0 - c.dampening) : 1.0f;
-  s.momentum = static_cast<float>(k.momentum);
-  s.nesterov = c.nesterov;
+  const SgdScalars s = common::optim::make_sgd_scalars(
+      {k.lr, k.momentum, c.dampening, c.weight_decay, c.nesterov}, k.grad_scale, k.buffer_live);
   std::vector<SgdArrays> arrays;
   arrays.reserve(slices.size());
   for (const StateSlice& sl : slices) {
@@ -273,30 +267,18 @@ void Optimizer::step_sgd(std::span<const strata_shard> shards,
                       model_copy(sh, sl.begin, config_.offload.fused_copy_out)});
   }
   if (placement_ == Placement::device) return device::sgd_step(s, arrays, host_.cuda_stream());
-  sgd_step(pool_, s, arrays);
+  sgd_step(pool_, *kernels_, s, arrays);
 }
 
 void Optimizer::step_adam(std::span<const strata_shard> shards,
                           std::span<const StateSlice> slices, const StepScalars& k) {
   const AdamConfig& c = config_.adam;
-  const double lr = k.lr;
-  const double beta1 = k.momentum;
-  const double t = static_cast<double>(k.step);
-  // Scalars in double: 1 - beta^t loses most of its digits in float for beta2 = 0.999. The bias
-  // correction uses this step's beta1, as torch and DeepSpeed do when a schedule changes it.
-  const double bc1 = c.bias_correction ? 1.0 - std::pow(beta1, t) : 1.0;
-  const double bc2 = c.bias_correction ? 1.0 - std::pow(k.beta2, t) : 1.0;
-  AdamScalars s{};
-  s.grad_scale = static_cast<float>(k.grad_scale);
-  s.l2_decay = c.decoupled_weight_decay ? 0.0f : static_cast<float>(c.weight_decay);
-  s.param_decay = c.decoupled_weight_decay ? static_cast<float>(lr * c.weight_decay) : 0.0f;
-  s.beta1 = static_cast<float>(beta1);
-  s.one_minus_beta1 = static_cast<float>(1.0 - beta1);
-  s.beta2 = static_cast<float>(k.beta2);
-  s.one_minus_beta2 = static_cast<float>(1.0 - k.beta2);
-  s.step_size = static_cast<float>(lr / bc1);
-  s.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
-  s.eps = static_cast<float>(c.eps);
+  // The bias correction uses this step's beta1, as torch and DeepSpeed do when a schedule
+  // changes it; the scalars are formed in double (1 - beta2^t loses most of its digits in float).
+  const AdamScalars s = common::optim::make_adam_scalars(
+      {k.lr, k.momentum, k.beta2, c.eps, c.weight_decay, c.decoupled_weight_decay,
+       c.bias_correction},
+      k.step, k.grad_scale);
   std::vector<AdamArrays> arrays;
   arrays.reserve(slices.size());
   for (const StateSlice& sl : slices) {
@@ -307,21 +289,14 @@ void Optimizer::step_adam(std::span<const strata_shard> shards,
                       model_copy(sh, sl.begin, config_.offload.fused_copy_out)});
   }
   if (placement_ == Placement::device) return device::adam_step(s, arrays, host_.cuda_stream());
-  adam_step(pool_, s, arrays);
+  adam_step(pool_, *kernels_, s, arrays);
 }
 
 void Optimizer::step_lion(std::span<const strata_shard> shards,
                           std::span<const StateSlice> slices, const StepScalars& k) {
   const LionConfig& c = config_.lion;
-  const double lr = k.lr;
-  LionScalars s{};
-  s.grad_scale = static_cast<float>(k.grad_scale);
-  s.lr = static_cast<float>(lr);
-  s.param_decay = static_cast<float>(lr * c.weight_decay);
-  s.beta1 = static_cast<float>(k.momentum);
-  s.one_minus_beta1 = static_cast<float>(1.0 - k.momentum);
-  s.beta2 = static_cast<float>(k.beta2);
-  s.one_minus_beta2 = static_cast<float>(1.0 - k.beta2);
+  const LionScalars s =
+      common::optim::make_lion_scalars({k.lr, k.momentum, k.beta2, c.weight_decay}, k.grad_scale);
   std::vector<LionArrays> arrays;
   arrays.reserve(slices.size());
   for (const StateSlice& sl : slices) {
@@ -330,7 +305,7 @@ void Optimizer::step_lion(std::span<const strata_shard> shards,
                       model_copy(sh, sl.begin, config_.offload.fused_copy_out)});
   }
   if (placement_ == Placement::device) return device::lion_step(s, arrays, host_.cuda_stream());
-  lion_step(pool_, s, arrays);
+  lion_step(pool_, *kernels_, s, arrays);
 }
 
 }  // namespace strata::offload

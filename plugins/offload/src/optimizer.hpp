@@ -25,7 +25,7 @@ class Optimizer {
   OptimizerKind kind() const { return config_.kind; }
   const sdk::Host& host() const { return host_; }
   // For the log: the kernels' instruction set and why, e.g. "avx2 (the widest this CPU has)".
-  const std::string& isa_choice() const { return isa_choice_; }
+  std::string isa_choice() const { return isa_.describe(); }
   unsigned threads() const { return pool_.threads(); }
   // Why threads() is what it is (strata/cpu_threads.hpp's rule), for the create log line.
   const std::string& threads_source() const { return threads_.source; }
@@ -99,8 +99,10 @@ class Optimizer {
   sdk::Host host_;
   sdk::Tracer tracer_;  // the step is an "optimizer" span on the timeline
   OptimizerConfig config_;
-  std::string isa_choice_;  // chosen before the pool starts: a bad STRATA_CPU_ISA fails first
-  sdk::CpuThreads threads_;  // after isa_choice_: the ISA error is reported first
+  // Chosen per instance before the pool starts, so a bad STRATA_CPU_ISA fails first.
+  common::cpu::IsaChoice isa_;
+  const OptimizerKernels* kernels_;  // isa_'s kernel set
+  sdk::CpuThreads threads_;  // after isa_: the ISA error is reported first
   ThreadPool pool_;
   std::unique_ptr<StateStore> store_;
   Placement placement_ = Placement::host;

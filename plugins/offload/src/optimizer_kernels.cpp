@@ -182,6 +182,10 @@ int64_t DispatchedTarget() { return HWY_TARGET; }
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <strata/plugin.hpp>
+#include <strata_common/highway_slot.hpp>
+#include <string>
+
 namespace strata::offload {
 
 HWY_EXPORT(AdamRange);
@@ -190,19 +194,43 @@ HWY_EXPORT(LionRange);
 HWY_EXPORT(ConvertRange);
 HWY_EXPORT(DispatchedTarget);
 
-void adam_range(const AdamScalars& s, const AdamArrays& a, std::size_t begin, std::size_t end) {
-  HWY_DYNAMIC_DISPATCH(AdamRange)(s, a, begin, end);
+namespace {
+
+OptimizerKernels make_kernels(common::cpu::Isa isa) {
+  const std::size_t slot = common::cpu::highway_slot(isa);
+  const OptimizerKernels k{HWY_DISPATCH_TABLE(AdamRange)[slot], HWY_DISPATCH_TABLE(SgdRange)[slot],
+                           HWY_DISPATCH_TABLE(LionRange)[slot],
+                           HWY_DISPATCH_TABLE(ConvertRange)[slot],
+                           HWY_DISPATCH_TABLE(DispatchedTarget)[slot]()};
+  if (k.target != common::cpu::highway_target(isa)) {
+    sdk::fail(STRATA_ERR_INTERNAL, std::string("strata_offload: the ") +
+                                       common::cpu::isa_name(isa) +
+                                       " optimizer kernels were not compiled (Highway target " +
+                                       hwy::TargetName(common::cpu::highway_target(isa)) +
+                                       " missing; got " + hwy::TargetName(k.target) + ")");
+  }
+  return k;
 }
-void sgd_range(const SgdScalars& s, const SgdArrays& a, std::size_t begin, std::size_t end) {
-  HWY_DYNAMIC_DISPATCH(SgdRange)(s, a, begin, end);
+
+}  // namespace
+
+const OptimizerKernels& kernels_for(common::cpu::Isa isa) {
+  // Built on first use, after choose_isa has checked that the CPU runs the set.
+  switch (isa) {
+    case common::cpu::Isa::avx512: {
+      static const OptimizerKernels k = make_kernels(common::cpu::Isa::avx512);
+      return k;
+    }
+    case common::cpu::Isa::avx2: {
+      static const OptimizerKernels k = make_kernels(common::cpu::Isa::avx2);
+      return k;
+    }
+    case common::cpu::Isa::scalar:
+      break;
+  }
+  static const OptimizerKernels k = make_kernels(common::cpu::Isa::scalar);
+  return k;
 }
-void lion_range(const LionScalars& s, const LionArrays& a, std::size_t begin, std::size_t end) {
-  HWY_DYNAMIC_DISPATCH(LionRange)(s, a, begin, end);
-}
-void convert_to_half(HalfType type, const float* src, void* dst, std::size_t n) {
-  HWY_DYNAMIC_DISPATCH(ConvertRange)(type, src, dst, n);
-}
-int64_t dispatched_target() { return HWY_DYNAMIC_DISPATCH(DispatchedTarget)(); }
 
 }  // namespace strata::offload
 #endif  // HWY_ONCE

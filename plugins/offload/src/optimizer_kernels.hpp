@@ -1,12 +1,14 @@
 // The CPU optimizer kernels: one fused pass per element (read the gradient times grad_scale,
 // update the state and the fp32 master in place, optionally write the new parameter once more in
 // half precision). Each call covers elements [begin, end) of one set of arrays on the calling
-// thread; tiled_step.hpp spreads whole shards over a thread pool. The instruction set is the one
-// cpu_isa.hpp selected at run time (AVX-512, AVX2 or the portable baseline).
+// thread; tiled_step.hpp spreads whole shards over a thread pool. The instruction set (AVX-512,
+// AVX2 or the portable baseline) is chosen per instance at run time: kernels_for() below.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <strata_common/cpu_isa.hpp>
+#include <strata_common/optimizer_scalars.hpp>
 
 namespace strata::offload {
 
@@ -19,40 +21,10 @@ struct HalfCopy {
   HalfType type = HalfType::none;
 };
 
-// Adam / AdamW per-step scalars. The bias corrections are computed in double by the caller.
-struct AdamScalars {
-  float grad_scale;   // unscale/clip factor applied to the raw gradient first
-  float l2_decay;     // adam_w_mode false: g += l2_decay * p (0 otherwise)
-  float param_decay;  // adam_w_mode true: p -= lr * wd * p (0 otherwise)
-  float beta1, one_minus_beta1;
-  float beta2, one_minus_beta2;
-  float step_size;     // lr / (1 - beta1^t)
-  float inv_sqrt_bc2;  // 1 / sqrt(1 - beta2^t)
-  float eps;
-};
-
-// SGD (torch.optim.SGD semantics) per-step scalars.
-struct SgdScalars {
-  float lr;            // configured lr * lr_factor
-  float grad_scale;    // unscale/clip factor applied to the raw gradient first
-  float weight_decay;  // L2: d = g * grad_scale + wd * p
-  // buf = buf_keep * buf + grad_keep * d. On the first step the buffer must become d itself
-  // (torch clones the gradient), so the caller passes buf_keep = 0 and grad_keep = 1; after that
-  // buf_keep = momentum and grad_keep = 1 - dampening.
-  float buf_keep;
-  float grad_keep;
-  float momentum;  // nesterov look-ahead: update = d + momentum * buf
-  bool nesterov;
-};
-
-// Lion per-step scalars: c = b1*m + (1-b1)*g; p -= lr*sign(c) + lr*wd*p; m = b2*m + (1-b2)*g.
-struct LionScalars {
-  float grad_scale;
-  float lr;           // configured lr * lr_factor
-  float param_decay;  // lr * weight_decay
-  float beta1, one_minus_beta1;
-  float beta2, one_minus_beta2;
-};
+// The per-step scalars are the ones the CUDA kernels take too (strata_common/optimizer_scalars.hpp).
+using common::optim::AdamScalars;
+using common::optim::LionScalars;
+using common::optim::SgdScalars;
 
 // The arrays of one shard; `count` elements each.
 struct AdamArrays {
@@ -78,17 +50,23 @@ struct LionArrays {
   HalfCopy copy;
 };
 
-// Elements [begin, end) of `a`, on the calling thread.
-void adam_range(const AdamScalars& s, const AdamArrays& a, std::size_t begin, std::size_t end);
-void sgd_range(const SgdScalars& s, const SgdArrays& a, std::size_t begin, std::size_t end);
-void lion_range(const LionScalars& s, const LionArrays& a, std::size_t begin, std::size_t end);
+// One instruction set's kernels (strata_common/cpu_isa.hpp), taken from Highway's dispatch tables
+// at the set's slot. Each call covers elements [begin, end) of `a` on the calling thread.
+struct OptimizerKernels {
+  void (*adam)(const AdamScalars& s, const AdamArrays& a, std::size_t begin, std::size_t end);
+  void (*sgd)(const SgdScalars& s, const SgdArrays& a, std::size_t begin, std::size_t end);
+  void (*lion)(const LionScalars& s, const LionArrays& a, std::size_t begin, std::size_t end);
+  // dst[i] = src[i] rounded to nearest even in `type` (f16 or bf16), for i in [0, n): the same
+  // conversion as the kernels' copy-out, for parameters that no step has written yet.
+  void (*convert_to_half)(HalfType type, const float* src, void* dst, std::size_t n);
+  // The Highway target bit (HWY_AVX3, HWY_AVX2, HWY_EMU128) of this code, as the code itself
+  // reports it: the path really taken.
+  int64_t target;
+};
 
-// dst[i] = src[i] rounded to nearest even in `type` (f16 or bf16), for i in [0, n): the same
-// conversion as the kernels' copy-out, for parameters that no step has written yet.
-void convert_to_half(HalfType type, const float* src, void* dst, std::size_t n);
-
-// The Highway target bit (HWY_AVX3, HWY_AVX2, HWY_EMU128, ...) of the code the kernels above
-// dispatch to right now: asked of the dispatched code itself, so it shows the path really taken.
-int64_t dispatched_target();
+// The set's kernels. Per instance: the process-wide target HWY_DYNAMIC_DISPATCH uses is neither
+// read nor changed. Throws sdk::Error (STRATA_ERR_INTERNAL) if this build did not compile the
+// set's target. The caller checks first that the CPU runs the set (common::cpu::choose_isa).
+const OptimizerKernels& kernels_for(common::cpu::Isa isa);
 
 }  // namespace strata::offload

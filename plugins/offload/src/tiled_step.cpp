@@ -25,24 +25,24 @@ void for_each_tile(ThreadPool& pool, std::span<const Arrays> shards, std::size_t
 
 }  // namespace
 
-void adam_step(ThreadPool& pool, const AdamScalars& s, std::span<const AdamArrays> shards,
-               std::size_t tile) {
-  for_each_tile(pool, shards, tile, [&s](const AdamArrays& a, std::size_t begin, std::size_t end) {
-    adam_range(s, a, begin, end);
+void adam_step(ThreadPool& pool, const OptimizerKernels& k, const AdamScalars& s,
+               std::span<const AdamArrays> shards, std::size_t tile) {
+  for_each_tile(pool, shards, tile, [&](const AdamArrays& a, std::size_t begin, std::size_t end) {
+    k.adam(s, a, begin, end);
   });
 }
 
-void sgd_step(ThreadPool& pool, const SgdScalars& s, std::span<const SgdArrays> shards,
-              std::size_t tile) {
-  for_each_tile(pool, shards, tile, [&s](const SgdArrays& a, std::size_t begin, std::size_t end) {
-    sgd_range(s, a, begin, end);
+void sgd_step(ThreadPool& pool, const OptimizerKernels& k, const SgdScalars& s,
+              std::span<const SgdArrays> shards, std::size_t tile) {
+  for_each_tile(pool, shards, tile, [&](const SgdArrays& a, std::size_t begin, std::size_t end) {
+    k.sgd(s, a, begin, end);
   });
 }
 
-void lion_step(ThreadPool& pool, const LionScalars& s, std::span<const LionArrays> shards,
-               std::size_t tile) {
-  for_each_tile(pool, shards, tile, [&s](const LionArrays& a, std::size_t begin, std::size_t end) {
-    lion_range(s, a, begin, end);
+void lion_step(ThreadPool& pool, const OptimizerKernels& k, const LionScalars& s,
+               std::span<const LionArrays> shards, std::size_t tile) {
+  for_each_tile(pool, shards, tile, [&](const LionArrays& a, std::size_t begin, std::size_t end) {
+    k.lion(s, a, begin, end);
   });
 }
 

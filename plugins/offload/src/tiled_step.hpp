@@ -15,11 +15,12 @@ namespace strata::offload {
 // tile is in flight, and a 2^24-element shard still makes 512 tasks to balance.
 inline constexpr std::size_t kTileElements = std::size_t{32} << 10;
 
-void adam_step(ThreadPool& pool, const AdamScalars& s, std::span<const AdamArrays> shards,
-               std::size_t tile = kTileElements);
-void sgd_step(ThreadPool& pool, const SgdScalars& s, std::span<const SgdArrays> shards,
-              std::size_t tile = kTileElements);
-void lion_step(ThreadPool& pool, const LionScalars& s, std::span<const LionArrays> shards,
-               std::size_t tile = kTileElements);
+// Each runs `k`'s kernel (the instance's instruction set) over every tile.
+void adam_step(ThreadPool& pool, const OptimizerKernels& k, const AdamScalars& s,
+               std::span<const AdamArrays> shards, std::size_t tile = kTileElements);
+void sgd_step(ThreadPool& pool, const OptimizerKernels& k, const SgdScalars& s,
+              std::span<const SgdArrays> shards, std::size_t tile = kTileElements);
+void lion_step(ThreadPool& pool, const OptimizerKernels& k, const LionScalars& s,
+               std::span<const LionArrays> shards, std::size_t tile = kTileElements);
 
 }  // namespace strata::offload

@@ -1,6 +1,6 @@
 // The CUDA side of zero's buffer operations (device_memory.hpp calls these when the job's
 // parameters are in device memory). Two builds of one interface: device_ops_cuda.cpp (cudart and
-// the SDK's kernels, when STRATA_HAVE_CUDA) and device_ops_none.cpp, which fails every call with
+// the shared CUDA kernels, when STRATA_HAVE_CUDA) and device_ops_none.cpp, which fails every call with
 // "built without CUDA", so that a device job on a CPU-only build stops with a message.
 #pragma once
 

@@ -1,7 +1,7 @@
 #include "device_ops.hpp"
 
 #include <cuda_runtime_api.h>
-#include <strata/cuda/kernels.hpp>
+#include <strata_common/cuda/kernels.hpp>
 #include <strata/plugin.hpp>
 
 #include <string>

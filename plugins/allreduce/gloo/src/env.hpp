@@ -10,7 +10,7 @@
 namespace strata::allreduce_gloo {
 
 using Secret = std::array<unsigned char, 32>;
-// Names this plugin in the errors of the SDK's job-secret proofs (strata/comm/job_secret.hpp).
+// Names this plugin in the errors of the SDK's job-secret proofs (plugins/common, strata_common/job_secret.hpp).
 inline constexpr char kSecretErrorPrefix[] = "gloo";
 
 struct Env {

@@ -4,8 +4,8 @@
 #include "store_server.hpp"
 #include "tcp_store.hpp"
 
-#include <strata/comm/job_secret.hpp>
-#include <strata/comm/tcp_socket.hpp>
+#include <strata_common/job_secret.hpp>
+#include <strata_common/tcp_socket.hpp>
 
 #include <gloo/allgather.h>
 #include <gloo/alltoall.h>
@@ -21,8 +21,8 @@
 namespace strata::allreduce_gloo {
 namespace {
 
-// The SDK's TCP socket and job-secret proofs (strata/comm/), shared with the NCCL plugin.
-using namespace sdk::comm;
+// The shared TCP socket and job-secret proofs (plugins/common/net), also used by the NCCL plugin.
+using namespace common::net;
 
 // Per rank: hostname (<= 64) + '/' + boot id (36) with room to spare, and an IPv4 address.
 constexpr size_t kHostIdBytes = 192;

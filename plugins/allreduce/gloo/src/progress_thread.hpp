@@ -1,6 +1,6 @@
 // One background thread per instance that runs all its collectives, one at a time and in
-// submission order (blocking calls wait for theirs): the SDK's ordered work thread
-// (strata/comm/work_thread.hpp), named "gloo progress". Gloo contexts are not thread-safe: with
+// submission order (blocking calls wait for theirs): the shared ordered work thread
+// (plugins/common, strata_common/work_thread.hpp), named "gloo progress". Gloo contexts are not thread-safe: with
 // every Gloo call of an instance after create() on this thread, its context is used by one thread
 // and every rank issues the same sequence. The thread blocks SIGPIPE (sigpipe.hpp).
 // Instances have separate contexts and connections, so each can have its own thread.
@@ -8,11 +8,11 @@
 
 #include "sigpipe.hpp"
 
-#include <strata/comm/work_thread.hpp>
+#include <strata_common/work_thread.hpp>
 
 namespace strata::allreduce_gloo {
 
-class ProgressThread : public sdk::comm::WorkThread {
+class ProgressThread : public common::WorkThread {
  public:
   ProgressThread() : WorkThread("gloo progress", &SigpipeBlocked::block_in_this_thread) {}
 };

@@ -2,7 +2,7 @@
 
 #include "store_protocol.hpp"
 
-#include <strata/comm/job_secret.hpp>
+#include <strata_common/job_secret.hpp>
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -14,8 +14,8 @@ namespace strata::allreduce_gloo {
 namespace {
 
 using namespace store_protocol;
-// The SDK's TCP socket and job-secret proofs (strata/comm/), shared with the NCCL plugin.
-using namespace sdk::comm;
+// The shared TCP socket and job-secret proofs (plugins/common/net), also used by the NCCL plugin.
+using namespace common::net;
 
 // How often blocked threads look at stopping_.
 constexpr int kPollMs = 100;

@@ -2,7 +2,7 @@
 
 #include "store_protocol.hpp"
 
-#include <strata/comm/job_secret.hpp>
+#include <strata_common/job_secret.hpp>
 #include <strata/plugin.hpp>
 
 #include <cstring>
@@ -12,8 +12,8 @@ namespace strata::allreduce_gloo {
 namespace {
 
 using namespace store_protocol;
-// The SDK's TCP socket and job-secret proofs (strata/comm/), shared with the NCCL plugin.
-using namespace sdk::comm;
+// The shared TCP socket and job-secret proofs (plugins/common/net), also used by the NCCL plugin.
+using namespace common::net;
 
 std::string frame(const std::string& data) { return u32(static_cast<uint32_t>(data.size())) + data; }
 

@@ -6,7 +6,7 @@
 
 #include "env.hpp"
 
-#include <strata/comm/tcp_socket.hpp>
+#include <strata_common/tcp_socket.hpp>
 
 #include <gloo/rendezvous/store.h>
 
@@ -14,10 +14,10 @@
 
 namespace strata::allreduce_gloo {
 
-// Our TCP sockets are the SDK's (shared with the NCCL plugin's unique-id exchange).
-using sdk::comm::Clock;
-using sdk::comm::Socket;
-using sdk::comm::SocketError;
+// Our TCP sockets are plugins/common/net's (shared with the NCCL plugin's unique-id exchange).
+using common::net::Clock;
+using common::net::Socket;
+using common::net::SocketError;
 
 class TcpStore : public gloo::rendezvous::Store {
  public:

@@ -1,6 +1,6 @@
 // One background thread that runs the plugin's non-blocking collectives as blocking MPI calls, one
-// at a time and in submission order (as Horovod does): the SDK's ordered work thread
-// (strata/comm/work_thread.hpp), named "mpi progress".
+// at a time and in submission order (as Horovod does): the shared ordered work thread
+// (plugins/common, strata_common/work_thread.hpp), named "mpi progress".
 //
 // Why: Open MPI 4.1's MPI_I* collectives (libnbc) are 20-50 % slower than the blocking ones from
 // 1 MiB up. Running blocking calls on a thread keeps the overlap with the caller and the speed of
@@ -12,13 +12,13 @@
 // orders on two ranks, and deadlock.
 #pragma once
 
-#include <strata/comm/work_thread.hpp>
+#include <strata_common/work_thread.hpp>
 
 #include <memory>
 
 namespace strata::allreduce_mpi {
 
-class ProgressThread : public sdk::comm::WorkThread {
+class ProgressThread : public common::WorkThread {
  public:
   ProgressThread() : WorkThread("mpi progress") {}
 

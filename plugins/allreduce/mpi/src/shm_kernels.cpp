@@ -225,6 +225,7 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include <strata/plugin.hpp>
+#include <strata_common/highway_slot.hpp>
 
 #include <string>
 
@@ -235,35 +236,13 @@ HWY_EXPORT(Target);
 
 namespace {
 
-// The Highway target each set runs.
-int64_t target_of(Isa isa) {
-  switch (isa) {
-    case Isa::avx512:
-      return HWY_AVX3;
-    case Isa::avx2:
-      return HWY_AVX2;
-    case Isa::scalar:
-      break;
-  }
-  return HWY_STATIC_TARGET & (HWY_EMU128 | HWY_SCALAR) ? HWY_STATIC_TARGET : HWY_EMU128;
-}
-
-// The slot HWY_DYNAMIC_DISPATCH would call if `target` were the process's chosen target:
-// Highway's own mapping, on a ChosenTarget of our own rather than the process-wide one. A target
-// this file did not compile maps to the portable slot, which make_kernels notices.
-size_t slot_of(int64_t target) {
-  hwy::ChosenTarget chosen;
-  chosen.Update(target);
-  return chosen.GetIndex();
-}
-
 Kernels make_kernels(Isa isa) {
-  const size_t slot = slot_of(target_of(isa));
+  const size_t slot = common::cpu::highway_slot(isa);
   const int64_t compiled = HWY_DISPATCH_TABLE(Target)[slot]();
-  if (compiled != target_of(isa)) {
+  if (compiled != common::cpu::highway_target(isa)) {
     sdk::fail(STRATA_ERR_INTERNAL, std::string("strata_allreduce_mpi: the ") + isa_name(isa) +
                                        " shm kernels were not compiled (Highway target " +
-                                       hwy::TargetName(target_of(isa)) + " missing; got " +
+                                       hwy::TargetName(common::cpu::highway_target(isa)) + " missing; got " +
                                        hwy::TargetName(compiled) + ")");
   }
   return Kernels{HWY_DISPATCH_TABLE(Reduce)[slot]};
@@ -272,7 +251,7 @@ Kernels make_kernels(Isa isa) {
 }  // namespace
 
 const Kernels& kernels_for(Isa isa) {
-  // Built on first use, after select_isa has checked that the CPU runs the set.
+  // Built on first use, after choose_isa has checked that the CPU runs the set.
   switch (isa) {
     case Isa::avx512: {
       static const Kernels k = make_kernels(Isa::avx512);

@@ -79,10 +79,13 @@ ShmSetup set_up_shm(const MpiComm& comm, const Config& config, const sdk::Host& 
   const int size = comm.size();
   const size_t slot = slot_bytes(config, size);
   const size_t bytes = shm::ShmGroup::segment_bytes(size, slot);
-  // The instruction set is chosen per process; an unusable STRATA_COMM_ISA is an error (create
+  // The instruction set is chosen per instance; an unusable STRATA_CPU_ISA is an error (create
   // fails) rather than a silent fallback.
-  const shm::Isa isa = shm::select_isa(std::getenv("STRATA_COMM_ISA"));
-  const shm::Kernels& kernels = shm::kernels_for(isa);
+  const common::cpu::IsaChoice isa = common::cpu::choose_isa(shm::kLegacyIsaVariable);
+  if (!isa.deprecation.empty()) {
+    host.log(STRATA_LOG_WARN, "allreduce-mpi: %s", isa.deprecation.c_str());
+  }
+  const shm::Kernels& kernels = shm::kernels_for(isa.isa);
 
   std::string error;
   Offer offer{};
@@ -129,7 +132,7 @@ ShmSetup set_up_shm(const MpiComm& comm, const Config& config, const sdk::Host& 
   group->start(watch_peers, cores_for_everyone(comm));
   std::string summary = "shm on (" + std::to_string(size) + " ranks, " + std::to_string(slot) +
                         "-byte chunks, " + std::to_string(bytes >> 10) + " KiB segment, " +
-                        shm::isa_name(isa) + " kernels, waits " +
+                        isa.describe() + " kernels, waits " +
                         (group->spins() ? "spin then sleep" : "sleep (more ranks than cores)") +
                         (watch_peers ? "" : ", peers' exits not watched (pid namespaces differ)") +
                         ")";

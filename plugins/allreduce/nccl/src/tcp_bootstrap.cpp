@@ -1,7 +1,7 @@
 #include "tcp_bootstrap.hpp"
 
-#include <strata/comm/job_secret.hpp>
-#include <strata/comm/tcp_socket.hpp>
+#include <strata_common/job_secret.hpp>
+#include <strata_common/tcp_socket.hpp>
 #include <strata/plugin.hpp>
 
 #include <cstdlib>
@@ -12,12 +12,12 @@ namespace strata::allreduce_nccl {
 namespace {
 
 // The socket and the secret proofs are the SDK's (shared with the gloo plugin's store).
-using sdk::comm::Clock;
-using sdk::comm::Socket;
-using sdk::comm::SocketError;
+using common::net::Clock;
+using common::net::Socket;
+using common::net::SocketError;
 
-constexpr size_t kNonceBytes = std::tuple_size_v<sdk::comm::Nonce>;
-constexpr size_t kMacBytes = std::tuple_size_v<sdk::comm::Mac>;
+constexpr size_t kNonceBytes = std::tuple_size_v<common::net::Nonce>;
+constexpr size_t kMacBytes = std::tuple_size_v<common::net::Mac>;
 // Names the plugin in job_secret.hpp's errors.
 constexpr const char kSecretErrorPrefix[] = "allreduce-nccl";
 // How long one connection has to finish the exchange before rank 0 hangs up on it.
@@ -46,7 +46,7 @@ TcpRendezvous read_tcp_rendezvous() {
   }
   r.port = static_cast<uint16_t>(number);
   try {
-    r.ip = sdk::comm::resolve_ipv4(addr);
+    r.ip = common::net::resolve_ipv4(addr);
   } catch (const SocketError& e) {
     bad_env(std::string("MASTER_ADDR='") + addr +
             "': expected an IPv4 address or a resolvable name (" + e.what() + ")");
@@ -69,10 +69,10 @@ TcpRendezvous read_tcp_rendezvous() {
 
 namespace {
 
-std::string nonce() { return sdk::comm::bytes(sdk::comm::random_nonce(kSecretErrorPrefix)); }
+std::string nonce() { return common::net::bytes(common::net::random_nonce(kSecretErrorPrefix)); }
 
-sdk::comm::Mac mac(const std::string& secret, const char* label, const std::string& message) {
-  return sdk::comm::job_mac(kSecretErrorPrefix, secret, label, message);
+common::net::Mac mac(const std::string& secret, const char* label, const std::string& message) {
+  return common::net::job_mac(kSecretErrorPrefix, secret, label, message);
 }
 
 std::string id_bytes(const ncclUniqueId& id) {
@@ -89,16 +89,16 @@ int serve_one(const Socket& peer, const TcpRendezvous& r, const ncclUniqueId& id
   const std::string hello = peer.read_exact(kNonceBytes + 4 + kMacBytes, deadline);
   const std::string client_nonce = hello.substr(0, kNonceBytes);
   const std::string rank_bytes = hello.substr(kNonceBytes, 4);
-  const uint32_t rank = sdk::comm::read_u32(rank_bytes);
-  const sdk::comm::Mac proof =
+  const uint32_t rank = common::net::read_u32(rank_bytes);
+  const common::net::Mac proof =
       mac(r.secret, "nccl-id-client", server_nonce + client_nonce + rank_bytes);
-  if (!sdk::comm::same_mac(hello.substr(kNonceBytes + 4), proof) || rank == 0 ||
+  if (!common::net::same_mac(hello.substr(kNonceBytes + 4), proof) || rank == 0 ||
       rank >= served.size() || served[rank]) {
     return -1;
   }
-  const sdk::comm::Mac answer =
+  const common::net::Mac answer =
       mac(r.secret, "nccl-id-server", client_nonce + server_nonce + rank_bytes + id_bytes(id));
-  peer.write_all(sdk::comm::bytes(answer) + id_bytes(id), deadline);
+  peer.write_all(common::net::bytes(answer) + id_bytes(id), deadline);
   return static_cast<int>(rank);
 }
 
@@ -106,7 +106,7 @@ void serve(const ncclUniqueId& id, const TcpRendezvous& r, int size,
            std::chrono::milliseconds timeout) {
   Socket listener;
   try {
-    listener = sdk::comm::listen_on(r.ip, r.port);
+    listener = common::net::listen_on(r.ip, r.port);
   } catch (const SocketError& e) {
     sdk::fail(STRATA_ERR_COMM,
               "allreduce-nccl: bootstrap tcp: rank 0 cannot serve the NCCL unique id at " +
@@ -146,18 +146,18 @@ void fetch(ncclUniqueId& id, const TcpRendezvous& r, int rank, std::chrono::mill
   // Retried as a whole: rank 0 hangs up on a connection it took while serving someone else late.
   while (Clock::now() < deadline) {
     try {
-      Socket s = sdk::comm::connect_to(r.ip, r.port, deadline);
+      Socket s = common::net::connect_to(r.ip, r.port, deadline);
       const auto step = std::min(deadline, Clock::now() + kHandshakeTimeout);
       const std::string server_nonce = s.read_exact(kNonceBytes, step);
       const std::string client_nonce = nonce();
-      const std::string rank_bytes = sdk::comm::u32(static_cast<uint32_t>(rank));
+      const std::string rank_bytes = common::net::u32(static_cast<uint32_t>(rank));
       s.write_all(client_nonce + rank_bytes +
-                      sdk::comm::bytes(
+                      common::net::bytes(
                       mac(r.secret, "nccl-id-client", server_nonce + client_nonce + rank_bytes)),
                   step);
       const std::string answer = s.read_exact(kMacBytes + sizeof id.internal, step);
       const std::string bytes = answer.substr(kMacBytes);
-      if (!sdk::comm::same_mac(
+      if (!common::net::same_mac(
               answer.substr(0, kMacBytes),
               mac(r.secret, "nccl-id-server", client_nonce + server_nonce + rank_bytes + bytes))) {
         sdk::fail(STRATA_ERR_COMM,

@@ -1,5 +1,5 @@
-// strata/cuda/element_math.hpp — the per-element arithmetic of the SDK's CUDA kernels, as
-// functions that compile for the host (g++) and the device (nvcc) alike, so that CPU tests check
+// strata_common/element_math.hpp — the per-element arithmetic of the CUDA kernels
+// (strata_common/cuda/kernels.hpp), as functions that compile for the host (g++) and the device (nvcc) alike, so that CPU tests check
 // the very code the kernels run even where no GPU is present.
 //
 // Each function restates one CPU reference operation for operation:
@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels.hpp"
+#include <strata_common/optimizer_scalars.hpp>
 
 #if defined(__CUDACC__)
 #define STRATA_HOST_DEVICE __host__ __device__
@@ -25,6 +25,10 @@
 #endif
 
 namespace strata::cuda::math {
+
+using common::optim::AdamScalars;
+using common::optim::LionScalars;
+using common::optim::SgdScalars;
 
 // ---- bits ------------------------------------------------------------------------------------
 

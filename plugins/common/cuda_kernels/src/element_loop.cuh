@@ -6,7 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <strata/cuda/element_math.hpp>
+#include <strata_common/element_math.hpp>
 #include <utility>
 
 namespace strata::cuda::detail {

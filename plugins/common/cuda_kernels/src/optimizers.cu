@@ -1,7 +1,7 @@
 // Fused Adam/AdamW, SGD and Lion over many tensors (multi_tensor.cuh): each element's master,
 // gradient and state are read once and written once, with the optional model-dtype copy written
 // in the same pass. The arithmetic is element_math.hpp's, shared with the CPU tests.
-#include <strata/cuda/kernels.hpp>
+#include <strata_common/cuda/kernels.hpp>
 
 #include "multi_tensor.cuh"
 

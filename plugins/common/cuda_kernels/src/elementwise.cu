@@ -1,7 +1,7 @@
 // Single-array kernels: cast, accumulate, scale (and fill_zero, error_string). Grid-stride loops
 // over packs of 4 elements: every element is read and written once.
 #include <algorithm>
-#include <strata/cuda/kernels.hpp>
+#include <strata_common/cuda/kernels.hpp>
 
 #include "element_loop.cuh"
 

@@ -8,7 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <strata/cuda/element_math.hpp>  // STRATA_HOST_DEVICE
+#include <strata_common/element_math.hpp>  // STRATA_HOST_DEVICE
 
 namespace strata::cuda::detail {
 

@@ -1,5 +1,6 @@
-// strata/cuda/kernels.hpp — the launch API of the SDK's CUDA kernels (library Strata::cuda_kernels,
-// built when STRATA_HAVE_CUDA). Plain C++: no CUDA header is needed to include it, so plugin code
+// strata_common/cuda/kernels.hpp — the launch API of the CUDA kernels the tree's plugins share
+// (library strata_common_cuda_kernels in plugins/common, built when STRATA_HAVE_CUDA, never
+// installed, like this header). Plain C++: no CUDA header is needed to include it, so plugin code
 // compiled by g++ can call the kernels.
 //
 // Conventions, for every function below:
@@ -16,7 +17,7 @@
 //    fp32 (sums of squares in fp64) whatever the storage dtype.
 //  - Results never depend on the launch configuration or on timing: no float atomics.
 //
-// The per-element arithmetic lives in strata/cuda/element_math.hpp (host and device alike), and
+// The per-element arithmetic lives in strata_common/element_math.hpp (host and device alike), and
 // reproduces the CPU plugins: the casts are bit for bit those of the amp plugin
 // (plugins/amp/src/kernels.hpp scalar::, = strata/half.hpp narrowing; widening quiets a
 // signalling nan), the optimizers those of the offload plugin (plugins/offload/src/
@@ -24,6 +25,7 @@
 #pragma once
 
 #include <strata/plugin_api.h>
+#include <strata_common/optimizer_scalars.hpp>
 
 #include <cmath>
 #include <cstddef>
@@ -97,44 +99,17 @@ int grad_stats(const DeviceTensor* tensors, std::size_t n_tensors, strata_dtype 
 // state and the fp32 master in place, and, where a tensor's `model_copy` is not NULL, write the
 // new parameter once more rounded to model_dtype (STRATA_F16 or STRATA_BF16; ignored when no
 // tensor has a copy). Tables are host arrays of any length (split into launches internally).
-// The scalar structs are those of the offload plugin's kernels, field for field; the make_*
-// helpers below compute them from the hyperparameters exactly as the offload plugin does.
-
-// Adam / AdamW per-step scalars (offload's AdamScalars).
-struct AdamScalars {
-  float grad_scale;   // unscale/clip factor applied to the raw gradient first
-  float l2_decay;     // Adam (L2): g += l2_decay * p (0 for AdamW)
-  float param_decay;  // AdamW (decoupled): p -= lr * wd * p (0 for Adam)
-  float beta1, one_minus_beta1;
-  float beta2, one_minus_beta2;
-  float step_size;     // lr / (1 - beta1^t)
-  float inv_sqrt_bc2;  // 1 / sqrt(1 - beta2^t)
-  float eps;
-};
-
-// SGD (torch.optim.SGD) per-step scalars (offload's SgdScalars).
-struct SgdScalars {
-  float lr;            // the step's lr (times any lr factor)
-  float grad_scale;    // unscale/clip factor applied to the raw gradient first
-  float weight_decay;  // L2: d = g * grad_scale + wd * p
-  // buf = buf_keep * buf + grad_keep * d. On the first step the buffer becomes d itself (torch
-  // clones the gradient): buf_keep = 0, grad_keep = 1; after that buf_keep = momentum,
-  // grad_keep = 1 - dampening.
-  float buf_keep;
-  float grad_keep;
-  float momentum;  // nesterov look-ahead: update = d + momentum * buf
-  bool nesterov;
-};
-
-// Lion per-step scalars (offload's LionScalars): c = b1*m + (1-b1)*g;
-// p -= lr*sign(c) + lr*wd*p; m = b2*m + (1-b2)*g.
-struct LionScalars {
-  float grad_scale;
-  float lr;
-  float param_decay;  // lr * weight_decay
-  float beta1, one_minus_beta1;
-  float beta2, one_minus_beta2;
-};
+// The scalar structs, and the make_* helpers that form them from the hyperparameters, are the
+// ones the offload plugin's CPU kernels use (strata_common/optimizer_scalars.hpp).
+using common::optim::AdamScalars;
+using common::optim::SgdScalars;
+using common::optim::LionScalars;
+using common::optim::AdamHyper;
+using common::optim::SgdHyper;
+using common::optim::LionHyper;
+using common::optim::make_adam_scalars;
+using common::optim::make_sgd_scalars;
+using common::optim::make_lion_scalars;
 
 // One tensor's arrays, `count` elements each (device pointers).
 struct AdamTensor {
@@ -166,78 +141,5 @@ int sgd_step(const SgdScalars& s, const SgdTensor* tensors, std::size_t n_tensor
              strata_dtype grad_dtype, strata_dtype model_dtype, void* stream);
 int lion_step(const LionScalars& s, const LionTensor* tensors, std::size_t n_tensors,
               strata_dtype grad_dtype, strata_dtype model_dtype, void* stream);
-
-// ---- the scalars from the hyperparameters (host, as plugins/offload/src/optimizer.cpp) --------
-
-struct AdamHyper {
-  double lr;     // the step's lr, lr factor applied
-  double beta1;  // the step's beta1 (a schedule may change it; the bias correction uses it)
-  double beta2;
-  double eps;
-  double weight_decay;
-  bool decoupled_weight_decay;  // true: AdamW
-  bool bias_correction;
-};
-
-// `step` is 1-based. Scalars are formed in double and rounded once: 1 - beta2^t keeps too few
-// digits in float for beta2 = 0.999.
-inline AdamScalars make_adam_scalars(const AdamHyper& h, uint64_t step, double grad_scale) {
-  const double t = static_cast<double>(step);
-  const double bc1 = h.bias_correction ? 1.0 - std::pow(h.beta1, t) : 1.0;
-  const double bc2 = h.bias_correction ? 1.0 - std::pow(h.beta2, t) : 1.0;
-  AdamScalars s{};
-  s.grad_scale = static_cast<float>(grad_scale);
-  s.l2_decay = h.decoupled_weight_decay ? 0.0f : static_cast<float>(h.weight_decay);
-  s.param_decay = h.decoupled_weight_decay ? static_cast<float>(h.lr * h.weight_decay) : 0.0f;
-  s.beta1 = static_cast<float>(h.beta1);
-  s.one_minus_beta1 = static_cast<float>(1.0 - h.beta1);
-  s.beta2 = static_cast<float>(h.beta2);
-  s.one_minus_beta2 = static_cast<float>(1.0 - h.beta2);
-  s.step_size = static_cast<float>(h.lr / bc1);
-  s.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
-  s.eps = static_cast<float>(h.eps);
-  return s;
-}
-
-struct SgdHyper {
-  double lr;
-  double momentum;  // the step's momentum; 0: pass NULL momentum buffers
-  double dampening;
-  double weight_decay;
-  bool nesterov;
-};
-
-// buffer_live: the momentum buffers hold state from an earlier step. False on the first step
-// with momentum (the buffer then becomes the gradient, as in torch), true after it.
-inline SgdScalars make_sgd_scalars(const SgdHyper& h, double grad_scale, bool buffer_live) {
-  SgdScalars s{};
-  s.lr = static_cast<float>(h.lr);
-  s.grad_scale = static_cast<float>(grad_scale);
-  s.weight_decay = static_cast<float>(h.weight_decay);
-  s.buf_keep = buffer_live ? static_cast<float>(h.momentum) : 0.0f;
-  s.grad_keep = buffer_live ? static_cast<float>(1.0 - h.dampening) : 1.0f;
-  s.momentum = static_cast<float>(h.momentum);
-  s.nesterov = h.nesterov;
-  return s;
-}
-
-struct LionHyper {
-  double lr;
-  double beta1;
-  double beta2;
-  double weight_decay;
-};
-
-inline LionScalars make_lion_scalars(const LionHyper& h, double grad_scale) {
-  LionScalars s{};
-  s.grad_scale = static_cast<float>(grad_scale);
-  s.lr = static_cast<float>(h.lr);
-  s.param_decay = static_cast<float>(h.lr * h.weight_decay);
-  s.beta1 = static_cast<float>(h.beta1);
-  s.one_minus_beta1 = static_cast<float>(1.0 - h.beta1);
-  s.beta2 = static_cast<float>(h.beta2);
-  s.one_minus_beta2 = static_cast<float>(1.0 - h.beta2);
-  return s;
-}
 
 }  // namespace strata::cuda

@@ -1,9 +1,9 @@
-// The SDK's TCP socket (strata/comm/tcp_socket.hpp) and job-secret proofs
-// (strata/comm/job_secret.hpp) on their own, over loopback and socketpair(): the gloo store and
+// strata_common_net (plugins/common/net): the TCP socket (strata_common/tcp_socket.hpp) and the
+// job-secret proofs (strata_common/job_secret.hpp) on their own, over loopback and socketpair(): the gloo store and
 // the NCCL unique-id exchange reach them only through their protocols.
 #include <gtest/gtest.h>
-#include <strata/comm/job_secret.hpp>
-#include <strata/comm/tcp_socket.hpp>
+#include <strata_common/job_secret.hpp>
+#include <strata_common/tcp_socket.hpp>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,7 +18,7 @@
 #include <string>
 #include <utility>
 
-namespace strata::sdk::comm {
+namespace strata::common::net {
 namespace {
 
 using namespace std::chrono_literals;
@@ -151,4 +151,4 @@ TEST(SdkJobSecret, NoncesDiffer) {
 }
 
 }  // namespace
-}  // namespace strata::sdk::comm
+}  // namespace strata::common::net

@@ -2,7 +2,7 @@
 // Deterministic without float atomics: each chunk's block writes one partial (its sum in a fixed
 // tree order, and whether it met a non-finite element) to the workspace, and a one-block kernel
 // adds the partials in a fixed order once all chunks are done (the stream orders the two).
-#include <strata/cuda/kernels.hpp>
+#include <strata_common/cuda/kernels.hpp>
 
 #include "multi_tensor.cuh"
 

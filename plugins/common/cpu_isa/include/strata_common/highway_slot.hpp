@@ -1,0 +1,45 @@
+// strata_common/highway_slot.hpp — where a kernel set of strata_common/cpu_isa.hpp sits in a
+// Highway dispatch table (HWY_EXPORT / HWY_DISPATCH_TABLE), so that a plugin calls the set it chose
+// for an instance instead of the process-wide target HWY_DYNAMIC_DISPATCH follows.
+//
+// Header-only and in an unnamed namespace on purpose: the slot depends on the HWY_TARGETS the
+// including file was compiled with (plugins differ: the offload kernels keep AVX3_DL, the amp and
+// shm kernels drop it), so each file gets its own copy, evaluated there. Include it from the file
+// that holds the HWY_EXPORTs.
+#pragma once
+
+#include <hwy/targets.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <strata_common/cpu_isa.hpp>
+
+namespace strata::common::cpu {
+namespace {
+
+// The Highway target a set runs.
+inline int64_t highway_target(Isa isa) {
+  switch (isa) {
+    case Isa::avx512:
+      return HWY_AVX3;
+    case Isa::avx2:
+      return HWY_AVX2;
+    case Isa::scalar:
+      break;
+  }
+  return (HWY_STATIC_TARGET & (HWY_EMU128 | HWY_SCALAR)) ? HWY_STATIC_TARGET : HWY_EMU128;
+}
+
+// The slot HWY_DYNAMIC_DISPATCH would call if the set's target were the process's chosen target:
+// Highway's own mapping (ChosenTarget::GetIndex, evaluated against the including file's
+// HWY_TARGETS), on a ChosenTarget of our own rather than the process-wide one. A target the file
+// did not compile maps to the portable slot: callers compare the target the slot's code reports
+// (HWY_TARGET, through an exported function) with highway_target() and refuse a mismatch.
+inline std::size_t highway_slot(Isa isa) {
+  hwy::ChosenTarget chosen;
+  chosen.Update(highway_target(isa));
+  return chosen.GetIndex();
+}
+
+}  // namespace
+}  // namespace strata::common::cpu
