@@ -29,7 +29,7 @@
 #include "config.hpp"
 #include "mpi_comm.hpp"
 #include "request.hpp"
-#include "shm_group.hpp"
+#include <strata_common/shm_group.hpp>
 #include "validate.hpp"
 
 #include <strata/plugin.hpp>
@@ -38,6 +38,9 @@
 #include <utility>
 
 namespace strata::allreduce_mpi {
+
+// The shared-memory group is plugins/common/shm's.
+namespace shm = common::shm;
 
 class Collectives {
  public:

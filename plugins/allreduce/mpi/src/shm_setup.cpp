@@ -1,8 +1,8 @@
 #include "shm_setup.hpp"
 
 #include "mpi_process.hpp"
-#include "shm_isa.hpp"
-#include "shm_kernels.hpp"
+#include <strata_common/shm_isa.hpp>
+#include <strata_common/shm_kernels.hpp>
 
 #include <sched.h>
 #include <sys/stat.h>

@@ -6,7 +6,7 @@
 
 #include "config.hpp"
 #include "mpi_comm.hpp"
-#include "shm_group.hpp"
+#include <strata_common/shm_group.hpp>
 
 #include <strata/plugin.hpp>
 
@@ -15,6 +15,9 @@
 #include <utility>
 
 namespace strata::allreduce_mpi {
+
+// The shared-memory group is plugins/common/shm's.
+namespace shm = common::shm;
 
 // Bytes recorded in the host's memory report (STRATA_MEM_COMM_BUFFERS) while alive: each rank
 // records its share of the segment (its size / ranks), so the job's report sums to the segment.

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 
 // The futex word and the count of ranks sleeping on it, in the segment (one cache line).
 struct alignas(64) WakeWord {
@@ -80,4 +80,4 @@ class PhaseSync {
   int64_t peer_gone_since_ns_ = 0;  // when a wait first saw a watched peer gone; 0: none
 };
 
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm

@@ -24,7 +24,7 @@
 
 #include "shm_kernels.hpp"
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 
 using sdk::comm::f32_to_half;
 using sdk::comm::half_to_f32;
@@ -131,4 +131,4 @@ struct Element<STRATA_U8> : IntElement<uint8_t> {};
 // for an unknown dtype or op or n_sources < 1.
 void reduce_reference(const ReduceArgs& args, size_t begin, size_t end);
 
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm

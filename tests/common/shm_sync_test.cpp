@@ -1,11 +1,11 @@
-// The shared-memory path's segment and phase sync (shm_segment.cpp, shm_sync.cpp, compiled in as
-// the plugin compiles them), with real processes but no MPI: fork()ed children stand in for
+// strata_common_shm (plugins/common/shm): the shared-memory segment and phase sync
+// (shm_segment.cpp, shm_sync.cpp), with real processes but no MPI: fork()ed children stand in for
 // ranks. Proves that a rank waiting for a phase names a peer that exited before reaching it
 // (within a few 50 ms liveness checks, through its pidfd), that a peer which is only late is
 // waited for and one that exited after reaching the phase is not blamed; and that segments leave
 // no name behind and stale names (a dead creator's) are removed while live ones are kept.
-#include "shm_segment.hpp"
-#include "shm_sync.hpp"
+#include <strata_common/shm_segment.hpp>
+#include <strata_common/shm_sync.hpp>
 
 #include <strata/plugin.hpp>
 
@@ -24,7 +24,7 @@
 #include <string>
 #include <thread>
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -159,4 +159,4 @@ TEST(ShmSegment, StaleNamesAreRemovedAndLiveOnesKept) {
 }
 
 }  // namespace
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm

@@ -16,8 +16,8 @@
 // Integers run plain loops in blocks that stay in L1, which -O3 vectorises for each target.
 #include <hwy/targets.h>
 
-#include "shm_kernels.hpp"
-#include "shm_reference.hpp"
+#include <strata_common/shm_kernels.hpp>
+#include <strata_common/shm_reference.hpp>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "shm_kernels.cpp"
@@ -25,7 +25,7 @@
 #include <hwy/highway.h>
 
 HWY_BEFORE_NAMESPACE();
-namespace strata::allreduce_mpi::shm::HWY_NAMESPACE {
+namespace strata::common::shm::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET == HWY_EMU128 || HWY_TARGET == HWY_SCALAR
@@ -220,7 +220,7 @@ void Reduce(const ReduceArgs& a) {
 
 int64_t Target() { return HWY_TARGET; }
 
-}  // namespace strata::allreduce_mpi::shm::HWY_NAMESPACE
+}  // namespace strata::common::shm::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
@@ -229,7 +229,7 @@ HWY_AFTER_NAMESPACE();
 
 #include <string>
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 
 HWY_EXPORT(Reduce);
 HWY_EXPORT(Target);
@@ -240,7 +240,7 @@ Kernels make_kernels(Isa isa) {
   const size_t slot = common::cpu::highway_slot(isa);
   const int64_t compiled = HWY_DISPATCH_TABLE(Target)[slot]();
   if (compiled != common::cpu::highway_target(isa)) {
-    sdk::fail(STRATA_ERR_INTERNAL, std::string("strata_allreduce_mpi: the ") + isa_name(isa) +
+    sdk::fail(STRATA_ERR_INTERNAL, std::string("shared-memory group: the ") + isa_name(isa) +
                                        " shm kernels were not compiled (Highway target " +
                                        hwy::TargetName(common::cpu::highway_target(isa)) + " missing; got " +
                                        hwy::TargetName(compiled) + ")");
@@ -268,5 +268,5 @@ const Kernels& kernels_for(Isa isa) {
   return k;
 }
 
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm
 #endif  // HWY_ONCE

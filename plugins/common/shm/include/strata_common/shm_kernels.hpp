@@ -1,7 +1,8 @@
 // The element loops of the shared-memory collectives: fold n source arrays into a destination.
-// shm_kernels.cpp compiles them once per instruction set with Highway; shm_isa.cpp picks the set
-// per instance. Every set gives the same bits as scalar_reference() (shm_reference.hpp states the
-// rules), which are also the bits the MPI path computes, so the path taken never changes a number.
+// shm_kernels.cpp compiles them once per instruction set with Highway; the plugin picks the set per
+// instance (shm_isa.hpp). Every set gives the same bits as scalar_reference() (shm_reference.hpp
+// states the rules), which are also the bits the MPI path computes, so the path taken never
+// changes a number.
 #pragma once
 
 #include <strata/plugin_api.h>
@@ -11,7 +12,7 @@
 
 #include "shm_isa.hpp"
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 
 struct ReduceArgs {
   const void* const* sources;  // n_sources arrays of `count` elements of `dtype`, folded in order
@@ -36,4 +37,4 @@ const Kernels& kernels_for(Isa isa);
 // Plain C++, one element at a time: the definition every set must match bit for bit.
 const Kernels& scalar_reference();
 
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm

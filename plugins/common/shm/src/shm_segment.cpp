@@ -1,4 +1,4 @@
-#include "shm_segment.hpp"
+#include <strata_common/shm_segment.hpp>
 
 #include <strata/plugin.hpp>
 
@@ -14,7 +14,7 @@
 #include <atomic>
 #include <utility>
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 namespace {
 
 [[noreturn]] void fail(const std::string& what, int error) {
@@ -128,4 +128,4 @@ int remove_stale_segments() {
   return removed;
 }
 
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm

@@ -1,13 +1,13 @@
 // The plain C++ reference of the shared-memory reductions: the rules of shm_reference.hpp applied
 // one element at a time. Used for the vector kernels' tails and as the definition tests compare
 // every instruction set against.
-#include "shm_reference.hpp"
+#include <strata_common/shm_reference.hpp>
 
 #include <strata/plugin.hpp>
 
 #include <string>
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 namespace {
 
 template <int32_t kDtype>
@@ -59,4 +59,4 @@ const Kernels& scalar_reference() {
   return kernels;
 }
 
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm

@@ -1,4 +1,4 @@
-#include "shm_sync.hpp"
+#include <strata_common/shm_sync.hpp>
 
 #include <strata/plugin.hpp>
 
@@ -15,7 +15,7 @@
 #include <immintrin.h>
 #endif
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 namespace {
 
 // How long a wait spins before it sleeps, when every rank has a core. A healthy exchange between
@@ -119,4 +119,4 @@ void PhaseSync::check_peers(uint64_t phase, const char* what) {
   }
 }
 
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm

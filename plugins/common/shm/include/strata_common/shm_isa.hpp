@@ -6,14 +6,14 @@
 
 #include <strata_common/cpu_isa.hpp>
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 
 using common::cpu::Isa;
 using common::cpu::isa_available;
 using common::cpu::isa_name;
 using common::cpu::missing_features;
 
-// This plugin's old variable, still read (with a warning) when STRATA_CPU_ISA is unset.
+// The comm plugins' old variable, still read (with a warning) when STRATA_CPU_ISA is unset.
 inline constexpr const char* kLegacyIsaVariable = "STRATA_COMM_ISA";
 
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm

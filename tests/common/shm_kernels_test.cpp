@@ -1,10 +1,10 @@
-// The shared-memory path's reduction kernels: every instruction set this CPU runs gives the scalar
-// reference's bits for every dtype and op (random data with NaNs, infinities, signed zeros and
+// strata_common_shm (plugins/common/shm): the shared-memory reduction kernels. Every instruction
+// set this CPU runs gives the scalar reference's bits for every dtype and op (random data with NaNs, infinities, signed zeros and
 // subnormals; 1 to 5 and 64 sources; lengths around the vector widths; aliasing; a second
 // destination), and the reference itself matches hand-worked values and the MPI path's arithmetic
 // (widen, f32 fold, divide as the SDK's divide_in_place does, narrow once).
-#include "shm_isa.hpp"
-#include "shm_kernels.hpp"
+#include <strata_common/shm_isa.hpp>
+#include <strata_common/shm_kernels.hpp>
 
 #include <gtest/gtest.h>
 #include <strata/comm/half_arrays.hpp>
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 namespace {
 
 using sdk::comm::f32_to_half;
@@ -394,4 +394,4 @@ TEST(ShmReference, DivisionMatchesTheMpiPath) {
 }
 
 }  // namespace
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm

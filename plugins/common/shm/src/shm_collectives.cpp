@@ -16,7 +16,7 @@
 // the ranks' pieces of my block straight into my output.
 // allgatherv, round k: stage my round-k piece; reach; copy everyone else's piece into place.
 // broadcast, round k: the root stages its piece; reach; the others copy it out.
-#include "shm_group.hpp"
+#include <strata_common/shm_group.hpp>
 
 #include <strata/plugin.hpp>
 
@@ -28,7 +28,7 @@
 #endif
 #include <vector>
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 namespace {
 
 constexpr size_t kCacheLine = 64;
@@ -281,4 +281,4 @@ void ShmGroup::barrier() {
   check_agreement(what);
 }
 
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm

@@ -1,4 +1,10 @@
-// The collectives over shared memory, for ranks that all run on one host.
+// strata_common/shm_group.hpp — the collectives over shared memory, for ranks that all run on one
+// host: a component any comm plugin can use (library strata_common_shm, plugins/common, never
+// installed). The plugin sets a group up: local rank 0 creates and initialises the segment
+// (ShmSegment::create, initialise), tells the others its name and nonce over its own transport,
+// and each rank then constructs a ShmGroup over its mapping (the MPI plugin does this over MPI:
+// plugins/allreduce/mpi/src/shm_setup.cpp). Kernels come from kernels_for(the instance's
+// instruction set; shm_isa.hpp).
 //
 // Segment layout (ShmGroup::segment_bytes): a header (magic, nonce, sizes, the futex word), one
 // record per rank (its phase counter, the collectives it announced, its pid), then for each rank
@@ -31,7 +37,7 @@
 #include <string>
 #include <vector>
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 
 enum class Kind : int32_t { allreduce = 1, reduce_scatter, allgatherv, broadcast, barrier };
 
@@ -116,4 +122,4 @@ class ShmGroup {
   std::vector<const void*> sources_;  // the reduction's inputs, one per rank (kept to reuse)
 };
 
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm

@@ -1,8 +1,8 @@
 // The segment's layout, joining the group, and the announcement check; the collectives themselves
 // are in shm_collectives.cpp.
-#include "shm_group.hpp"
+#include <strata_common/shm_group.hpp>
 
-#include "dtypes.hpp"
+#include <strata/comm/reduce_ops.hpp>
 
 #include <strata/plugin.hpp>
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 
 inline constexpr uint64_t kMagic = 0x53545241'53484d31;  // "STRASHM1"
 
@@ -54,7 +54,7 @@ std::string describe(const Announcement& a) {
   text += " of " + std::to_string(a.count) + " " + sdk::dtype_name(a.dtype) + " elements";
   if (kind == Kind::reduce_scatter) text += " per rank";
   if (kind == Kind::allreduce || kind == Kind::reduce_scatter) {
-    text += std::string(" (") + op_name(a.op) + ")";
+    text += std::string(" (") + sdk::comm::op_name(a.op) + ")";
   }
   if (kind == Kind::broadcast) text += " from rank " + std::to_string(a.root);
   if (kind == Kind::allgatherv) text += " (counts/displacements hash " + std::to_string(a.check) + ")";
@@ -81,7 +81,7 @@ void ShmGroup::initialise(ShmSegment& segment, int local_size, size_t slot_bytes
   auto* records = reinterpret_cast<RankRecord*>(segment.data() + sizeof(SegmentHeader));
   for (int r = 0; r < local_size; ++r) new (&records[r]) RankRecord{};
   // Last: a rank that sees the magic sees a complete header (the creator publishes the name
-  // through MPI only afterwards anyway).
+  // through the plugin's transport only afterwards anyway).
   __atomic_store_n(&header->magic, kMagic, __ATOMIC_RELEASE);
 }
 
@@ -157,4 +157,4 @@ void ShmGroup::check_agreement(const char* what) const {
   }
 }
 
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm

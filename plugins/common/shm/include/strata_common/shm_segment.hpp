@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <string>
 
-namespace strata::allreduce_mpi::shm {
+namespace strata::common::shm {
 
 class ShmSegment {
  public:
@@ -52,4 +52,4 @@ std::string segment_prefix();
 // Unlinks this user's segments whose creating process no longer runs. Returns how many.
 int remove_stale_segments();
 
-}  // namespace strata::allreduce_mpi::shm
+}  // namespace strata::common::shm
