@@ -46,6 +46,7 @@
  *         | lent through the host table's offload/offload_self; the sharding shard_ranges
  *     9   | STRATA_GATHER_FOR_WRITE and deferred values (the sharding caps' features); a disk
  *         | parameter store may give a shared mapping of its bytes
+ * Every field of every struct here says `since 1.x`: the minor of the header that first had it.
  * A plugin of minor 3 or later loads on any 1.x runtime whose minor is at least its floor.
  * A 1.0-1.2 plugin has no ops header and a descriptor whose minor is the header it was built
  * with; the runtime loads it through an adapter (runtime/src/legacy_abi) that gives it tables in
@@ -104,9 +105,9 @@ typedef enum strata_status {
 /* Caller-owned error record. The callee writes `code` and a NUL-terminated one-line `message`
  * (truncated to fit). Callers initialise struct_size = sizeof(strata_error). */
 typedef struct strata_error {
-  size_t struct_size;
-  int32_t code; /* a strata_status */
-  char message[STRATA_ERROR_MESSAGE_MAX];
+  size_t struct_size; /* since 1.0 */
+  int32_t code; /* a strata_status (since 1.0) */
+  char message[STRATA_ERROR_MESSAGE_MAX]; /* since 1.0 */
 } strata_error;
 #define STRATA_ERROR_SIZE_1_0 STRATA_STRUCT_SIZE(strata_error, message)
 
@@ -135,17 +136,17 @@ typedef enum strata_device_type {
 #define STRATA_DEVICE_BIT(t) (1u << (unsigned)(t))
 
 typedef struct strata_device {
-  int32_t type;  /* strata_device_type */
-  int32_t index; /* CUDA ordinal; 0 for host */
+  int32_t type;  /* strata_device_type (since 1.0) */
+  int32_t index; /* CUDA ordinal; 0 for host (since 1.0) */
 } strata_device;
 
 /* A view of memory someone else owns. The descriptor itself is only read during the call. */
 typedef struct strata_buffer {
-  size_t struct_size;
-  void* data;
-  uint64_t count; /* elements, not bytes */
-  int32_t dtype;  /* strata_dtype */
-  strata_device device;
+  size_t struct_size; /* since 1.0 */
+  void* data;     /* since 1.0 */
+  uint64_t count; /* elements, not bytes (since 1.0) */
+  int32_t dtype;  /* strata_dtype (since 1.0) */
+  strata_device device; /* since 1.0 */
 } strata_buffer;
 #define STRATA_BUFFER_SIZE_1_0 STRATA_STRUCT_SIZE(strata_buffer, device)
 
@@ -164,26 +165,27 @@ typedef enum strata_plugin_kind {
  * points at the operation table of `kind` (strata_comm_ops, ...), which starts with a
  * strata_ops_header. The SDK's STRATA_PLUGIN macro (strata/plugin.hpp) writes both. */
 typedef struct strata_plugin_descriptor {
-  size_t struct_size;
-  uint32_t abi_major;      /* STRATA_ABI_MAJOR */
+  size_t struct_size;      /* since 1.0 */
+  uint32_t abi_major;      /* STRATA_ABI_MAJOR (since 1.0) */
   uint32_t min_runtime_minor; /* the lowest runtime minor this plugin needs (its floor);
-                                 >= STRATA_ABI_MINOR_TABLES. Before 1.3: the header's minor */
-  int32_t kind;            /* strata_plugin_kind */
-  const char* name;        /* e.g. "allreduce-mpi" */
-  const char* version;     /* the plugin's own version string */
-  const char* description; /* one line, for logs */
-  const void* ops;
+                                 >= STRATA_ABI_MINOR_TABLES. Before 1.3: the header's minor
+                                 (since 1.0) */
+  int32_t kind;            /* strata_plugin_kind (since 1.0) */
+  const char* name;        /* e.g. "allreduce-mpi" (since 1.0) */
+  const char* version;     /* the plugin's own version string (since 1.0) */
+  const char* description; /* one line, for logs (since 1.0) */
+  const void* ops;         /* since 1.0 */
 } strata_plugin_descriptor;
 #define STRATA_PLUGIN_DESCRIPTOR_SIZE_1_0 STRATA_STRUCT_SIZE(strata_plugin_descriptor, ops)
 
 /* The first member of every ops table (ABI 1.3). Lets a reader that holds only the table know how
  * large it is and what it is before touching any function pointer. */
 typedef struct strata_ops_header {
-  size_t struct_size; /* sizeof the whole ops table as the plugin was built */
-  uint32_t abi_major; /* STRATA_ABI_MAJOR of the header the plugin was built with */
-  uint32_t built_minor; /* STRATA_ABI_MINOR of that header: the fields the table has */
-  int32_t kind;       /* strata_plugin_kind; equals the descriptor's */
-  uint32_t reserved;  /* 0 */
+  size_t struct_size; /* sizeof the whole ops table as the plugin was built (since 1.3) */
+  uint32_t abi_major; /* STRATA_ABI_MAJOR of the header the plugin was built with (since 1.3) */
+  uint32_t built_minor; /* STRATA_ABI_MINOR of that header: the fields the table has (since 1.3) */
+  int32_t kind;       /* strata_plugin_kind; equals the descriptor's (since 1.3) */
+  uint32_t reserved;  /* 0 (since 1.3) */
 } strata_ops_header;
 #define STRATA_OPS_HEADER_SIZE_1_3 STRATA_STRUCT_SIZE(strata_ops_header, reserved)
 
@@ -254,24 +256,25 @@ struct strata_host_api; /* defined below; passed to every create() */
 
 /* create()'s arguments (ABI 1.3), the same for every kind. Read during the call only. */
 typedef struct strata_plugin_create_args {
-  size_t struct_size;
-  const char* config_json;            /* the stratum's "params" as a JSON object text */
-  const struct strata_host_api* host; /* the host-services table; lives until destroy */
+  size_t struct_size;                 /* since 1.3 */
+  const char* config_json;            /* the stratum's "params" as a JSON object text (since 1.3) */
+  const struct strata_host_api* host; /* the host-services table; lives until destroy (since 1.3) */
 } strata_plugin_create_args;
 #define STRATA_PLUGIN_CREATE_ARGS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_plugin_create_args, host)
 
 typedef struct strata_comm_caps {
-  size_t struct_size;
-  int32_t rank;
-  int32_t size;
-  int32_t local_rank; /* rank among the processes on this node */
-  int32_t local_size;
-  uint32_t dtype_mask;      /* STRATA_DTYPE_BIT of each supported dtype */
+  size_t struct_size;       /* since 1.0 */
+  int32_t rank;             /* since 1.0 */
+  int32_t size;             /* since 1.0 */
+  int32_t local_rank; /* rank among the processes on this node (since 1.0) */
+  int32_t local_size;       /* since 1.0 */
+  uint32_t dtype_mask;      /* STRATA_DTYPE_BIT of each supported dtype (since 1.0) */
   /* STRATA_COLL_BIT of each supported collective. A bit whose function is NULL is ignored: the
    * runtime clears it before anyone reads the caps. */
-  uint32_t collective_mask;
-  uint32_t device_mask;     /* STRATA_DEVICE_BIT of each device type whose memory it can move */
-  int32_t nonblocking;      /* 1 if `req` may be non-NULL (then wait is required) */
+  uint32_t collective_mask; /* since 1.0 */
+  uint32_t device_mask;     /* STRATA_DEVICE_BIT of each device type whose memory it can move
+                               (since 1.0) */
+  int32_t nonblocking;      /* 1 if `req` may be non-NULL (then wait is required) (since 1.0) */
 } strata_comm_caps;
 #define STRATA_COMM_CAPS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_comm_caps, nonblocking)
 
@@ -279,13 +282,14 @@ typedef struct strata_comm_caps {
  * and ignores the others; the struct and the arrays it points to are read during the call only
  * (the buffers' memory must stay valid until the collective completes). */
 typedef struct strata_coll_args {
-  size_t struct_size;
-  const strata_buffer* send;   /* allreduce, allgather(v), reduce_scatter */
-  const strata_buffer* recv;   /* allreduce, allgather(v), reduce_scatter; broadcast: in place */
-  int32_t op;                  /* strata_reduce_op: allreduce, reduce_scatter */
-  int32_t root;                /* broadcast */
-  const uint64_t* recv_counts; /* allgatherv: `size` entries, elements */
-  const uint64_t* displs;      /* allgatherv: `size` entries, elements */
+  size_t struct_size;          /* since 1.3 */
+  const strata_buffer* send;   /* allreduce, allgather(v), reduce_scatter (since 1.3) */
+  const strata_buffer* recv;   /* allreduce, allgather(v), reduce_scatter; broadcast: in place
+                                  (since 1.3) */
+  int32_t op;                  /* strata_reduce_op: allreduce, reduce_scatter (since 1.3) */
+  int32_t root;                /* broadcast (since 1.3) */
+  const uint64_t* recv_counts; /* allgatherv: `size` entries, elements (since 1.3) */
+  const uint64_t* displs;      /* allgatherv: `size` entries, elements (since 1.3) */
 } strata_coll_args;
 #define STRATA_COLL_ARGS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_coll_args, displs)
 
@@ -301,43 +305,46 @@ typedef struct strata_coll_args {
  *    inside their own ops; a plugin must not call it from threads of its own.
  */
 typedef struct strata_comm_ops {
-  strata_ops_header header; /* kind STRATA_PLUGIN_COMM */
+  strata_ops_header header; /* kind STRATA_PLUGIN_COMM
+                               (since 1.3; replaces 1.0-1.2's struct_size) */
 
   /* Required. Creates an instance; on success *self is owned by the caller until destroy(self).
    * May initialise the process-wide transport (e.g. MPI_Init) if nobody did. Not thread-safe. */
   strata_status (*create)(const strata_plugin_create_args* args, void** self, strata_error* err);
+                          /* since 1.0; args struct since 1.3 */
   /* Required. Releases everything; pending requests must have been waited. self may be NULL. */
-  void (*destroy)(void* self);
+  void (*destroy)(void* self); /* since 1.0 */
   /* Required. Fills *caps (caps->struct_size set by the caller). Cheap; any time after create. */
-  strata_status (*query)(void* self, strata_comm_caps* caps, strata_error* err);
+  strata_status (*query)(void* self, strata_comm_caps* caps, strata_error* err); /* since 1.0 */
 
   /* Required. recv.count == send.count. */
   strata_status (*allreduce)(void* self, const strata_coll_args* args, strata_request* req,
-                             strata_error* err);
+                             strata_error* err); /* since 1.0; args struct since 1.3 */
   /* Required. recv.count == send.count * size; rank r's block lands at offset r * send.count. */
   strata_status (*allgather)(void* self, const strata_coll_args* args, strata_request* req,
-                             strata_error* err);
+                             strata_error* err); /* since 1.0; args struct since 1.3 */
   /* Optional (NULL: not supported; ZeRO stages 1-3 refuse such a comm at start-up, naming it).
    * recv_counts[r] / displs[r] place rank r's block; send.count must equal recv_counts[rank]. */
   strata_status (*allgatherv)(void* self, const strata_coll_args* args, strata_request* req,
-                              strata_error* err);
+                              strata_error* err); /* since 1.0; args struct since 1.3 */
   /* Optional (NULL: not supported; as allgatherv). send.count == recv.count * size; rank r
    * receives the reduction of block r. */
   strata_status (*reduce_scatter)(void* self, const strata_coll_args* args, strata_request* req,
-                                  strata_error* err);
+                                  strata_error* err); /* since 1.0; args struct since 1.3 */
   /* Required. In place on `recv`, from `root`. */
   strata_status (*broadcast)(void* self, const strata_coll_args* args, strata_request* req,
-                             strata_error* err);
+                             strata_error* err); /* since 1.0; args struct since 1.3 */
   /* Required. Reads no field of args beyond struct_size. */
   strata_status (*barrier)(void* self, const strata_coll_args* args, strata_request* req,
-                           strata_error* err);
+                           strata_error* err); /* since 1.0; args struct since 1.3 */
 
   /* Required when caps.nonblocking is 1, else may be NULL. Completes and frees a request. After it
    * returns (success or not) the handle is invalid. */
-  strata_status (*wait)(void* self, strata_request req, strata_error* err);
+  strata_status (*wait)(void* self, strata_request req, strata_error* err); /* since 1.0 */
   /* Optional (NULL: callers that poll wait instead). *done = 1 if the request has completed (it
    * must still be waited to free it). */
   strata_status (*test)(void* self, strata_request req, int32_t* done, strata_error* err);
+                        /* since 1.0 */
 } strata_comm_ops;
 #define STRATA_COMM_OPS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_comm_ops, test)
 
@@ -352,13 +359,13 @@ typedef struct strata_comm_ops {
  * the plugin. `grad` may be NULL (ABI 1.1): the sharding plugin then provides gradient storage,
  * reached through param_view. Non-NULL host buffers stay valid until the runtime is destroyed. */
 typedef struct strata_param_desc {
-  size_t struct_size;
-  const char* name;
-  int32_t dtype; /* model dtype of data and grad */
-  strata_device device;
-  uint64_t count;
-  void* data;
-  void* grad;
+  size_t struct_size; /* since 1.0 */
+  const char* name; /* since 1.0 */
+  int32_t dtype; /* model dtype of data and grad (since 1.0) */
+  strata_device device; /* since 1.0 */
+  uint64_t count; /* since 1.0 */
+  void* data; /* since 1.0 */
+  void* grad; /* since 1.0 */
 } strata_param_desc;
 #define STRATA_PARAM_DESC_SIZE_1_0 STRATA_STRUCT_SIZE(strata_param_desc, grad)
 
@@ -366,18 +373,18 @@ typedef struct strata_param_desc {
  * `grad` are fp32 and owned by the sharding plugin (at stage 0 with fp32 models they may alias the
  * host's own buffers). Valid from finish_reduce until the next call that changes sharding state. */
 typedef struct strata_shard {
-  size_t struct_size;
-  uint32_t param_index;
-  uint64_t offset; /* first element of the range within the parameter */
-  uint64_t count;
-  float* master;
-  float* grad;
+  size_t struct_size; /* since 1.0 */
+  uint32_t param_index; /* since 1.0 */
+  uint64_t offset; /* first element of the range within the parameter (since 1.0) */
+  uint64_t count; /* since 1.0 */
+  float* master; /* since 1.0 */
+  float* grad; /* since 1.0 */
   /* ABI 1.2: where the updated master's model-dtype copy goes (`count` elements of
    * `model_dtype`, STRATA_F16 or STRATA_BF16), or NULL when no copy is wanted. The copy is made
    * between step and publish: by the offload plugin in its own pass if its caps say
    * writes_model_copy, else by the runtime (precision cast). See "Model-dtype copies" below. */
-  void* model;
-  int32_t model_dtype;
+  void* model; /* since 1.2 */
+  int32_t model_dtype; /* since 1.2 */
 } strata_shard;
 #define STRATA_SHARD_SIZE_1_0 STRATA_STRUCT_SIZE(strata_shard, grad)
 #define STRATA_SHARD_SIZE_1_2 STRATA_STRUCT_SIZE(strata_shard, model_dtype)
@@ -390,11 +397,13 @@ typedef struct strata_shard {
  * param_view; the pointers stay valid until the next gather/release/step call on the runtime, or
  * for longer where the sharding stage says so (stages 0-1: until destroy). */
 typedef struct strata_param_view {
-  size_t struct_size;
-  void* data;     /* `count` elements of `dtype`; NULL if the parameter is not gathered (stage 3) */
-  void* grad;     /* accumulate (+=) this micro-batch's gradient here; NULL if none is lent now */
-  uint64_t count;
-  int32_t dtype;
+  size_t struct_size; /* since 1.1 */
+  void* data;     /* `count` elements of `dtype`; NULL if the parameter is not gathered (stage 3)
+                     (since 1.1) */
+  void* grad;     /* accumulate (+=) this micro-batch's gradient here; NULL if none is lent now
+                     (since 1.1) */
+  uint64_t count; /* since 1.1 */
+  int32_t dtype;  /* since 1.1 */
 } strata_param_view;
 #define STRATA_PARAM_VIEW_SIZE_1_1 STRATA_STRUCT_SIZE(strata_param_view, dtype)
 
@@ -418,15 +427,16 @@ struct strata_offload_ops;
  * runtime writes it as a Chrome-trace "complete" event on the calling thread's track, with the
  * plugin's name as its category and the step in progress as an argument. */
 typedef struct strata_trace_span {
-  size_t struct_size;
+  size_t struct_size; /* since 1.5 */
   /* What the work was ("bucket_reduce", "bucket_pack", "adam", ...). Must have static storage
    * duration (a string literal): the runtime keeps the pointer until the timeline is written. */
-  const char* name;
-  int64_t begin_ns; /* CLOCK_MONOTONIC in ns (std::chrono::steady_clock on Linux) */
-  int64_t end_ns;   /* >= begin_ns; a span may cover work finished on another thread */
-  int64_t index;    /* what it worked on: a bucket, group or parameter index; -1 for none */
-  uint64_t bytes;   /* bytes it moved or touched; 0 when that says nothing */
-  uint32_t flags;   /* STRATA_TRACE_* bits */
+  const char* name; /* since 1.5 */
+  int64_t begin_ns; /* CLOCK_MONOTONIC in ns (std::chrono::steady_clock on Linux) (since 1.5) */
+  int64_t end_ns;   /* >= begin_ns; a span may cover work finished on another thread (since 1.5) */
+  int64_t index;    /* what it worked on: a bucket, group or parameter index; -1 for none
+                       (since 1.5) */
+  uint64_t bytes;   /* bytes it moved or touched; 0 when that says nothing (since 1.5) */
+  uint32_t flags;   /* STRATA_TRACE_* bits (since 1.5) */
 } strata_trace_span;
 #define STRATA_TRACE_SPAN_SIZE_1_5 STRATA_STRUCT_SIZE(strata_trace_span, flags)
 
@@ -440,28 +450,29 @@ typedef struct strata_trace_span {
  * This is a host struct: it only grows at the end, and struct_size says which fields this runtime
  * fills. */
 typedef struct strata_host_api {
-  size_t struct_size;
-  uint32_t abi_major;
-  uint32_t runtime_minor; /* the runtime's minor: services of later minors are absent */
-  void* host_ctx;     /* first argument to every function below */
+  size_t struct_size; /* since 1.0 */
+  uint32_t abi_major; /* since 1.0 */
+  uint32_t runtime_minor; /* the runtime's minor: services of later minors are absent (since 1.0) */
+  void* host_ctx;     /* first argument to every function below (since 1.0) */
 
   /* Writes one log line attributed to this plugin and rank. `message` read during the call. */
-  void (*log)(void* host_ctx, int32_t level, const char* message);
+  void (*log)(void* host_ctx, int32_t level, const char* message); /* since 1.0 */
   /* Accounted allocation: counted under `category` in the memory report. Returns NULL on
    * failure. Host memory only in ABI 1.0. Free with free_bytes from the same table. */
   void* (*alloc_bytes)(void* host_ctx, size_t bytes, size_t alignment, int32_t category);
-  void (*free_bytes)(void* host_ctx, void* ptr);
+                       /* since 1.0 */
+  void (*free_bytes)(void* host_ctx, void* ptr); /* since 1.0 */
 
   /* The comm stratum's instance, for collectives (same thread rules as strata_comm_ops). The
    * table is the runtime's, of the runtime's minor: a plugin built with a newer header checks
    * comm->header.struct_size before reading members appended after it (sdk::Comm does). (Plugins
    * built with a 1.0-1.2 header get a table in their own layout.) */
-  const strata_comm_ops* comm;
-  void* comm_self;
+  const strata_comm_ops* comm; /* since 1.0 */
+  void* comm_self; /* since 1.0 */
 
   /* The precision stratum's instance, for casts (sharding uses it to publish). */
-  const struct strata_precision_ops* precision;
-  void* precision_self;
+  const struct strata_precision_ops* precision; /* since 1.0 */
+  void* precision_self; /* since 1.0 */
 
   /* ---- ABI 1.2: memory locations. Check with STRATA_STRUCT_HAS before calling. ---- */
   /* Accounted allocation in `location`: STRATA_MEM_HOST (as alloc_bytes) or STRATA_MEM_HOST_PINNED
@@ -469,27 +480,28 @@ typedef struct strata_host_api {
    * the pages (RLIMIT_MEMLOCK); the caller may then fall back to STRATA_MEM_HOST. Free with
    * free_bytes, which unlocks. Thread-safe. */
   void* (*alloc_bytes_at)(void* host_ctx, size_t bytes, size_t alignment, int32_t category,
-                          int32_t location);
+                          int32_t location); /* since 1.2 */
   /* Counts bytes the plugin holds outside the allocator, chiefly files (STRATA_MEM_DISK): adds
    * `delta` (negative to give back) to `category` at `location`. The plugin gives back what it
    * recorded before destroy returns. Thread-safe. */
   void (*account_bytes)(void* host_ctx, int32_t category, int32_t location, int64_t delta);
+                        /* since 1.2 */
 
   /* ---- ABI 1.4. Check with STRATA_STRUCT_HAS before calling. ---- */
   /* 1 if a log line at `level` would be written, so a plugin can skip formatting it. Cheap (no
    * lock); thread-safe. */
-  int32_t (*log_enabled)(void* host_ctx, int32_t level);
+  int32_t (*log_enabled)(void* host_ctx, int32_t level); /* since 1.4 */
 
   /* ---- ABI 1.5: the job's timeline. Check with STRATA_STRUCT_HAS before calling. ---- */
   /* 1 when the job records a timeline (STRATA_TIMELINE or the manifest's "timeline"), else 0.
    * Fixed for the runtime's lifetime: a plugin asks once, and when it is 0 reads no clocks and
    * calls trace_span never. Thread-safe. */
-  int32_t (*trace_enabled)(void* host_ctx);
+  int32_t (*trace_enabled)(void* host_ctx); /* since 1.5 */
   /* Records one span on the calling thread's track (ignored when the timeline is off). `span` is
    * read during the call; a span with struct_size below this header's, end before begin or a NULL
    * name is dropped. Cheap (an append to an in-memory buffer that another thread writes out), so
    * a plugin may call it a few times per bucket; thread-safe. */
-  void (*trace_span)(void* host_ctx, const strata_trace_span* span);
+  void (*trace_span)(void* host_ctx, const strata_trace_span* span); /* since 1.5 */
 
   /* ---- ABI 1.7: CUDA devices. Check with STRATA_STRUCT_HAS before calling. ----
    * alloc_bytes_at also takes STRATA_MEM_DEVICE from 1.7: cudaMalloc on the job's device (counted
@@ -498,13 +510,13 @@ typedef struct strata_host_api {
   /* The job's device: where the host registered its parameters (every parameter is on the same
    * one), STRATA_DEVICE_HOST when they are in host memory. Known from finalize on (HOST before).
    * Cheap; thread-safe. */
-  strata_device (*device)(void* host_ctx);
+  strata_device (*device)(void* host_ctx); /* since 1.7 */
   /* The cudaStream_t the host enqueues its forward and backward on (strata_set_stream; NULL: the
    * legacy default stream). Device work a plugin does inside a runtime call must be ordered after
    * the host's work already on this stream (enqueue on it, or wait on an event recorded on it),
    * and be ordered before the host's later work on it when the call returns (enqueue on it, or
    * make it wait on an event of yours). Valid for the call it was read in. Thread-safe. */
-  void* (*cuda_stream)(void* host_ctx);
+  void* (*cuda_stream)(void* host_ctx); /* since 1.7 */
 
   /* ---- ABI 1.8: the offload stratum, lent to the sharding stratum. Check with STRATA_STRUCT_HAS.
    * The offload stratum's table and instance in the sharding plugin's table (NULL in the other
@@ -514,8 +526,8 @@ typedef struct strata_host_api {
    * offload->header.struct_size before reading a function appended after init_state (the param
    * store's, chiefly). Calls follow the offload plugin's rules (the thread that drives the
    * runtime, inside the sharding plugin's own ops). */
-  const struct strata_offload_ops* offload;
-  void* offload_self;
+  const struct strata_offload_ops* offload; /* since 1.8 */
+  void* offload_self; /* since 1.8 */
 } strata_host_api;
 #define STRATA_HOST_API_SIZE_1_0 STRATA_STRUCT_SIZE(strata_host_api, precision_self)
 #define STRATA_HOST_API_SIZE_1_2 STRATA_STRUCT_SIZE(strata_host_api, account_bytes)
@@ -529,13 +541,13 @@ typedef struct strata_host_api {
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct strata_sharding_caps {
-  size_t struct_size;
-  int32_t stage; /* ZeRO stage 0..3 */
+  size_t struct_size; /* since 1.0 */
+  int32_t stage; /* ZeRO stage 0..3 (since 1.0) */
   /* 1 if every rank's owned shards cover the whole model identically (stage 0): reductions of
    * per-shard statistics across ranks are then unnecessary. 0 if shards partition the model. */
-  int32_t shards_replicated;
+  int32_t shards_replicated; /* since 1.0 */
   /* ABI 1.9: STRATA_SHARDING_* bits (0 from an older plugin: none). */
-  uint32_t features;
+  uint32_t features; /* since 1.9 */
 } strata_sharding_caps;
 #define STRATA_SHARDING_CAPS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_sharding_caps, shards_replicated)
 #define STRATA_SHARDING_CAPS_SIZE_1_9 STRATA_STRUCT_SIZE(strata_sharding_caps, features)
@@ -551,24 +563,24 @@ typedef struct strata_sharding_caps {
 
 /* grad_ready()'s arguments (ABI 1.3). */
 typedef struct strata_grad_ready_args {
-  size_t struct_size;
-  uint32_t param_index;
-  int32_t boundary; /* 1 on the last micro-batch before an optimizer step */
+  size_t struct_size; /* since 1.3 */
+  uint32_t param_index; /* since 1.3 */
+  int32_t boundary; /* 1 on the last micro-batch before an optimizer step (since 1.3) */
 } strata_grad_ready_args;
 #define STRATA_GRAD_READY_ARGS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_grad_ready_args, boundary)
 
 /* gather() and release() arguments (ABI 1.3). */
 typedef struct strata_group_args {
-  size_t struct_size;
-  uint32_t group;
-  uint32_t flags; /* gather: STRATA_GATHER_* bits; release: 0 */
+  size_t struct_size; /* since 1.3 */
+  uint32_t group; /* since 1.3 */
+  uint32_t flags; /* gather: STRATA_GATHER_* bits; release: 0 (since 1.3) */
 } strata_group_args;
 #define STRATA_GROUP_ARGS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_group_args, flags)
 
 /* end_micro_step()'s arguments (ABI 1.3). */
 typedef struct strata_micro_step_args {
-  size_t struct_size;
-  int32_t boundary; /* 1 at an accumulation boundary (finish_reduce follows) */
+  size_t struct_size; /* since 1.3 */
+  int32_t boundary; /* 1 at an accumulation boundary (finish_reduce follows) (since 1.3) */
 } strata_micro_step_args;
 #define STRATA_MICRO_STEP_ARGS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_micro_step_args, boundary)
 
@@ -582,36 +594,39 @@ typedef struct strata_micro_step_args {
  * model copies itself. The offload plugin writes them during step when its caps say
  * writes_model_copy; otherwise the runtime casts them (precision cast) after step, before publish. */
 typedef struct strata_sharding_ops {
-  strata_ops_header header; /* kind STRATA_PLUGIN_SHARDING */
+  strata_ops_header header; /* kind STRATA_PLUGIN_SHARDING
+                               (since 1.3; replaces 1.0-1.2's struct_size) */
   /* Required. As strata_comm_ops.create. */
   strata_status (*create)(const strata_plugin_create_args* args, void** self, strata_error* err);
+                          /* since 1.0; args struct since 1.3 */
   /* Required. self may be NULL. */
-  void (*destroy)(void* self);
+  void (*destroy)(void* self); /* since 1.0 */
   /* Required. */
-  strata_status (*query)(void* self, strata_sharding_caps* caps, strata_error* err);
+  strata_status (*query)(void* self, strata_sharding_caps* caps, strata_error* err); /* since 1.0 */
 
   /* Required. Indices are dense, 0.., in registration order (the same on every rank). */
   strata_status (*register_param)(void* self, uint32_t index, const strata_param_desc* param,
-                                  strata_error* err);
+                                  strata_error* err); /* since 1.0 */
   /* Required. All parameters registered and broadcast; allocate masters, buckets, partitions.
    * Collective. */
-  strata_status (*finalize)(void* self, strata_error* err);
+  strata_status (*finalize)(void* self, strata_error* err); /* since 1.0 */
   /* Required. The host finished writing (accumulating into) the parameter's gradient for this
    * micro-batch. May start collectives. */
   strata_status (*grad_ready)(void* self, const strata_grad_ready_args* args, strata_error* err);
+                              /* since 1.0; args struct since 1.3 */
   /* Required. At the boundary: complete every reduction (including params never marked ready),
    * averaged over ranks. Afterwards owned shards hold the reduced fp32 gradient. Collective. */
-  strata_status (*finish_reduce)(void* self, strata_error* err);
+  strata_status (*finish_reduce)(void* self, strata_error* err); /* since 1.0 */
   /* Required. The ranges this rank steps. *shards stays owned by the plugin, valid until the next
    * call on this instance other than owned_shards. */
   strata_status (*owned_shards)(void* self, const strata_shard** shards, size_t* count,
-                                strata_error* err);
+                                strata_error* err); /* since 1.0 */
   /* Required. After the optimizer updated the masters (and the model copies were made, see the
    * rule above): make model parameters current wherever the stage needs them (e.g. allgather).
    * Collective. */
-  strata_status (*publish)(void* self, strata_error* err);
+  strata_status (*publish)(void* self, strata_error* err); /* since 1.0 */
   /* Required. Zero the host's gradient buffers and any gradient shards for the next micro-batch. */
-  strata_status (*zero_grad)(void* self, strata_error* err);
+  strata_status (*zero_grad)(void* self, strata_error* err); /* since 1.0 */
 
   /* ---- ABI 1.1: parameter groups (a layer), chiefly for stage 3. Optional, all five or none
    * (NULL: the plugin has no groups; the runtime then uses the host's registered buffers, treats
@@ -622,24 +637,27 @@ typedef struct strata_sharding_ops {
    * parameter belongs to at most one group; `params` and `name` are read during the call only. */
   strata_status (*define_group)(void* self, uint32_t group, const char* name,
                                 const uint32_t* params, size_t count, strata_error* err);
+                                /* since 1.1 */
   /* Makes the group's parameters readable (stage 3: allgather, possibly prefetched) and, with
    * STRATA_GATHER_FOR_BACKWARD, lends gradient buffers. Collective where the stage moves
    * parameters or gradients on gather/release (stages 2-3 in plugins/zero): every rank gathers
    * and releases the same groups in the same order; a divergence is an error naming the ranks
    * and groups, never a hang. */
   strata_status (*gather)(void* self, const strata_group_args* args, strata_error* err);
+                          /* since 1.1; args struct since 1.3 */
   /* Ends the host's use of the group: lent gradients are reduced towards their owners' shards and
    * their buffers reclaimed; stage 3 frees the gathered parameters. Same collectiveness as
    * gather. */
   strata_status (*release)(void* self, const strata_group_args* args, strata_error* err);
+                           /* since 1.1; args struct since 1.3 */
   /* Current buffers of parameter `index` (see strata_param_view). Local. After finalize it fails
    * only for a bad index; what is not available now is reported as NULL. */
   strata_status (*param_view)(void* self, uint32_t index, strata_param_view* view,
-                              strata_error* err);
+                              strata_error* err); /* since 1.1 */
   /* After every micro-batch, before finish_reduce at a boundary. Stages that reduce every
    * micro-batch (2, 3) complete that micro-batch's reductions here. Collective. */
   strata_status (*end_micro_step)(void* self, const strata_micro_step_args* args,
-                                  strata_error* err);
+                                  strata_error* err); /* since 1.1; args struct since 1.3 */
 
   /* ---- ABI 1.8. Optional (NULL: the runtime hands init_state the owned_shards). ----
    * After finalize: the ranges owned_shards returns, with master, grad and model NULL: all the
@@ -648,7 +666,7 @@ typedef struct strata_sharding_ops {
    * host still holds its whole model, brings nothing in. The runtime uses them only with an
    * offload plugin whose table is of 1.8 or later (see init_state). *shards as for owned_shards. */
   strata_status (*shard_ranges)(void* self, const strata_shard** shards, size_t* count,
-                                strata_error* err);
+                                strata_error* err); /* since 1.8 */
 } strata_sharding_ops;
 #define STRATA_SHARDING_OPS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_sharding_ops, end_micro_step)
 
@@ -657,46 +675,50 @@ typedef struct strata_sharding_ops {
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct strata_precision_caps {
-  size_t struct_size;
-  int32_t model_dtype;     /* dtype the host must register parameters in */
-  int32_t dynamic_scaling; /* 1 if the scale changes with overflows */
+  size_t struct_size;      /* since 1.0 */
+  int32_t model_dtype;     /* dtype the host must register parameters in (since 1.0) */
+  int32_t dynamic_scaling; /* 1 if the scale changes with overflows (since 1.0) */
 } strata_precision_caps;
 #define STRATA_PRECISION_CAPS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_precision_caps, dynamic_scaling)
 
 typedef struct strata_grad_stats {
-  size_t struct_size;
-  int32_t nonfinite; /* 1 if any inspected gradient element is inf or nan */
-  double sum_sq;     /* sum of squares of the inspected (still scaled) gradients, in fp64 */
+  size_t struct_size; /* since 1.0 */
+  int32_t nonfinite; /* 1 if any inspected gradient element is inf or nan (since 1.0) */
+  double sum_sq;     /* sum of squares of the inspected (still scaled) gradients, in fp64
+                        (since 1.0) */
 } strata_grad_stats;
 #define STRATA_GRAD_STATS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_grad_stats, sum_sq)
 
 typedef struct strata_precision_ops {
-  strata_ops_header header; /* kind STRATA_PLUGIN_PRECISION */
+  strata_ops_header header; /* kind STRATA_PLUGIN_PRECISION
+                               (since 1.3; replaces 1.0-1.2's struct_size) */
   /* Required. As strata_comm_ops.create. */
   strata_status (*create)(const strata_plugin_create_args* args, void** self, strata_error* err);
+                          /* since 1.0; args struct since 1.3 */
   /* Required. self may be NULL. */
-  void (*destroy)(void* self);
+  void (*destroy)(void* self); /* since 1.0 */
   /* Required. */
   strata_status (*query)(void* self, strata_precision_caps* caps, strata_error* err);
+                         /* since 1.0 */
 
   /* Required. Current loss scale the host multiplies its loss by (1.0 when not scaling). */
-  strata_status (*loss_scale)(void* self, double* scale, strata_error* err);
+  strata_status (*loss_scale)(void* self, double* scale, strata_error* err); /* since 1.0 */
   /* Required. One pass over the owned fp32 gradients: non-finite flag and fp64 sum of squares.
    * Read-only. The runtime sums the ranks' sums and ORs their flags. */
   strata_status (*grad_stats)(void* self, const strata_shard* shards, size_t count,
-                              strata_grad_stats* stats, strata_error* err);
+                              strata_grad_stats* stats, strata_error* err); /* since 1.0 */
   /* Required. Once per optimizer step, skipped or not, with the agreed overflow flag. Fails with
    * STRATA_ERR_NUMERIC when the scale cannot decrease any further. */
-  strata_status (*update)(void* self, int32_t overflow, strata_error* err);
+  strata_status (*update)(void* self, int32_t overflow, strata_error* err); /* since 1.0 */
   /* Required. Element-wise conversion (round to nearest even; inf/nan preserved). Thread-safe. */
   strata_status (*cast)(void* self, const strata_buffer* src, const strata_buffer* dst,
-                        strata_error* err);
+                        strata_error* err); /* since 1.0 */
 
   /* ---- ABI 1.6: checkpoints. Optional (NULL: nothing to save; a loss scaler starts afresh on
    * load). See strata_save_state_fn (declared with the offload stratum below). ---- */
   strata_status (*save_state)(void* self, char* buffer, size_t capacity, size_t* length,
-                              strata_error* err);
-  strata_status (*load_state)(void* self, const char* json, strata_error* err);
+                              strata_error* err); /* since 1.6 */
+  strata_status (*load_state)(void* self, const char* json, strata_error* err); /* since 1.6 */
 } strata_precision_ops;
 #define STRATA_PRECISION_OPS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_precision_ops, cast)
 
@@ -705,36 +727,38 @@ typedef struct strata_precision_ops {
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct strata_offload_caps {
-  size_t struct_size;
-  int32_t device_type;     /* where the step runs: STRATA_DEVICE_HOST or CUDA */
-  const char* optimizer;   /* e.g. "adamw"; static storage */
+  size_t struct_size;      /* since 1.0 */
+  int32_t device_type;     /* where the step runs: STRATA_DEVICE_HOST or CUDA (since 1.0) */
+  const char* optimizer;   /* e.g. "adamw"; static storage (since 1.0) */
   /* ABI 1.2: 1 if step writes every shard's `model` copy (when set) in the same pass as the
    * update, 0 if the runtime must cast after step. */
-  int32_t writes_model_copy;
+  int32_t writes_model_copy; /* since 1.2 */
   /* ABI 1.6: the optimizer's configured learning rate and momentum (Adam's and Lion's beta1, SGD's
    * momentum), which a schedule starts from; NaN when the optimizer has none (SGD without
    * momentum). */
-  double lr;
-  double momentum;
+  double lr;               /* since 1.6 */
+  double momentum;         /* since 1.6 */
 } strata_offload_caps;
 #define STRATA_OFFLOAD_CAPS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_offload_caps, optimizer)
 #define STRATA_OFFLOAD_CAPS_SIZE_1_2 STRATA_STRUCT_SIZE(strata_offload_caps, writes_model_copy)
 #define STRATA_OFFLOAD_CAPS_SIZE_1_6 STRATA_STRUCT_SIZE(strata_offload_caps, momentum)
 
 typedef struct strata_step_args {
-  size_t struct_size;
-  uint64_t step;        /* 1-based count of applied optimizer steps, this one included */
-  double grad_scale;    /* multiply every gradient by this first (unscale and clip fused) */
-  double lr_factor;     /* multiplies the learning rate below; 1.0 = as set */
+  size_t struct_size;   /* since 1.0 */
+  uint64_t step;        /* 1-based count of applied optimizer steps, this one included
+                           (since 1.0) */
+  double grad_scale;    /* multiply every gradient by this first (unscale and clip fused)
+                           (since 1.0) */
+  double lr_factor;     /* multiplies the learning rate below; 1.0 = as set (since 1.0) */
   /* ABI 1.6: the learning rate of this step (a schedule's value or the host's override); NaN:
    * the configured one. The step uses lr × lr_factor. */
-  double lr;
+  double lr;            /* since 1.6 */
   /* ABI 1.6: the momentum of this step (Adam's and Lion's beta1, SGD's momentum; OneCycle cycles
    * it), also in Adam's bias correction 1 - beta1^step; NaN: the configured one. */
-  double momentum;
+  double momentum;      /* since 1.6 */
   /* ABI 1.6: Adam's and Lion's beta2 for this step (DeepSpeed's OneCycle sets it to 0.99 while it
    * cycles momentum); NaN: the configured one. Optimizers without a beta2 ignore it. */
-  double beta2;
+  double beta2;         /* since 1.6 */
 } strata_step_args;
 #define STRATA_STEP_ARGS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_step_args, lr_factor)
 #define STRATA_STEP_ARGS_SIZE_1_6 STRATA_STRUCT_SIZE(strata_step_args, beta2)
@@ -744,21 +768,23 @@ typedef struct strata_step_args {
  * The runtime saves and loads them through read_state/write_state, range by range, so that a
  * checkpoint can be loaded at another partition layout: slot names must match at load. */
 typedef struct strata_state_slots {
-  size_t struct_size;
-  uint32_t count;           /* slots per element; 0 for a stateless optimizer (plain SGD) */
-  const char* const* names; /* `count` names, static storage, unique (e.g. "exp_avg") */
+  size_t struct_size;       /* since 1.6 */
+  uint32_t count;           /* slots per element; 0 for a stateless optimizer (plain SGD)
+                               (since 1.6) */
+  const char* const* names; /* `count` names, static storage, unique (e.g. "exp_avg") (since 1.6) */
 } strata_state_slots;
 #define STRATA_STATE_SLOTS_SIZE_1_6 STRATA_STRUCT_SIZE(strata_state_slots, names)
 
 /* read_state()/write_state() arguments: `count` elements of slot `slot` of shard `shard` (an
  * index into the list init_state got), from element `first` of that shard. Read during the call. */
 typedef struct strata_state_io_args {
-  size_t struct_size;
-  uint32_t shard;
-  uint32_t slot;
-  uint64_t first;
-  uint64_t count;
-  float* data; /* read_state writes `count` floats here; write_state reads them from here */
+  size_t struct_size; /* since 1.6 */
+  uint32_t shard; /* since 1.6 */
+  uint32_t slot; /* since 1.6 */
+  uint64_t first; /* since 1.6 */
+  uint64_t count; /* since 1.6 */
+  float* data; /* read_state writes `count` floats here; write_state reads them from here
+                  (since 1.6) */
 } strata_state_io_args;
 #define STRATA_STATE_IO_ARGS_SIZE_1_6 STRATA_STRUCT_SIZE(strata_state_io_args, data)
 
@@ -779,12 +805,12 @@ typedef strata_status (*strata_load_state_fn)(void* self, const char* json, stra
  * places where its config says: host memory (offload_param.device cpu, page-locked with
  * pin_memory) or a file on a drive (nvme, under offload_param.nvme_path). */
 typedef struct strata_param_store_args {
-  size_t struct_size;
-  uint64_t bytes; /* in: the store's size */
+  size_t struct_size; /* since 1.8 */
+  uint64_t bytes; /* in: the store's size (since 1.8) */
   /* out: STRATA_MEM_HOST, STRATA_MEM_HOST_PINNED or STRATA_MEM_DISK; -1 when the config asks for
    * no parameter offload (offload_param.device none): the sharding plugin keeps its parameters
    * itself, and nothing was allocated. */
-  int32_t location;
+  int32_t location; /* since 1.8 */
   /* out: for the memory locations, the `bytes` bytes themselves (zeroed, at least 64-byte aligned,
    * valid until the offload instance is destroyed): read and write them in place, no transfers
    * needed. For STRATA_MEM_DISK, reached through param_store_start: NULL, or (ABI 1.9) a shared
@@ -792,56 +818,64 @@ typedef struct strata_param_store_args {
    * plugin may also read and write the bytes in place; the kernel pages them between the drive
    * and its page cache, which it can reclaim, and transfers through param_store_start see the
    * same bytes. */
-  void* data;
+  void* data; /* since 1.8 */
   /* out: how many parameter elements the sharding plugin should keep reading ahead of use
    * (DeepSpeed's offload_param.buffer_count × buffer_size); 0: no bound of the store's. */
-  uint64_t read_ahead_elements;
+  uint64_t read_ahead_elements; /* since 1.8 */
 } strata_param_store_args;
 #define STRATA_PARAM_STORE_ARGS_SIZE_1_8 \
   STRATA_STRUCT_SIZE(strata_param_store_args, read_ahead_elements)
 
 /* One transfer between host memory and the store (param_store_start). */
 typedef struct strata_param_io_args {
-  size_t struct_size;
-  int32_t write;   /* 1: `bytes` from `data` into the store at `offset`; 0: the reverse */
-  uint64_t offset; /* bytes from the store's start; offset + bytes <= the store's size */
-  uint64_t bytes;
-  void* data;      /* host memory; must stay valid, and untouched, until the transfer is waited */
+  size_t struct_size; /* since 1.8 */
+  int32_t write;   /* 1: `bytes` from `data` into the store at `offset`; 0: the reverse
+                      (since 1.8) */
+  uint64_t offset; /* bytes from the store's start; offset + bytes <= the store's size
+                      (since 1.8) */
+  uint64_t bytes;  /* since 1.8 */
+  void* data;      /* host memory; must stay valid, and untouched, until the transfer is waited
+                      (since 1.8) */
 } strata_param_io_args;
 #define STRATA_PARAM_IO_ARGS_SIZE_1_8 STRATA_STRUCT_SIZE(strata_param_io_args, data)
 
 typedef struct strata_offload_ops {
-  strata_ops_header header; /* kind STRATA_PLUGIN_OFFLOAD */
+  strata_ops_header header; /* kind STRATA_PLUGIN_OFFLOAD
+                               (since 1.3; replaces 1.0-1.2's struct_size) */
   /* Required. As strata_comm_ops.create. */
   strata_status (*create)(const strata_plugin_create_args* args, void** self, strata_error* err);
+                          /* since 1.0; args struct since 1.3 */
   /* Required. self may be NULL. */
-  void (*destroy)(void* self);
+  void (*destroy)(void* self); /* since 1.0 */
   /* Required. */
-  strata_status (*query)(void* self, strata_offload_caps* caps, strata_error* err);
+  strata_status (*query)(void* self, strata_offload_caps* caps, strata_error* err); /* since 1.0 */
   /* Required. Allocates optimizer state for exactly these shards (the same list every later step
    * gets). A plugin whose table is of ABI 1.8 or later reads only each shard's struct_size,
    * param_index, offset and count here: master, grad and model may be NULL (the runtime passes
    * the sharding plugin's shard_ranges when it has them). */
   strata_status (*init_state)(void* self, const strata_shard* shards, size_t count,
-                              strata_error* err);
+                              strata_error* err); /* since 1.0 */
   /* Required. Updates shard masters in place from shard grads (and writes their model copies when
    * the caps say writes_model_copy). */
   strata_status (*step)(void* self, const strata_shard* shards, size_t count,
-                        const strata_step_args* args, strata_error* err);
+                        const strata_step_args* args, strata_error* err); /* since 1.0 */
 
   /* ---- ABI 1.6: checkpoints. Optional; state_slots, read_state and write_state are all three
    * set or all NULL (NULL: the runtime refuses to save or load this optimizer's state, naming the
    * plugin). Called after init_state, between steps, from the thread that drives the runtime. ---- */
   /* The slots this optimizer keeps per element (the same for every shard). Cheap. */
   strata_status (*state_slots)(void* self, strata_state_slots* slots, strata_error* err);
+                               /* since 1.6 */
   /* Copies a range of one slot out (the state may be in memory or in files: NVMe offload). */
   strata_status (*read_state)(void* self, const strata_state_io_args* args, strata_error* err);
+                              /* since 1.6 */
   /* Overwrites a range of one slot. The runtime loads a checkpoint after init_state and before the
    * first resumed step, whose args.step is the saved count of applied steps + 1. */
   strata_status (*write_state)(void* self, const strata_state_io_args* args, strata_error* err);
+                               /* since 1.6 */
   /* Optional (NULL: no such state). See strata_save_state_fn. */
-  strata_save_state_fn save_state;
-  strata_load_state_fn load_state;
+  strata_save_state_fn save_state; /* since 1.6 */
+  strata_load_state_fn load_state; /* since 1.6 */
 
   /* ---- ABI 1.8: the parameter store (see strata_param_store_args). Optional, all three or none
    * (NULL: no store; a sharding plugin keeps its parameters in memory, and this plugin refuses at
@@ -851,15 +885,16 @@ typedef struct strata_offload_ops {
    * at once so the drive is freed however the process ends). A directory that is missing,
    * read-only or too small fails here with the path and the bytes needed. */
   strata_status (*param_store_open)(void* self, strata_param_store_args* args, strata_error* err);
+                                    /* since 1.8 */
   /* Starts a transfer (disk: asynchronous; memory: done on return) and sets *ticket, which
    * param_store_wait takes exactly once. Any number may be in flight; transfers to overlapping
    * bytes complete in an unspecified order, so the caller waits for a write before it reads the
    * same bytes back. */
   strata_status (*param_store_start)(void* self, const strata_param_io_args* args,
-                                     uint64_t* ticket, strata_error* err);
+                                     uint64_t* ticket, strata_error* err); /* since 1.8 */
   /* Blocks until the ticket's transfer is complete; fails (naming the file, offset and bytes) for a
    * failed or short one. The ticket is spent either way. */
-  strata_status (*param_store_wait)(void* self, uint64_t ticket, strata_error* err);
+  strata_status (*param_store_wait)(void* self, uint64_t ticket, strata_error* err); /* since 1.8 */
 } strata_offload_ops;
 #define STRATA_OFFLOAD_OPS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_offload_ops, step)
 #define STRATA_OFFLOAD_OPS_SIZE_1_8 STRATA_STRUCT_SIZE(strata_offload_ops, param_store_wait)

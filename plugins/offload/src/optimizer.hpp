@@ -23,6 +23,7 @@ class Optimizer {
   Optimizer(const sdk::Host& host, const OptimizerConfig& config);
 
   OptimizerKind kind() const { return config_.kind; }
+  const OptimizerConfig& config() const { return config_; }
   const sdk::Host& host() const { return host_; }
   // For the log: the kernels' instruction set and why, e.g. "avx2 (the widest this CPU has)".
   std::string isa_choice() const { return isa_.describe(); }

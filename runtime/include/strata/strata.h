@@ -5,6 +5,7 @@
  * the struct's first released size up (an older host's smaller struct, a newer host's larger one)
  * and reads and writes only the fields inside it. Below the first released size a call fails with
  * STRATA_ERR_ABI naming the struct and both sizes (calls without a strata_error log it).
+ * Every field of every struct here says `since 1.x`: the API minor (table below) that first had it.
  *
  * Threading: a strata_runtime is used by one thread at a time (the training loop's). Distinct
  * runtimes in one process are not supported (the comm transport is process-wide).
@@ -53,15 +54,15 @@ extern "C" {
 typedef struct strata_runtime strata_runtime; /* opaque */
 
 typedef struct strata_create_options {
-  size_t struct_size;
+  size_t struct_size; /* since 1.0 */
   /* Exactly one of manifest_path / manifest_json. */
-  const char* manifest_path;
-  const char* manifest_json;
+  const char* manifest_path; /* since 1.0 */
+  const char* manifest_json; /* since 1.0 */
   /* With manifest_json: the folder plugin names are first looked up in (NULL: current dir). */
-  const char* base_dir;
+  const char* base_dir; /* since 1.0 */
   /* Optional JSON object merged over the manifest (RFC 7386 merge patch), e.g. a batch size
    * given on the host's command line. NULL for none. */
-  const char* overrides_json;
+  const char* overrides_json; /* since 1.0 */
 } strata_create_options;
 /* First released sizes: STRATA_STRUCT_SIZE in plugin_api.h. */
 #define STRATA_CREATE_OPTIONS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_create_options, overrides_json)
@@ -76,21 +77,21 @@ STRATA_API strata_status strata_create(const strata_create_options* options, str
 STRATA_API void strata_destroy(strata_runtime* rt);
 
 typedef struct strata_world_info {
-  size_t struct_size;
-  int32_t rank;
-  int32_t size;
-  int32_t local_rank;
-  int32_t local_size;
+  size_t struct_size; /* since 1.0 */
+  int32_t rank; /* since 1.0 */
+  int32_t size; /* since 1.0 */
+  int32_t local_rank; /* since 1.0 */
+  int32_t local_size; /* since 1.0 */
 } strata_world_info;
 #define STRATA_WORLD_INFO_SIZE_1_0 STRATA_STRUCT_SIZE(strata_world_info, local_size)
 
 typedef struct strata_training_info {
-  size_t struct_size;
-  uint64_t train_batch_size;               /* global batch per optimizer step */
-  uint64_t micro_batch_size;               /* per rank, per micro-step */
-  uint64_t gradient_accumulation_steps;
-  double gradient_clipping;                /* 0 = off */
-  int32_t model_dtype;                     /* dtype parameters must be registered in */
+  size_t struct_size;                      /* since 1.0 */
+  uint64_t train_batch_size;               /* global batch per optimizer step (since 1.0) */
+  uint64_t micro_batch_size;               /* per rank, per micro-step (since 1.0) */
+  uint64_t gradient_accumulation_steps;    /* since 1.0 */
+  double gradient_clipping;                /* 0 = off (since 1.0) */
+  int32_t model_dtype;                     /* dtype parameters must be registered in (since 1.0) */
 } strata_training_info;
 #define STRATA_TRAINING_INFO_SIZE_1_0 STRATA_STRUCT_SIZE(strata_training_info, model_dtype)
 
@@ -128,24 +129,26 @@ typedef enum strata_step_outcome {
 } strata_step_outcome;
 
 typedef struct strata_step_result {
-  size_t struct_size;
-  int32_t outcome;          /* strata_step_outcome */
-  double loss_scale;        /* scale to multiply the next micro-batch's loss by */
-  double grad_norm;         /* global unscaled norm before clipping (boundary steps only) */
-  uint64_t global_steps;    /* optimizer steps taken so far, skipped ones included */
-  uint64_t skipped_steps;
+  size_t struct_size;       /* since 1.0 */
+  int32_t outcome;          /* strata_step_outcome (since 1.0) */
+  double loss_scale;        /* scale to multiply the next micro-batch's loss by (since 1.0) */
+  double grad_norm;         /* global unscaled norm before clipping (boundary steps only)
+                               (since 1.0) */
+  uint64_t global_steps;    /* optimizer steps taken so far, skipped ones included (since 1.0) */
+  uint64_t skipped_steps;   /* since 1.0 */
   /* API 1.5: where this rank's wall time since the previous strata_step returned (since
    * strata_finalize returned, for the first) went, in seconds. The five parts add up to
    * wall_seconds; the runtime's part is everything but host_seconds. */
-  double wall_seconds;
-  double host_seconds;          /* outside runtime calls: the host's forward, backward, data */
+  double wall_seconds;          /* since 1.5 */
+  double host_seconds;          /* outside runtime calls: the host's forward, backward, data
+                                   (since 1.5) */
   double comm_wait_seconds;     /* in the comm stratum: starting collectives and blocked on them
-                                   (a slower rank shows up here too) */
+                                   (a slower rank shows up here too) (since 1.5) */
   double optimizer_seconds;     /* the optimizer step, copies to the model and the loss-scale
-                                   update, less their waits */
-  double gather_seconds;        /* strata_gather and strata_release, less their waits */
+                                   update, less their waits (since 1.5) */
+  double gather_seconds;        /* strata_gather and strata_release, less their waits (since 1.5) */
   double runtime_other_seconds; /* the rest of the runtime calls' time: gradient copies and casts,
-                                   the norm, bookkeeping */
+                                   the norm, bookkeeping (since 1.5) */
 } strata_step_result;
 #define STRATA_STEP_RESULT_SIZE_1_0 STRATA_STRUCT_SIZE(strata_step_result, skipped_steps)
 #define STRATA_STEP_RESULT_SIZE_1_5 STRATA_STRUCT_SIZE(strata_step_result, runtime_other_seconds)
@@ -215,12 +218,12 @@ STRATA_API strata_status strata_barrier(strata_runtime* rt, strata_error* err);
 /* Bytes this rank holds, by strata_mem_category: params and grads registered by the host plus
  * everything plugins allocated through the host-services table. */
 typedef struct strata_memory_report {
-  size_t struct_size;
+  size_t struct_size; /* since 1.0 */
   /* Memory (host, pinned host and device together; never disk), by category. */
-  uint64_t current[STRATA_MEM_CATEGORY_COUNT];
-  uint64_t peak[STRATA_MEM_CATEGORY_COUNT];
+  uint64_t current[STRATA_MEM_CATEGORY_COUNT]; /* since 1.0 */
+  uint64_t peak[STRATA_MEM_CATEGORY_COUNT]; /* since 1.0 */
   /* API 1.2: current bytes by strata_mem_location and category, disk included. */
-  uint64_t located[STRATA_MEM_LOCATION_COUNT][STRATA_MEM_CATEGORY_COUNT];
+  uint64_t located[STRATA_MEM_LOCATION_COUNT][STRATA_MEM_CATEGORY_COUNT]; /* since 1.2 */
 } strata_memory_report;
 #define STRATA_MEMORY_REPORT_SIZE_1_0 STRATA_STRUCT_SIZE(strata_memory_report, peak)
 #define STRATA_MEMORY_REPORT_SIZE_1_2 STRATA_STRUCT_SIZE(strata_memory_report, located)
@@ -238,15 +241,16 @@ STRATA_API strata_status strata_memory(const strata_runtime* rt, strata_memory_r
  * strata-ckpt tool inspects, verifies and consolidates one. */
 
 typedef struct strata_save_args {
-  size_t struct_size;
-  const char* dir;        /* the checkpoint folder; created if missing */
-  const char* tag;        /* NULL: "global_step<N>" (N = global steps so far) */
+  size_t struct_size;     /* since 1.6 */
+  const char* dir;        /* the checkpoint folder; created if missing (since 1.6) */
+  const char* tag;        /* NULL: "global_step<N>" (N = global steps so far) (since 1.6) */
   const char* extra_json; /* the host's own state (a JSON object text: data position, RNG seeds),
                              given back by strata_load; NULL: none. Every rank's must be a valid
-                             object; rank 0's is kept (as DeepSpeed keeps client_state) */
+                             object; rank 0's is kept (as DeepSpeed keeps client_state)
+                             (since 1.6) */
   int32_t blocking;       /* 0: return once the state is copied to memory, the files are written by
                              a background thread (strata_save_wait); 1: return when DIR/latest
-                             names the new checkpoint */
+                             names the new checkpoint (since 1.6) */
 } strata_save_args;
 #define STRATA_SAVE_ARGS_SIZE_1_6 STRATA_STRUCT_SIZE(strata_save_args, blocking)
 
@@ -265,18 +269,20 @@ STRATA_API strata_status strata_save(strata_runtime* rt, const strata_save_args*
 STRATA_API strata_status strata_save_wait(strata_runtime* rt, strata_error* err);
 
 typedef struct strata_load_args {
-  size_t struct_size;
-  const char* dir;
-  const char* tag; /* NULL or "latest": the tag DIR/latest names */
+  size_t struct_size; /* since 1.6 */
+  const char* dir; /* since 1.6 */
+  const char* tag; /* NULL or "latest": the tag DIR/latest names (since 1.6) */
 } strata_load_args;
 #define STRATA_LOAD_ARGS_SIZE_1_6 STRATA_STRUCT_SIZE(strata_load_args, tag)
 
 typedef struct strata_load_result {
-  size_t struct_size;
-  const char* tag;         /* the tag loaded; runtime-owned, valid until the next load or destroy */
-  const char* extra_json;  /* the host state given to strata_save ("{}" when none); as `tag` */
-  uint64_t global_steps;   /* the counters the next strata_step continues from */
-  uint64_t skipped_steps;
+  size_t struct_size;      /* since 1.6 */
+  const char* tag;         /* the tag loaded; runtime-owned, valid until the next load or destroy
+                              (since 1.6) */
+  const char* extra_json;  /* the host state given to strata_save ("{}" when none); as `tag`
+                              (since 1.6) */
+  uint64_t global_steps;   /* the counters the next strata_step continues from (since 1.6) */
+  uint64_t skipped_steps;  /* since 1.6 */
 } strata_load_result;
 #define STRATA_LOAD_RESULT_SIZE_1_6 STRATA_STRUCT_SIZE(strata_load_result, skipped_steps)
 
