@@ -1,11 +1,14 @@
 # cmake -DJUNIT=<file> -DEXPECT_FAIL_COUNT=<n> [-DEXPECT_FAIL_0=<regex> ...]
-#       [-DEXPECT_CANNOT_RUN=<regex> [-DUNLESS_CUDA_DEVICE=ON]] -P run_check.cmake --
+#       [-DEXPECT_CANNOT_RUN=<regex> [-DUNLESS_CUDA_DEVICE=ON]] [-DEXPECT_SKIP=<regex>]
+#       -P run_check.cmake --
 #       strata-plugin-check <args>
 # EXPECT_FAIL_COUNT 0: the checker must exit 0, print no FAIL line, and write a report without
 # failures. Otherwise it must exit 1, print a FAIL line matching every EXPECT_FAIL_<i>, and the
 # report must hold a <failure>. EXPECT_CANNOT_RUN: it must exit 2, print no FAIL line, match the
 # regex and say "cannot run here: ", and the report must hold the reason as a skip, not a
 # failure; with UNLESS_CUDA_DEVICE, where `nvidia-smi -L` lists a GPU it must pass instead.
+# EXPECT_SKIP: it must exit 0, print no FAIL line, match the regex (a SKIP line: the stratum's
+# checks could not run, e.g. a 1.0-1.2 plugin), and the report must hold no failure.
 include(${CMAKE_CURRENT_LIST_DIR}/../catalogue/command_support.cmake)
 strata_command_after_separator()
 file(REMOVE ${JUNIT})
@@ -35,6 +38,18 @@ if(DEFINED EXPECT_CANNOT_RUN)
   endif()
   if(NOT report MATCHES "failures=\"0\"" OR NOT report MATCHES "<skipped message=\"cannot run here: ")
     message(FATAL_ERROR "the JUnit report should hold the reason as a skip and no failure")
+  endif()
+  return()
+endif()
+if(DEFINED EXPECT_SKIP)
+  if(NOT rc EQUAL 0 OR output MATCHES "(^|\n)FAIL ")
+    message(FATAL_ERROR "expected exit 0 and no FAIL line, got exit ${rc}")
+  endif()
+  if(NOT output MATCHES "${EXPECT_SKIP}")
+    message(FATAL_ERROR "the output does not match:\n  ${EXPECT_SKIP}")
+  endif()
+  if(NOT report MATCHES "failures=\"0\"" OR report MATCHES "<failure")
+    message(FATAL_ERROR "the JUnit report records a failure")
   endif()
   return()
 endif()
