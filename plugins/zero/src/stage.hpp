@@ -1,7 +1,8 @@
 // One ZeRO stage's step, as the plugin entry calls it. The entry (zero_plugin.cpp) validates call
-// order and the arguments every stage shares, then calls these in the ABI's order. Each stage
-// implements all of them in its own file (stage0.cpp .. stage3.cpp), top to bottom, on plain
-// components; there is no shared base behaviour to look up.
+// order and the arguments every stage shares, then calls these in the ABI's order. Stage 0
+// implements all of them in stage0.cpp; stages 1-3 share what partitioning gives them alike in
+// partitioned_stage.hpp (PartitionedStage; GradPartitionStage for 2-3), and each stage's file
+// holds only what differs.
 #pragma once
 
 #include "config.hpp"

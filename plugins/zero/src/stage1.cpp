@@ -2,17 +2,12 @@
 
 #include "agreement.hpp"
 #include "partition_setup.hpp"
-#include "publisher.hpp"
-
-#include <string>
 
 namespace strata::zero {
 
 void Stage1::finalize(const std::vector<ParamRecord>& params,
                       const std::vector<GroupRecord>& groups) {
-  params_ = params;
-  groups_ = GroupState(groups, params.size());
-  dtype_ = partitioned_model_dtype(params_, caster_, comm_, 1);
+  take_params(params, groups);
   // Parameters registered without a gradient buffer (ABI 1.1) get a whole one of ours.
   full_grads_ = FullGrads(host_, params_);
   layout_ = PartitionLayout(
@@ -23,22 +18,15 @@ void Stage1::finalize(const std::vector<ParamRecord>& params,
   masters_ = MasterPartition(host_, caster_, layout_, params_, dtype_, dtype_ == STRATA_F32);
   const size_t copies = masters_.request_model_copies(params_);
   grads_ = TransientGrads(host_, caster_, layout_, params_, dtype_);
-  reducer_ = std::make_unique<PartitionReducer>(
-      host_, comm_, layout_, params_.size(), grads_, config_.overlap_comm,
-      reduce_piece(config_.reduce_bucket_size, layout_.ranks()), config_.communication_dtype);
-  log_partition_plan(host_, 1, layout_, params_.size(), dtype_, config_);
-  log_model_copies(host_, 1, dtype_, copies);
+  make_reducer(grads_);
+  log_plan(copies);
 }
 
 void Stage1::grad_ready(uint32_t index, bool boundary) {
   // Before the boundary the host keeps accumulating into the whole gradients: nothing to do.
   // No other collective runs during a stage-1 micro-batch, so buckets may start right here.
   if (!boundary) return;
-  if (!reducer_->mark(index)) {
-    sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
-              "grad_ready: parameter " + std::to_string(index) + " (" + params_[index].name +
-                  ") was already reported ready in this step");
-  }
+  mark_ready(index, "was already reported ready in this step");
   reducer_->start_complete();
 }
 
@@ -57,22 +45,8 @@ const std::vector<strata_shard>& Stage1::owned_shards() {
   return masters_.shards_with_grads(grads_.fp32());
 }
 
-void Stage1::publish() {
-  const int64_t begin = tracer_.now();
-  const uint64_t bytes = publish_by_allgather(
-      host_, comm_, layout_, params_, dtype_,
-      allgather_piece(config_.allgather_bucket_size, comm_.size()), masters_.data());
-  tracer_.span("publish", begin, -1, bytes);
-}
-
 void Stage1::zero_grad() {
-  // The engine always calls finish_reduce first. If a caller did not, complete what started so
-  // that no collective is left dangling and no late result lands in freed memory.
-  if (reducer_->in_flight()) {
-    reducer_->finish_round();
-  } else {
-    reducer_->reset_round();
-  }
+  settle_reductions();
   FullGrads::zero(params_, Memory(host_));
   grads_.drop();
 }

@@ -5,58 +5,25 @@
 // whole gradients past a bucket in flight. end_micro_step completes the micro-batch's reductions.
 //
 // gather/release are collective here (release starts reductions): each one is agreed on first
-// (group_calls.hpp), and when groups exist buckets start only at those agreed points.
+// (group_calls.hpp), and when groups exist buckets start only at those agreed points. What stages
+// 2 and 3 share is GradPartitionStage's (partitioned_stage.hpp); this file holds the rest.
 #pragma once
 
-#include "comm_link.hpp"
-#include "dtype_cast.hpp"
-#include "grad_partition.hpp"
-#include "group_calls.hpp"
-#include "group_state.hpp"
-#include "master_partition.hpp"
-#include "partition_layout.hpp"
-#include "partition_reducer.hpp"
-#include "stage.hpp"
-
-#include <memory>
+#include "partitioned_stage.hpp"
 
 namespace strata::zero {
 
-class Stage2 final : public Stage {
+class Stage2 final : public GradPartitionStage {
  public:
-  Stage2(const ZeroConfig& config, const sdk::Host& host)
-      : host_(host), tracer_(host), config_(config), comm_(host, 2), caster_(host) {}
+  Stage2(const ZeroConfig& config, const sdk::Host& host) : GradPartitionStage(config, host, 2) {}
 
-  int number() const override { return 2; }
-  bool shards_replicated() const override { return false; }
   void check_param(const ParamRecord& param) const override { check_host_param(param, 2); }
   void finalize(const std::vector<ParamRecord>& params,
                 const std::vector<GroupRecord>& groups) override;
-  void grad_ready(uint32_t index, bool boundary) override;
   void gather(uint32_t group, uint32_t flags) override;
   void release(uint32_t group) override;
   void end_micro_step(bool boundary) override;
-  void finish_reduce() override;
-  const std::vector<strata_shard>& owned_shards() override;
-  void publish() override;
   void zero_grad() override;
-  void param_view(uint32_t index, void** data, void** grad) const override;
-
- private:
-  sdk::Host host_;
-  sdk::Tracer tracer_;
-  ZeroConfig config_;
-  CommLink comm_;
-  Caster caster_;
-  std::vector<ParamRecord> params_;
-  GroupState groups_;
-  int32_t dtype_ = STRATA_F32;
-  PartitionLayout layout_;
-  MasterPartition masters_;
-  GradPartition grads_;
-  std::unique_ptr<PartitionReducer> reducer_;  // after what it reads and writes
-  std::unique_ptr<GroupCalls> calls_;
-  bool boundary_reduced_ = false;  // end_micro_step(boundary) ran since the last finish_reduce
 };
 
 }  // namespace strata::zero

@@ -28,9 +28,7 @@ std::vector<uint64_t> stage3_keys(const std::vector<ParamRecord>& params, const 
 
 void Stage3::finalize(const std::vector<ParamRecord>& params,
                       const std::vector<GroupRecord>& groups) {
-  params_ = params;
-  groups_ = GroupState(groups, params.size());
-  dtype_ = partitioned_model_dtype(params_, caster_, comm_, 3);
+  take_params(params, groups);
   require_grad_or_group(params_, groups_, 3);
   BucketPlan plan =
       plan_buckets(element_counts(params_), config_.reduce_bucket_size,
@@ -53,12 +51,7 @@ void Stage3::finalize(const std::vector<ParamRecord>& params,
   // On a drive the gradient partition exists from the step's first reduction to zero_grad, as a
   // half model's does anyway: finalize, where the host still holds its whole parameters, then
   // allocates nothing proportional to the model but this rank's slices in flight.
-  grads_ = GradPartition(host_, caster_, layout_, params_, dtype_, config_.contiguous_gradients,
-                         /*transient_only=*/store_.on_disk());
-  reducer_ = std::make_unique<PartitionReducer>(
-      host_, comm_, layout_, params_.size(), grads_, config_.overlap_comm,
-      reduce_piece(config_.reduce_bucket_size, layout_.ranks()), config_.communication_dtype);
-  calls_ = std::make_unique<GroupCalls>(comm_, groups_, params_, *reducer_, grads_);
+  make_grads(/*transient_only=*/store_.on_disk());
   gatherer_ = std::make_unique<ParamGatherer>(host_, comm_, layout_, params_, groups_, dtype_,
                                               config_, masters_.data(), store_, masters_at_,
                                               grads_.spares());
@@ -67,8 +60,7 @@ void Stage3::finalize(const std::vector<ParamRecord>& params,
   // (on a drive: in the partition staged for the step, so they are asked for at each page_in).
   const size_t copies =
       masters_.request_model_copies(params_, [this](size_t b) { return gatherer_->slice(b); });
-  log_partition_plan(host_, 3, layout_, params_.size(), dtype_, config_);
-  log_model_copies(host_, 3, dtype_, copies);
+  log_plan(copies);
 }
 
 void Stage3::hold_deferred_whole() {
@@ -109,16 +101,6 @@ void Stage3::page_out() {
   if (!store_.on_disk()) return;
   gatherer_->unstage_partition();
   masters_.page_out(store_, masters_at_);
-}
-
-void Stage3::grad_ready(uint32_t index, bool /*boundary*/) {
-  if (!reducer_->mark(index)) {
-    sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
-              "grad_ready: parameter " + std::to_string(index) + " (" + params_[index].name +
-                  ") already finished its gradient in this micro-batch");
-  }
-  // With groups, buckets start only at the agreed gather/release calls (see stage 2).
-  if (groups_.empty()) reducer_->start_complete();
 }
 
 // The timeline's "gather" and "release" spans cover the whole call: the sequence check, the
@@ -182,24 +164,13 @@ void Stage3::end_micro_step(bool boundary) {
   calls_->end_micro_step(boundary);
   page_out();
   gatherer_->end_micro_batch(boundary);  // drops prefetches nobody gathered
-  // Parameters never finished contribute what their buffers hold (lent but never written: 0).
-  reducer_->finish_round();
-  grads_.new_round();  // frees the spare buffers
   in_backward_ = false;
-  if (boundary) boundary_reduced_ = true;
-}
-
-void Stage3::finish_reduce() {
-  // A host driving the plugin without end_micro_step (ABI 1.0 style) still gets its last
-  // micro-batch reduced.
-  if (!boundary_reduced_) end_micro_step(true);
-  boundary_reduced_ = false;
-  grads_.to_fp32();
+  finish_micro_batch(boundary);
 }
 
 const std::vector<strata_shard>& Stage3::owned_shards() {
   page_in();
-  return masters_.shards_with_grads(grads_.fp32());
+  return GradPartitionStage::owned_shards();
 }
 
 const std::vector<strata_shard>& Stage3::shard_ranges() {
@@ -208,28 +179,18 @@ const std::vector<strata_shard>& Stage3::shard_ranges() {
 }
 
 void Stage3::publish() {
-  const int64_t begin = tracer_.now();
-  gatherer_->drop_cached();  // e.g. gathers between finish_reduce and publish: about to be stale
   // Partitioned parameters stay in the parameter partition, where gather reads them: a half
   // model's step wrote its model copies there, and an fp32 model's partition is its masters,
   // which the step updated in place. Only whole parameters move.
-  const uint64_t bytes = publish_by_allgather(
-      host_, comm_, layout_, params_, dtype_,
-      allgather_piece(config_.allgather_bucket_size, comm_.size()), masters_.data());
-  page_out();  // after the whole parameters read their masters
-  tracer_.span("publish", begin, -1, bytes);
+  publish_whole(
+      // e.g. gathers between finish_reduce and publish: about to be stale
+      [this] { gatherer_->drop_cached(); },
+      [this] { page_out(); });  // after the whole parameters read their masters
 }
 
 void Stage3::zero_grad() {
   page_out();  // e.g. resident since init_state: the step starts from the store
-  // As stage 2: complete what a caller left in flight before zeroing.
-  if (reducer_->in_flight()) {
-    reducer_->finish_round();
-  } else {
-    reducer_->reset_round();
-  }
-  grads_.zero();
-  boundary_reduced_ = false;
+  zero_grads();
 }
 
 void Stage3::param_view(uint32_t index, void** data, void** grad) const {

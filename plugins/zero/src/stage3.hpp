@@ -18,42 +18,32 @@
 // gather FOR_WRITE followed by release stores whatever the host wrote into the gathered buffers
 // (and into whole parameters' `data`) as the parameters' values: parameter partition, masters,
 // store. A host then builds and writes one group at a time.
+//
+// What stages 2 and 3 share is GradPartitionStage's (partitioned_stage.hpp); this file holds the
+// parameters' partition and movement.
 #pragma once
 
-#include "comm_link.hpp"
 #include "device_memory.hpp"
-#include "dtype_cast.hpp"
-#include "grad_partition.hpp"
-#include "group_calls.hpp"
-#include "group_state.hpp"
-#include "master_partition.hpp"
 #include "param_gatherer.hpp"
 #include "param_store.hpp"
-#include "partition_layout.hpp"
-#include "partition_reducer.hpp"
-#include "stage.hpp"
+#include "partitioned_stage.hpp"
 
 #include <memory>
 
 namespace strata::zero {
 
-class Stage3 final : public Stage {
+class Stage3 final : public GradPartitionStage {
  public:
-  Stage3(const ZeroConfig& config, const sdk::Host& host)
-      : host_(host), tracer_(host), config_(config), comm_(host, 3), caster_(host) {}
+  Stage3(const ZeroConfig& config, const sdk::Host& host) : GradPartitionStage(config, host, 3) {}
 
-  int number() const override { return 3; }
-  bool shards_replicated() const override { return false; }
   void check_param(const ParamRecord& param) const override {
     check_host_param(param, 3, /*deferred_ok=*/true);
   }
   void finalize(const std::vector<ParamRecord>& params,
                 const std::vector<GroupRecord>& groups) override;
-  void grad_ready(uint32_t index, bool boundary) override;
   void gather(uint32_t group, uint32_t flags) override;
   void release(uint32_t group) override;
   void end_micro_step(bool boundary) override;
-  void finish_reduce() override;
   const std::vector<strata_shard>& owned_shards() override;
   const std::vector<strata_shard>& shard_ranges() override;
   void publish() override;
@@ -69,23 +59,12 @@ class Stage3 final : public Stage {
   // A FOR_WRITE gather's release: the gathered values (whole parameters: their `data`) become
   // this rank's slices of the parameter partition and the fp32 masters.
   void write_back(uint32_t group);
-  sdk::Host host_;
-  sdk::Tracer tracer_;
-  ZeroConfig config_;
-  CommLink comm_;
-  Caster caster_;
-  std::vector<ParamRecord> params_;
-  GroupState groups_;
-  int32_t dtype_ = STRATA_F32;
-  PartitionLayout layout_;
-  ParamStore store_;         // before what points into it
+
+  // The masters (the base's) point into the store but only hold the pointer: they free nothing of
+  // it and read nothing when destroyed, after it. The gatherer reads both and goes first.
+  ParamStore store_;
   uint64_t masters_at_ = 0;  // byte offset of the masters in the store
-  MasterPartition masters_;
-  GradPartition grads_;
-  std::unique_ptr<PartitionReducer> reducer_;  // after what it reads and writes
-  std::unique_ptr<GroupCalls> calls_;
   std::unique_ptr<ParamGatherer> gatherer_;
-  bool boundary_reduced_ = false;  // end_micro_step(boundary) ran since the last finish_reduce
   std::vector<uint8_t> writing_;   // per group: gathered FOR_WRITE, written back at release
   bool in_backward_ = false;       // a gather FOR_BACKWARD happened in this micro-batch
   std::vector<Buffer<unsigned char>> deferred_whole_;  // whole parameters registered without data
