@@ -16,7 +16,7 @@ fi
 best=$("$bench" "$@")
 echo "$best" | grep -v '^headline'
 echo
-echo "== forced scalar path (STRATA_AMP_ISA=scalar), for reference =="
-STRATA_AMP_ISA=scalar "$bench" "$@" | sed 's/^headline /scalar: /'
+echo "== forced scalar path (STRATA_CPU_ISA=scalar), for reference =="
+STRATA_CPU_ISA=scalar "$bench" "$@" | sed 's/^headline /scalar: /'
 echo
 echo "$best" | grep '^headline'
