@@ -192,7 +192,10 @@ TEST(GlooSetup, ConfigErrorsNameTheKey) {
   const Env env = job_env(0, 1, free_port());
   Outcome out = run_one(env, R"({"timout_ms": 5})");
   EXPECT_EQ(out.status, STRATA_ERR_INVALID_ARGUMENT);
-  EXPECT_TRUE(contains(out.message, "unknown key 'timout_ms' (did you mean 'timeout_ms'?)")) << out.message;
+  EXPECT_TRUE(contains(out.message,
+                       "timout_ms: unknown key; expected one of timeout_ms, algorithm, "
+                       "hierarchical, store, store_path; did you mean 'timeout_ms'?"))
+      << out.message;
   out = run_one(env, R"({"algorithm": "tree"})");
   EXPECT_TRUE(contains(out.message, R"(algorithm: expected "ring" or "bcube", got "tree")")) << out.message;
   out = run_one(env, R"({"store": "file"})");

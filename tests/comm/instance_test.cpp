@@ -157,7 +157,8 @@ TEST(Config, BadValuesAndUnknownKeysAreNamed) {
   expect_config_rejected(R"({"shm_min_bytes": "64KiB"})", "shm_min_bytes");
   expect_config_rejected(R"({"hierarchical": "yes"})",
                          "hierarchical: expected true or false, got \"yes\"");
-  expect_config_rejected(R"({"chunk_size": 4096})", "unknown key 'chunk_size'");
+  expect_config_rejected(R"({"chunk_size": 4096})",
+                         "chunk_size: unknown key; expected one of chunk_bytes, arrival_gate");
   expect_config_rejected(R"([1, 2])", "expected a JSON object");
   expect_config_rejected(R"({"chunk_bytes": )", "not valid JSON");
 }

@@ -80,8 +80,8 @@ TEST(Config, BadKeysAndValuesAreRefusedNamingThem) {
     const char* expected;
   } cases[] = {
       {R"({"devcie": 0})",
-       "comm config: unknown key 'devcie' (known keys: device, bootstrap, timeout_seconds, "
-       "share_device)"},
+       "comm config: devcie: unknown key; expected one of device, bootstrap, timeout_seconds, "
+       "share_device; did you mean 'device'?"},
       {R"({"device": -1})",
        "comm config: device: expected a CUDA ordinal (a non-negative integer), got -1"},
       {R"({"bootstrap": "ssh"})",

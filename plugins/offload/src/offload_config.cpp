@@ -1,11 +1,12 @@
 #include "offload_config.hpp"
 
-#include "object_reader.hpp"
+#include <strata/plugin.hpp>
+#include <strata_common/config_reader.hpp>
 
 namespace strata::offload {
 namespace {
 
-using namespace config;
+using namespace common::config;
 
 OffloadDevice read_device(ObjectReader& block) {
   const json* device = block.find("device");

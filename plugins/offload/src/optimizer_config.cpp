@@ -4,13 +4,14 @@
 
 #include <string>
 
-#include "object_reader.hpp"
+#include <strata/plugin.hpp>
+#include <strata_common/config_reader.hpp>
 #include "offload_config.hpp"
 
 namespace strata::offload {
 namespace {
 
-using namespace config;
+using namespace common::config;
 
 void read_betas(ObjectReader& params, double& beta1, double& beta2) {
   const json* v = params.find("betas");

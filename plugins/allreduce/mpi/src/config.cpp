@@ -1,10 +1,7 @@
 #include "config.hpp"
 
-#include <strata/plugin.hpp>
-
-#include <nlohmann/json.hpp>
-
-#include <string>
+#include <cstdint>
+#include <strata_common/config_reader.hpp>
 
 namespace strata::allreduce_mpi {
 namespace {
@@ -30,56 +27,24 @@ constexpr uint64_t kDefaultChunkBytes = uint64_t{1} << 20;
 constexpr uint64_t kDefaultShmMinBytes = 0;
 constexpr uint64_t kDefaultShmChunkBytes = uint64_t{1} << 20;
 
-[[noreturn]] void invalid(const std::string& message) {
-  sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "comm config: " + message);
-}
-
-uint64_t positive_integer(const nlohmann::json& value, const char* key) {
-  if (value.is_number_unsigned() && value.get<uint64_t>() > 0) return value.get<uint64_t>();
-  invalid(std::string(key) + ": expected a positive integer, got " + value.dump());
-}
-
-uint64_t unsigned_integer(const nlohmann::json& value, const char* key) {
-  if (value.is_number_unsigned()) return value.get<uint64_t>();
-  invalid(std::string(key) + ": expected a non-negative integer, got " + value.dump());
-}
-
-bool boolean(const nlohmann::json& value, const char* key) {
-  if (value.is_boolean()) return value.get<bool>();
-  invalid(std::string(key) + ": expected true or false, got " + value.dump());
-}
-
 }  // namespace
 
 Config parse_config(const char* config_json) {
-  Config config{kDefaultChunkBytes, true, true, kDefaultShmMinBytes, kDefaultShmChunkBytes,
-                false};
-  if (config_json == nullptr || *config_json == '\0') return config;
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(config_json);
-  } catch (const nlohmann::json::parse_error& e) {
-    invalid(std::string("not valid JSON: ") + e.what());
-  }
-  if (!root.is_object()) invalid("expected a JSON object, got " + root.dump());
-  for (const auto& [key, value] : root.items()) {
-    if (key == "chunk_bytes") {
-      config.chunk_bytes = positive_integer(value, "chunk_bytes");
-    } else if (key == "arrival_gate") {
-      config.arrival_gate = boolean(value, "arrival_gate");
-    } else if (key == "shm") {
-      config.shm = boolean(value, "shm");
-    } else if (key == "shm_min_bytes") {
-      config.shm_min_bytes = unsigned_integer(value, "shm_min_bytes");
-    } else if (key == "shm_chunk_bytes") {
-      config.shm_chunk_bytes = positive_integer(value, "shm_chunk_bytes");
-    } else if (key == "hierarchical") {
-      config.hierarchical = boolean(value, "hierarchical");
-    } else {
-      invalid("unknown key '" + key + "' (known keys: chunk_bytes, arrival_gate, shm, " +
-              "shm_min_bytes, shm_chunk_bytes, hierarchical)");
-    }
-  }
+  // The plugins' one reader (plugins/common/config): errors name "comm config: <key>".
+  const common::config::json root = common::config::parse_object(config_json, "comm config");
+  // A null value is refused, as a value of the wrong type.
+  common::config::ObjectReader c(root, "comm config", ": ", common::config::Nulls::refused);
+  Config config;
+  config.chunk_bytes =
+      c.unsigned_integer("chunk_bytes", kDefaultChunkBytes, 1, UINT64_MAX, "a positive integer");
+  config.arrival_gate = c.boolean("arrival_gate", true);
+  config.shm = c.boolean("shm", true);
+  config.shm_min_bytes = c.unsigned_integer("shm_min_bytes", kDefaultShmMinBytes, 0, UINT64_MAX,
+                                            "a non-negative integer");
+  config.shm_chunk_bytes = c.unsigned_integer("shm_chunk_bytes", kDefaultShmChunkBytes, 1,
+                                              UINT64_MAX, "a positive integer");
+  config.hierarchical = c.boolean("hierarchical", false);
+  c.reject_unknown();
   return config;
 }
 

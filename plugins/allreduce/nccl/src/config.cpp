@@ -1,68 +1,34 @@
 #include "config.hpp"
 
-#include <strata/plugin.hpp>
-
-#include <nlohmann/json.hpp>
-
+#include <strata_common/config_reader.hpp>
 #include <string>
 
 namespace strata::allreduce_nccl {
 namespace {
 
 constexpr double kDefaultTimeoutSeconds = 600;
-constexpr char kKnownKeys[] = "device, bootstrap, timeout_seconds, share_device";
-
-[[noreturn]] void invalid(const std::string& message) {
-  sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "comm config: " + message);
-}
-
-int device_ordinal(const nlohmann::json& value) {
-  if (value.is_number_unsigned() && value.get<uint64_t>() < (1u << 16)) return value.get<int>();
-  invalid("device: expected a CUDA ordinal (a non-negative integer), got " + value.dump());
-}
-
-Bootstrap bootstrap(const nlohmann::json& value) {
-  if (value == "auto") return Bootstrap::kAuto;
-  if (value == "mpi") return Bootstrap::kMpi;
-  if (value == "tcp") return Bootstrap::kTcp;
-  invalid("bootstrap: expected \"auto\", \"mpi\" or \"tcp\", got " + value.dump());
-}
-
-double positive_seconds(const nlohmann::json& value) {
-  if (value.is_number() && value.get<double>() > 0) return value.get<double>();
-  invalid("timeout_seconds: expected a positive number of seconds, got " + value.dump());
-}
-
-bool boolean(const nlohmann::json& value, const char* key) {
-  if (value.is_boolean()) return value.get<bool>();
-  invalid(std::string(key) + ": expected true or false, got " + value.dump());
-}
 
 }  // namespace
 
 Config parse_config(const char* config_json) {
+  // The plugins' one reader (plugins/common/config): errors name "comm config: <key>".
+  const common::config::json root = common::config::parse_object(config_json, "comm config");
+  // A null value is refused, as a value of the wrong type.
+  common::config::ObjectReader c(root, "comm config", ": ", common::config::Nulls::refused);
   Config config{-1, Bootstrap::kAuto, kDefaultTimeoutSeconds, false};
-  if (config_json == nullptr || *config_json == '\0') return config;
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(config_json);
-  } catch (const nlohmann::json::parse_error& e) {
-    invalid(std::string("not valid JSON: ") + e.what());
+  if (c.find("device") != nullptr) {
+    config.device = static_cast<int>(c.unsigned_integer(
+        "device", 0, 0, (1u << 16) - 1, "a CUDA ordinal (a non-negative integer)"));
   }
-  if (!root.is_object()) invalid("expected a JSON object, got " + root.dump());
-  for (const auto& [key, value] : root.items()) {
-    if (key == "device") {
-      config.device = device_ordinal(value);
-    } else if (key == "bootstrap") {
-      config.bootstrap = bootstrap(value);
-    } else if (key == "timeout_seconds") {
-      config.timeout_seconds = positive_seconds(value);
-    } else if (key == "share_device") {
-      config.share_device = boolean(value, "share_device");
-    } else {
-      invalid("unknown key '" + key + "' (known keys: " + kKnownKeys + ")");
-    }
-  }
+  const std::string mode = c.choice("bootstrap", "auto", {"auto", "mpi", "tcp"});
+  config.bootstrap = mode == "mpi"   ? Bootstrap::kMpi
+                     : mode == "tcp" ? Bootstrap::kTcp
+                                     : Bootstrap::kAuto;
+  config.timeout_seconds = c.number(
+      "timeout_seconds", kDefaultTimeoutSeconds, [](double x) { return x > 0; },
+      "a positive number of seconds");
+  config.share_device = c.boolean("share_device", false);
+  c.reject_unknown();
   return config;
 }
 

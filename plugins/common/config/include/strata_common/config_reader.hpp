@@ -1,0 +1,82 @@
+// strata_common/config_reader.hpp — how the tree's plugins read their JSON config: key by key, so
+// that every error names the key's path and what was expected, and leftover keys (typos) are
+// refused with the nearest known one instead of being ignored. One reader for every plugin (the
+// offload plugin's, grown), one message shape:
+//   <path of the key>: expected <what>, got <value as written>
+//   <path of the key>: unknown key[<context>]; expected one of a, b, c[; did you mean 'b'?]
+// where a key's path is its object's path, the separator and the key: "offload_optimizer.device"
+// (separator ".") or "comm config: chunk_bytes" (separator ": ").
+// Library strata_common_config (plugins/common, never installed). Every error is an sdk::Error
+// with STRATA_ERR_INVALID_ARGUMENT. A reader is used by one thread.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace strata::common::config {
+
+using nlohmann::json;
+
+// `text` as a JSON object; NULL or "" is {}. Errors: "<context>: not valid JSON: <parser's
+// text>", "<context>: expected a JSON object, got <value>".
+json parse_object(const char* text, const std::string& context);
+
+[[noreturn]] void invalid(const std::string& path, const std::string& what);
+
+// "a, b, c".
+std::string join(const std::vector<std::string>& words);
+std::string lower(std::string s);
+
+// A value as written, shortened to 80 characters: one bad value must not flood the message.
+std::string shown(const json& value);
+
+// What a key whose value is null means: the same as an absent key (DeepSpeed's blocks, where
+// None means the default), or a value like any other, refused by the typed readers ("got null").
+enum class Nulls { absent, refused };
+
+// Reads the keys of one JSON object by name, remembering which were asked for, so that whatever
+// is left over afterwards can be reported as unknown.
+class ObjectReader {
+ public:
+  // `object` may be null (treated as {}); anything else that is not an object is an error.
+  // `object` must outlive the reader.
+  ObjectReader(const json& object, std::string path, std::string separator = ".",
+               Nulls nulls = Nulls::absent);
+  // A temporary would dangle: the reader keeps a reference.
+  ObjectReader(json&&, std::string, std::string = ".", Nulls = Nulls::absent) = delete;
+
+  // The key's value; NULL when absent (or null, with Nulls::absent). Marks the key as known.
+  const json* find(const std::string& key);
+  std::string path(const std::string& key) const { return path_ + separator_ + key; }
+  [[noreturn]] void invalid(const std::string& key, const std::string& what) const {
+    config::invalid(path(key), what);
+  }
+
+  double number(const std::string& key, double fallback, bool (*ok)(double), const char* expected);
+  double positive(const std::string& key, double fallback);
+  double non_negative(const std::string& key, double fallback);
+  // A JSON integer (not a float) in [least, most].
+  uint64_t unsigned_integer(const std::string& key, uint64_t fallback, uint64_t least,
+                            uint64_t most, const std::string& expected);
+  bool boolean(const std::string& key, bool fallback);
+  // One of `allowed` (exactly as written): `expected "a" or "b", got ...`.
+  std::string choice(const std::string& key, const std::string& fallback,
+                     const std::vector<std::string>& allowed);
+  // A non-empty string.
+  std::string text(const std::string& key, const std::string& fallback, const char* expected);
+
+  // Rejects every key that no find() asked for, naming the accepted ones and the nearest
+  // (within two edits). `context` follows "unknown key" (e.g. " for lion").
+  void reject_unknown(const std::string& context = "") const;
+
+ private:
+  const json& object_;
+  std::string path_;
+  std::string separator_;
+  Nulls nulls_;
+  std::vector<std::string> known_;
+};
+
+}  // namespace strata::common::config
