@@ -219,32 +219,11 @@ Set make_set(Isa isa) {
            HWY_DISPATCH_TABLE(AccumulateSquares)[slot],
            HWY_DISPATCH_TABLE(AccumulateSquaresPair)[slot]},
           HWY_DISPATCH_TABLE(Target)[slot]()};
-  if (set.target != common::cpu::highway_target(isa)) {
-    sdk::fail(STRATA_ERR_INTERNAL, std::string("strata_amp: the ") + isa_name(isa) +
-                                       " kernels were not compiled (Highway target " +
-                                       hwy::TargetName(common::cpu::highway_target(isa)) + " missing; got " +
-                                       hwy::TargetName(set.target) + ")");
-  }
+  common::cpu::check_target(isa, set.target, "strata_amp's kernels");
   return set;
 }
 
-const Set& set_for(Isa isa) {
-  // Built on first use, after isa.cpp has checked that the CPU runs the set.
-  switch (isa) {
-    case Isa::avx512: {
-      static const Set s = make_set(Isa::avx512);
-      return s;
-    }
-    case Isa::avx2: {
-      static const Set s = make_set(Isa::avx2);
-      return s;
-    }
-    case Isa::scalar:
-      break;
-  }
-  static const Set s = make_set(Isa::scalar);
-  return s;
-}
+const Set& set_for(Isa isa) { return common::cpu::set_per_isa<Set>(isa, make_set); }
 
 }  // namespace
 

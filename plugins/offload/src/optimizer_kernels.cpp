@@ -202,34 +202,14 @@ OptimizerKernels make_kernels(common::cpu::Isa isa) {
                            HWY_DISPATCH_TABLE(LionRange)[slot],
                            HWY_DISPATCH_TABLE(ConvertRange)[slot],
                            HWY_DISPATCH_TABLE(DispatchedTarget)[slot]()};
-  if (k.target != common::cpu::highway_target(isa)) {
-    sdk::fail(STRATA_ERR_INTERNAL, std::string("strata_offload: the ") +
-                                       common::cpu::isa_name(isa) +
-                                       " optimizer kernels were not compiled (Highway target " +
-                                       hwy::TargetName(common::cpu::highway_target(isa)) +
-                                       " missing; got " + hwy::TargetName(k.target) + ")");
-  }
+  common::cpu::check_target(isa, k.target, "strata_offload's optimizer kernels");
   return k;
 }
 
 }  // namespace
 
 const OptimizerKernels& kernels_for(common::cpu::Isa isa) {
-  // Built on first use, after choose_isa has checked that the CPU runs the set.
-  switch (isa) {
-    case common::cpu::Isa::avx512: {
-      static const OptimizerKernels k = make_kernels(common::cpu::Isa::avx512);
-      return k;
-    }
-    case common::cpu::Isa::avx2: {
-      static const OptimizerKernels k = make_kernels(common::cpu::Isa::avx2);
-      return k;
-    }
-    case common::cpu::Isa::scalar:
-      break;
-  }
-  static const OptimizerKernels k = make_kernels(common::cpu::Isa::scalar);
-  return k;
+  return common::cpu::set_per_isa<OptimizerKernels>(isa, make_kernels);
 }
 
 }  // namespace strata::offload

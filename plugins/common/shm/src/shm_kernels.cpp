@@ -238,35 +238,14 @@ namespace {
 
 Kernels make_kernels(Isa isa) {
   const size_t slot = common::cpu::highway_slot(isa);
-  const int64_t compiled = HWY_DISPATCH_TABLE(Target)[slot]();
-  if (compiled != common::cpu::highway_target(isa)) {
-    sdk::fail(STRATA_ERR_INTERNAL, std::string("shared-memory group: the ") + isa_name(isa) +
-                                       " shm kernels were not compiled (Highway target " +
-                                       hwy::TargetName(common::cpu::highway_target(isa)) + " missing; got " +
-                                       hwy::TargetName(compiled) + ")");
-  }
+  common::cpu::check_target(isa, HWY_DISPATCH_TABLE(Target)[slot](),
+                            "the shared-memory group's kernels");
   return Kernels{HWY_DISPATCH_TABLE(Reduce)[slot]};
 }
 
 }  // namespace
 
-const Kernels& kernels_for(Isa isa) {
-  // Built on first use, after choose_isa has checked that the CPU runs the set.
-  switch (isa) {
-    case Isa::avx512: {
-      static const Kernels k = make_kernels(Isa::avx512);
-      return k;
-    }
-    case Isa::avx2: {
-      static const Kernels k = make_kernels(Isa::avx2);
-      return k;
-    }
-    case Isa::scalar:
-      break;
-  }
-  static const Kernels k = make_kernels(Isa::scalar);
-  return k;
-}
+const Kernels& kernels_for(Isa isa) { return common::cpu::set_per_isa<Kernels>(isa, make_kernels); }
 
 }  // namespace strata::common::shm
 #endif  // HWY_ONCE

@@ -12,7 +12,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <strata/plugin.hpp>
 #include <strata_common/cpu_isa.hpp>
+#include <string>
 
 namespace strata::common::cpu {
 namespace {
@@ -39,6 +41,37 @@ inline std::size_t highway_slot(Isa isa) {
   hwy::ChosenTarget chosen;
   chosen.Update(highway_target(isa));
   return chosen.GetIndex();
+}
+
+// Fails (STRATA_ERR_INTERNAL) when the code at a set's slot reports another target than the set's
+// (`reported`: HWY_TARGET, returned by an exported function): this build did not compile it.
+// `kernels` names them for the message, e.g. "strata_amp's kernels".
+inline void check_target(Isa isa, int64_t reported, const std::string& kernels) {
+  if (reported == highway_target(isa)) return;
+  sdk::fail(STRATA_ERR_INTERNAL, kernels + ": the " + isa_name(isa) +
+                                     " set was not compiled (Highway target " +
+                                     hwy::TargetName(highway_target(isa)) + " missing; got " +
+                                     hwy::TargetName(reported) + ")");
+}
+
+// One `Set` per instruction set, made by make(isa) on first use (after the caller's choose_isa
+// has checked that the CPU runs it) and kept for the process: what kernels_for(isa) returns.
+template <class Set, class Make>
+const Set& set_per_isa(Isa isa, Make make) {
+  switch (isa) {
+    case Isa::avx512: {
+      static const Set set = make(Isa::avx512);
+      return set;
+    }
+    case Isa::avx2: {
+      static const Set set = make(Isa::avx2);
+      return set;
+    }
+    case Isa::scalar:
+      break;
+  }
+  static const Set set = make(Isa::scalar);
+  return set;
 }
 
 }  // namespace
