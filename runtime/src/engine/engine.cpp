@@ -8,6 +8,7 @@
 #include "loader/plugin_loader.hpp"
 #include "loader/runtime_abi.hpp"
 
+#include <strata/comm/reduce_ops.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,18 +20,6 @@
 
 namespace strata::rt {
 namespace {
-
-const char* collective_name(strata_collective c) {
-  switch (c) {
-    case STRATA_COLL_ALLREDUCE: return "allreduce";
-    case STRATA_COLL_ALLGATHER: return "allgather";
-    case STRATA_COLL_ALLGATHERV: return "allgatherv";
-    case STRATA_COLL_REDUCE_SCATTER: return "reduce_scatter";
-    case STRATA_COLL_BROADCAST: return "broadcast";
-    case STRATA_COLL_BARRIER: return "barrier";
-  }
-  return "?";
-}
 
 strata_grad_ready_args grad_ready_args(uint32_t index, bool boundary) {
   strata_grad_ready_args a{};
@@ -238,7 +227,7 @@ void Engine::check_capabilities() const {
     std::string missing;
     for (strata_collective c : wanted) {
       if ((caps.collective_mask & STRATA_COLL_BIT(c)) == 0) {
-        missing += (missing.empty() ? "" : " and ") + std::string(collective_name(c));
+        missing += (missing.empty() ? "" : " and ") + std::string(sdk::comm::collective_name(c));
       }
     }
     if (!missing.empty()) {

@@ -13,20 +13,8 @@
 namespace strata::allreduce_gloo {
 namespace {
 
-const char* kind_name(int32_t kind) {
-  switch (kind) {
-    case STRATA_COLL_ALLREDUCE: return "allreduce";
-    case STRATA_COLL_ALLGATHER: return "allgather";
-    case STRATA_COLL_ALLGATHERV: return "allgatherv";
-    case STRATA_COLL_REDUCE_SCATTER: return "reduce_scatter";
-    case STRATA_COLL_BROADCAST: return "broadcast";
-    case STRATA_COLL_BARRIER: return "barrier";
-    default: return "an unknown collective";
-  }
-}
-
 std::string describe(const CallHeader& h) {
-  std::string out = kind_name(h.kind);
+  std::string out = sdk::comm::collective_name(h.kind);
   if (h.kind == STRATA_COLL_BARRIER) return out;
   if (h.op >= 0) out += std::string(" ") + op_name(h.op);
   out += " of " + std::to_string(h.count) + " " + sdk::dtype_name(h.dtype);

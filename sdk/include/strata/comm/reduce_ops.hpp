@@ -35,6 +35,20 @@ inline const char* op_name(int32_t op) {
   }
 }
 
+// "allreduce", "allgather", "allgatherv", "reduce_scatter", "broadcast", "barrier" (a
+// strata_collective), or "an unknown collective". The string is static.
+inline const char* collective_name(int32_t collective) {
+  switch (collective) {
+    case STRATA_COLL_ALLREDUCE: return "allreduce";
+    case STRATA_COLL_ALLGATHER: return "allgather";
+    case STRATA_COLL_ALLGATHERV: return "allgatherv";
+    case STRATA_COLL_REDUCE_SCATTER: return "reduce_scatter";
+    case STRATA_COLL_BROADCAST: return "broadcast";
+    case STRATA_COLL_BARRIER: return "barrier";
+    default: return "an unknown collective";
+  }
+}
+
 namespace detail {
 
 // AVG's division of every element is on the critical path of every averaged allreduce. Loops go
