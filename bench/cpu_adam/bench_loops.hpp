@@ -8,10 +8,12 @@
 namespace strata::bench {
 
 // (a) The bandwidth limit: the same loads and stores as an optimizer kernel over [begin, end)
-// with trivial arithmetic (each read-write array gets += grad), SIMD on the instruction set
-// Highway dispatches to, like the kernels. `arrays` holds 1 to 3 read-write arrays.
-void stream_range(float* const* arrays, std::size_t count, const float* grad, std::size_t begin,
-                  std::size_t end);
+// with trivial arithmetic (each read-write array gets += grad), SIMD on instruction set `isa`,
+// the kernels' (taken from Highway's table at the set's slot, as the kernels are). `arrays`
+// holds 1 to 3 read-write arrays.
+using StreamRange = void (*)(float* const* arrays, std::size_t count, const float* grad,
+                             std::size_t begin, std::size_t end);
+StreamRange stream_range_for(common::cpu::Isa isa);
 
 // (b) Plain scalar single-thread loops with the kernels' arithmetic, built without
 // vectorisation: what a straightforward C++ optimizer step runs at.

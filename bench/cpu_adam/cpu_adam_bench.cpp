@@ -72,12 +72,13 @@ std::function<void()> kernel_run(const Optimizer& opt, Arrays& a, std::size_t n,
 }
 
 std::function<void()> stream_run(const Optimizer& opt, Arrays& a, std::size_t n,
-                                 offload::ThreadPool& pool, std::size_t tile) {
+                                 offload::ThreadPool& pool, common::cpu::Isa isa,
+                                 std::size_t tile) {
   std::vector<float*> rw = {a.p.data(), a.m.data(), a.v.data()};
   rw.resize(1 + static_cast<std::size_t>(opt.state_arrays));
-  return [&pool, rw, n, g = a.g.data(), tile] {
+  return [&pool, rw, n, g = a.g.data(), tile, stream = stream_range_for(isa)] {
     pool.run((n + tile - 1) / tile, [&](std::size_t t) {
-      stream_range(rw.data(), rw.size(), g, t * tile, std::min(n, (t + 1) * tile));
+      stream(rw.data(), rw.size(), g, t * tile, std::min(n, (t + 1) * tile));
     });
   };
 }
@@ -134,7 +135,8 @@ int main(int argc, char** argv) {
       for (const bench::Optimizer& opt : optimizers) {
         const std::vector<double> t = bench::best_seconds(
             {bench::kernel_run(opt, arrays, n, pool, kernels, tile),
-             bench::stream_run(opt, arrays, n, pool, tile), bench::scalar_run(opt, arrays, n)},
+             bench::stream_run(opt, arrays, n, pool, isa.isa, tile),
+             bench::scalar_run(opt, arrays, n)},
             reps);
         const double kernel = t[0], stream = t[1], scalar = t[2];
         // Traffic per element: grad read, params and state read and written.

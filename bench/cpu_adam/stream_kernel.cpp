@@ -1,5 +1,5 @@
-// The streaming reference, compiled per instruction set and dispatched like the optimizer
-// kernels, so that both run the same vector width.
+// The streaming reference, compiled per instruction set and taken per set like the optimizer
+// kernels (strata_common/highway_slot.hpp), so that both run the same vector width.
 #include "bench_loops.hpp"
 
 #undef HWY_TARGET_INCLUDE
@@ -38,12 +38,13 @@ void StreamRange(float* const* arrays, size_t count, const float* grad, size_t b
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <strata_common/highway_slot.hpp>
+
 namespace strata::bench {
 HWY_EXPORT(StreamRange);
 
-void stream_range(float* const* arrays, std::size_t count, const float* grad, std::size_t begin,
-                  std::size_t end) {
-  HWY_DYNAMIC_DISPATCH(StreamRange)(arrays, count, grad, begin, end);
+StreamRange stream_range_for(common::cpu::Isa isa) {
+  return HWY_DISPATCH_TABLE(StreamRange)[common::cpu::highway_slot(isa)];
 }
 }  // namespace strata::bench
 #endif  // HWY_ONCE

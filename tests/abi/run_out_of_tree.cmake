@@ -28,13 +28,29 @@ function(check_installed_headers prefix)
   if(count LESS 5)
     message(FATAL_ERROR "${installed} holds ${count} headers; expected the runtime's and SDK's")
   endif()
-  # What a header may depend on besides the installed headers: the compiler's own folders, the C
-  # library's and the kernel's headers (top-level .h files and these folders of /usr/include).
+  # What a header may depend on besides the installed headers: the compiler's own folders (as it
+  # lists them, less /usr/include and /usr/local/include, where any library's headers live), the
+  # C library's and the kernel's headers (top-level .h files and these folders of /usr/include).
   set(system_dirs "^/usr/include/c[+][+]/" "^/usr/lib/gcc/" "^/usr/lib/llvm-[0-9]+/"
       "^/usr/include/[a-z0-9_]+-linux-gnu/"
       "^/usr/include/(sys|bits|linux|asm|asm-generic|arpa|netinet|net|rpc)/"
       "^/usr/include/[^/]+[.]h$")
+  foreach(compiler ${C_COMPILER} ${CXX_COMPILER})
+    execute_process(COMMAND ${compiler} -E -Wp,-v -x c /dev/null
+                    OUTPUT_QUIET ERROR_VARIABLE search RESULT_VARIABLE rc)
+    string(REGEX MATCH "search starts here:\n(.*)\nEnd of search list" search "${search}")
+    string(REGEX MATCHALL "[^\n ]+" dirs "${CMAKE_MATCH_1}")
+    foreach(dir IN LISTS dirs)
+      get_filename_component(dir "${dir}" REALPATH)
+      if(NOT dir MATCHES "^/usr(/local)?/include$")
+        string(REGEX REPLACE "([][+.*()^$?|\\])" "\\\\\\1" escaped "${dir}")
+        list(APPEND system_dirs "^${escaped}/")
+      endif()
+    endforeach()
+  endforeach()
   get_filename_component(scratch "${prefix}/../header_check" ABSOLUTE)
+  file(MAKE_DIRECTORY "${scratch}")
+  get_filename_component(scratch "${scratch}" REALPATH)  # dependencies are compared as real paths
   foreach(header IN LISTS headers)
     set(languages "cpp|-std=c++17|${CXX_COMPILER}")
     if(header MATCHES "[.]h$")

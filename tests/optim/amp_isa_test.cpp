@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "optim_harness.hpp"
+#include "scoped_env.hpp"
 
 namespace strata::test {
 namespace {
@@ -39,35 +40,6 @@ std::vector<IsaPath> isa_paths() {
                       __builtin_cpu_supports("avx512bw");
   return {{"scalar", true}, {"avx2", avx2}, {"avx512", avx512}};
 }
-
-// Sets an environment variable (NULL: unsets it) for the object's lifetime.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    if (old != nullptr) saved_ = old;
-    had_ = old != nullptr;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_, saved_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::string saved_;
-  bool had_ = false;
-};
 
 // An instance created with `variable` (STRATA_CPU_ISA, or the deprecated STRATA_AMP_ISA with
 // STRATA_CPU_ISA unset) set to `isa`; the environment is restored afterwards.

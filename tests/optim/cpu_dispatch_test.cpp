@@ -16,6 +16,7 @@
 
 #include "cpu_test_support.hpp"
 #include "optim_harness.hpp"
+#include "scoped_env.hpp"
 #include "optimizer_kernels.hpp"
 #include "thread_pool.hpp"
 
@@ -25,32 +26,6 @@ namespace {
 using common::cpu::Isa;
 using common::cpu::isa_name;
 constexpr const char* kIsaVariable = common::cpu::kIsaVariable;
-
-// Sets (or with NULL unsets) an environment variable for the length of a scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
 
 // What the CPU itself reports, by GCC's cpuid reading rather than Highway's.
 bool cpu_reports(Isa isa) {
@@ -185,14 +160,25 @@ PluginRun create_plugin() {
   return {opt.status(), opt.message(), log};
 }
 
-TEST(CpuIsaPlugin, LogsTheForcedPath) {
+TEST(CpuIsaPlugin, LogsTheForcedPathAndRunsIt) {
+  // Highway's process-wide dispatch target before and after: the plugin must not move it (the
+  // choice is per instance, through the dispatch tables).
+  hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  const size_t chosen_before = hwy::GetChosenTarget().GetIndex();
   const ScopedEnv env(kIsaVariable, "scalar");
   const ScopedEnv threads(sdk::kCpuThreadsVariable, "3");
   const PluginRun run = create_plugin();
   ASSERT_EQ(run.status, STRATA_OK) << run.message;
-  EXPECT_NE(run.log.find("CPU kernels scalar (forced by STRATA_CPU_ISA), 3 threads"),
-            std::string::npos)
-      << run.log;
+  // The Highway target is what the instance's kernels report of themselves (the portable one:
+  // EMU128, or SCALAR where that is the build's static target): it runs the forced path, whatever
+  // the process's dispatch target is.
+  const bool portable =
+      run.log.find("CPU kernels scalar (forced by STRATA_CPU_ISA, Highway EMU128), 3 threads") !=
+          std::string::npos ||
+      run.log.find("CPU kernels scalar (forced by STRATA_CPU_ISA, Highway SCALAR), 3 threads") !=
+          std::string::npos;
+  EXPECT_TRUE(portable) << run.log;
+  EXPECT_EQ(hwy::GetChosenTarget().GetIndex(), chosen_before);
 }
 
 TEST(CpuIsaPlugin, LogsTheWidestPathByDefault) {

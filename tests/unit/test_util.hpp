@@ -1,6 +1,8 @@
 // Helpers shared by the front-end unit tests: inline manifests, temporary folders, error text.
 #pragma once
 
+#include <scoped_env.hpp>
+
 #include "error.hpp"
 #include "manifest/manifest.hpp"
 
@@ -67,30 +69,7 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// Sets an environment variable for one scope and restores the previous value afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
+// Environment variables for one scope (tests/support).
+using strata::test::ScopedEnv;
 
 }  // namespace strata::rt::test

@@ -20,8 +20,13 @@ const char* stratum_of(int32_t kind) {
 }
 
 // A passed rule's note: what the checker read.
+// "1.9": the ABI of the runtime this checker was built with.
+std::string runtime_abi() {
+  return std::to_string(STRATA_ABI_MAJOR) + "." + std::to_string(STRATA_ABI_MINOR);
+}
+
 std::string note(rules::Rule rule, const strata_plugin_descriptor& d, bool legacy) {
-  const std::string runtime = std::to_string(STRATA_ABI_MAJOR) + "." + std::to_string(STRATA_ABI_MINOR);
+  const std::string runtime = runtime_abi();
   switch (rule) {
     case rules::Rule::abi:
       return legacy ? "a 1.0-1.2 plugin (header 1." + std::to_string(d.min_runtime_minor) +
@@ -41,8 +46,8 @@ std::string note(rules::Rule rule, const strata_plugin_descriptor& d, bool legac
 DescriptorReport check_descriptor(const strata_plugin_descriptor& d) {
   // The runtime's own reading (runtime/src/loader/descriptor_rules.hpp), as a runtime of this
   // checker's ABI would load the plugin into any stratum of its kind.
-  const std::string runtime = std::to_string(STRATA_ABI_MAJOR) + "." + std::to_string(STRATA_ABI_MINOR);
-  const rules::Reading reading = rules::read_descriptor(&d, std::nullopt, STRATA_ABI_MINOR, runtime);
+  const rules::Reading reading =
+      rules::read_descriptor(&d, std::nullopt, STRATA_ABI_MINOR, runtime_abi());
   DescriptorReport report;
   bool advised = false;
   for (rules::Rule rule : reading.passed) {

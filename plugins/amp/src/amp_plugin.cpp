@@ -90,18 +90,7 @@ double AmpPlugin::loss_scale() const {
 // ABI 1.7) in one multi-tensor pass there.
 GradStats AmpPlugin::all_grad_stats(std::span<const strata_shard> shards) {
   if (!shards_on_device(host_)) return amp::grad_stats(shards, exec_);
-  for (size_t i = 0; i < shards.size(); ++i) {
-    const strata_shard& s = shards[i];
-    if (s.struct_size < offsetof(strata_shard, grad) + sizeof(s.grad)) {
-      sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "shards[" + std::to_string(i) +
-                                                 "].struct_size: too small, got " +
-                                                 std::to_string(s.struct_size));
-    }
-    if (s.count > 0 && s.grad == nullptr) {
-      sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
-                "shards[" + std::to_string(i) + "].grad: NULL for a non-empty shard");
-    }
-  }
+  for (size_t i = 0; i < shards.size(); ++i) check_grad_shard(shards[i], i);
   return device_grad_stats(shards, scratch_, host_stream(host_));
 }
 

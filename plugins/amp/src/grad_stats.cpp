@@ -54,19 +54,23 @@ double sum_of_squares(const float* values, std::size_t n, const Exec& exec) {
   return total;
 }
 
+void check_grad_shard(const strata_shard& s, std::size_t i) {
+  if (s.struct_size < offsetof(strata_shard, grad) + sizeof(s.grad)) {
+    sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "shards[" + std::to_string(i) +
+                                               "].struct_size: too small, got " +
+                                               std::to_string(s.struct_size));
+  }
+  if (s.count > 0 && s.grad == nullptr) {
+    sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
+              "shards[" + std::to_string(i) + "].grad: NULL for a non-empty shard");
+  }
+}
+
 GradStats grad_stats(std::span<const strata_shard> shards, const Exec& exec) {
   GradStats stats;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const strata_shard& s = shards[i];
-    if (s.struct_size < offsetof(strata_shard, grad) + sizeof(s.grad)) {
-      sdk::fail(STRATA_ERR_INVALID_ARGUMENT, "shards[" + std::to_string(i) +
-                                                 "].struct_size: too small, got " +
-                                                 std::to_string(s.struct_size));
-    }
-    if (s.count > 0 && s.grad == nullptr) {
-      sdk::fail(STRATA_ERR_INVALID_ARGUMENT,
-                "shards[" + std::to_string(i) + "].grad: NULL for a non-empty shard");
-    }
+    check_grad_shard(s, i);
     stats.sum_sq += sum_of_squares(s.grad, s.count, exec);
   }
   // Squares of finite floats cannot overflow fp64 (FLT_MAX^2 is about 1e77), so the sum is

@@ -26,4 +26,8 @@ double sum_of_squares(const float* values, std::size_t n, const Exec& exec);
 // Over every shard's grad, shards added in order. Throws sdk::Error for a malformed shard.
 GradStats grad_stats(std::span<const strata_shard> shards, const Exec& exec);
 
+// What grad_stats checks of shards[i] before reading it (host or device alike): its struct holds
+// `grad`, and `grad` is set unless the shard is empty. Throws sdk::Error naming the shard.
+void check_grad_shard(const strata_shard& s, std::size_t i);
+
 }  // namespace strata::amp

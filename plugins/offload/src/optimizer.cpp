@@ -1,5 +1,7 @@
 #include "optimizer.hpp"
 
+#include <hwy/targets.h>
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -91,6 +93,13 @@ Optimizer::Optimizer(const sdk::Host& host, const OptimizerConfig& config)
   if (config_.offload.device == OffloadDevice::nvme) {
     SwapFile probe(config_.offload.nvme_path, "offload_optimizer.nvme_path");
   }
+}
+
+std::string Optimizer::isa_choice() const {
+  // "avx2 (the widest this CPU has, Highway AVX2)".
+  std::string text = isa_.describe();
+  text.insert(text.size() - 1, std::string(", Highway ") + hwy::TargetName(kernels_->target));
+  return text;
 }
 
 size_t Optimizer::state_floats_per_element() const {

@@ -25,8 +25,9 @@ class Optimizer {
   OptimizerKind kind() const { return config_.kind; }
   const OptimizerConfig& config() const { return config_; }
   const sdk::Host& host() const { return host_; }
-  // For the log: the kernels' instruction set and why, e.g. "avx2 (the widest this CPU has)".
-  std::string isa_choice() const { return isa_.describe(); }
+  // For the log: the kernels' instruction set, why, and the Highway target their own code reports
+  // (the path really taken), e.g. "avx2 (the widest this CPU has, Highway AVX2)".
+  std::string isa_choice() const;
   unsigned threads() const { return pool_.threads(); }
   // Why threads() is what it is (strata/cpu_threads.hpp's rule), for the create log line.
   const std::string& threads_source() const { return threads_.source; }

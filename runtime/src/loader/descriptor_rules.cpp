@@ -34,7 +34,9 @@ size_t ops_size_1_3(int32_t kind) {
   }
 }
 
-bool known_kind(int32_t kind) { return kind >= STRATA_PLUGIN_COMM && kind <= STRATA_PLUGIN_OFFLOAD; }
+bool known_kind(int32_t kind) {
+  return kind >= STRATA_PLUGIN_COMM && kind <= STRATA_PLUGIN_OFFLOAD;
+}
 
 // One function pointer of a table, by name; present only if it lies inside the table the plugin
 // built (header.struct_size) and is not NULL.
@@ -121,12 +123,14 @@ void read_functions(const void* table, Reading& r) {
   // Read as the instance will (copy_ops): a member past header.struct_size counts as NULL.
   const auto& ops = *static_cast<const Ops*>(table);
   const size_t size = static_cast<const strata_ops_header*>(table)->struct_size;
+  std::string missing;  // every required function that is NULL, so an author fixes them at once
   for (const Member& m : Functions<Ops>::required(ops, size)) {
-    if (!m.present) {
-      r.refusal = Finding{Rule::functions, Subject::plugin,
-                          std::string("ops table has no '") + m.name + "' (required)"};
-      return;
-    }
+    if (!m.present) missing += (missing.empty() ? "'" : ", '") + std::string(m.name) + "'";
+  }
+  if (!missing.empty()) {
+    r.refusal =
+        Finding{Rule::functions, Subject::plugin, "ops table has no " + missing + " (required)"};
+    return;
   }
   if constexpr (std::is_same_v<Ops, strata_sharding_ops>) {
     const std::string split = partial(Functions<Ops>::groups(ops, size), " but no ");
@@ -237,7 +241,7 @@ Reading read_descriptor(const strata_plugin_descriptor* d, std::optional<int32_t
   }
   r.passed.push_back(Rule::size);
   if (d->name == nullptr || d->version == nullptr) {
-    r.passed.push_back(Rule::abi);
+    // Before the floor, which the loader names the plugin in: descriptor.abi is not known passed.
     return refuse(Rule::names, Subject::file, "plugin descriptor has no name or version string");
   }
   // The descriptor's minor is the lowest runtime minor the plugin needs (its floor).
@@ -277,6 +281,7 @@ Reading read_descriptor(const strata_plugin_descriptor* d, std::optional<int32_t
     } catch (const Error& e) {
       std::string sentence = e.what();
       if (sentence.rfind(": ", 0) == 0) sentence.erase(0, 2);  // check_table's empty `at`
+      r.advice.clear();  // refused: advice is for a plugin the runtime loads
       return refuse(Rule::functions, Subject::file, sentence);
     }
     r.passed.push_back(Rule::ops_header);

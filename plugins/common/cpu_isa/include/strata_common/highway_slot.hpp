@@ -3,9 +3,9 @@
 // for an instance instead of the process-wide target HWY_DYNAMIC_DISPATCH follows.
 //
 // Header-only and in an unnamed namespace on purpose: the slot depends on the HWY_TARGETS the
-// including file was compiled with (plugins differ: the offload kernels keep AVX3_DL, the amp and
-// shm kernels drop it), so each file gets its own copy, evaluated there. Include it from the file
-// that holds the HWY_EXPORTs.
+// including file was compiled with (plugins may differ in HWY_DISABLED_TARGETS), so each file gets
+// its own copy, evaluated there. Include it from the file that holds the HWY_EXPORTs. avx512 is
+// Highway's AVX3 target in every plugin (Highway 1.0.3 builds AVX3_DL only on request).
 #pragma once
 
 #include <hwy/targets.h>
