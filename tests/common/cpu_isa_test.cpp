@@ -2,6 +2,7 @@
 // makes per instance. STRATA_CPU_ISA forces a set; a plugin's old variable is honoured (with a
 // deprecation warning) only when STRATA_CPU_ISA is unset; a set this CPU lacks or an unknown name
 // is refused naming the variable read. The CPU is read here independently of the library.
+#include <cpu_reading.hpp>
 #include <gtest/gtest.h>
 #include <strata/plugin.hpp>
 #include <strata_common/cpu_isa.hpp>
@@ -13,17 +14,10 @@
 namespace strata::common::cpu {
 namespace {
 
-// The test's own reading of the CPU: Highway's AVX2 target needs AVX2 + FMA + F16C + BMI1/2 (and
-// SSE4, PCLMUL, AES, present on every CPU with those); AVX3 also AVX-512 F/VL/DQ/BW.
+// The tests' own reading of the CPU (tests/support/cpu_reading.hpp), not the library's.
 bool cpu_runs(Isa isa) {
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
-                    __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
-                    __builtin_cpu_supports("bmi2");
-  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
-                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-                      __builtin_cpu_supports("avx512bw");
-  return isa == Isa::scalar || (isa == Isa::avx2 && avx2) || (isa == Isa::avx512 && avx512);
+  return isa == Isa::scalar || (isa == Isa::avx2 && test::cpu_runs_avx2()) ||
+         (isa == Isa::avx512 && test::cpu_runs_avx512());
 }
 
 Isa widest_the_cpu_runs() {

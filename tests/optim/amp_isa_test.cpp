@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_reading.hpp"
 #include "optim_harness.hpp"
 #include "scoped_env.hpp"
 
@@ -27,18 +28,9 @@ struct IsaPath {
 
 void PrintTo(const IsaPath& p, std::ostream* os) { *os << p.name; }
 
-// The test's own reading of the CPU, independent of the plugin's: the paths are Highway's AVX2
-// and AVX3 targets, which need AVX2 + FMA + F16C + BMI1/2 (and SSE4, PCLMUL, AES, implied on any
-// CPU with those) and, for AVX3, AVX-512 F/VL/DQ/BW.
+// The paths this CPU runs, by the tests' own reading (cpu_reading.hpp), not the plugin's.
 std::vector<IsaPath> isa_paths() {
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
-                    __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
-                    __builtin_cpu_supports("bmi2");
-  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
-                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-                      __builtin_cpu_supports("avx512bw");
-  return {{"scalar", true}, {"avx2", avx2}, {"avx512", avx512}};
+  return {{"scalar", true}, {"avx2", cpu_runs_avx2()}, {"avx512", cpu_runs_avx512()}};
 }
 
 // An instance created with `variable` (STRATA_CPU_ISA, or the deprecated STRATA_AMP_ISA with

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_reading.hpp"
 #include "cpu_test_support.hpp"
 #include "optim_harness.hpp"
 #include "scoped_env.hpp"
@@ -27,20 +28,10 @@ using common::cpu::Isa;
 using common::cpu::isa_name;
 constexpr const char* kIsaVariable = common::cpu::kIsaVariable;
 
-// What the CPU itself reports, by GCC's cpuid reading rather than Highway's.
+// What the CPU itself reports, by the tests' own reading (cpu_reading.hpp), not Highway's.
 bool cpu_reports(Isa isa) {
-  __builtin_cpu_init();
-  switch (isa) {
-    case Isa::scalar:
-      return true;
-    case Isa::avx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("bmi2");
-    case Isa::avx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
-  }
-  return false;
+  return isa == Isa::scalar || (isa == Isa::avx2 && cpu_runs_avx2()) ||
+         (isa == Isa::avx512 && cpu_runs_avx512());
 }
 
 Isa widest_the_cpu_reports() {
