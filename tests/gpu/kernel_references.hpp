@@ -255,11 +255,11 @@ inline void element_step(const OptimizerCase& c, int step, HostTensor& t, const 
   }
 }
 
-// How far `got` is from `want`, as tests/optim measures the CPU kernels: the norm-relative
+// How far `got` is from `want`, as tests/plugins/offload measures the CPU kernels: the norm-relative
 // error ||got - want|| / ||want||, and the worst element |got - want| / max(|want|, 1) (a bare
 // per-element relative error means nothing for elements passing near zero, where fp32's own
 // rounding of a difference dominates). A non-finite `got` counts as infinitely far.
-// acceptable(): the bound, 1e-6 relative, on the norm (as tests/optim holds the CPU
+// acceptable(): the bound, 1e-6 relative, on the norm (as tests/plugins/offload holds the CPU
 // kernels to it), and 1e-5 on the worst element: trajectories kept apart for a few steps on a
 // path whose multiply-adds round twice drift a little past 1e-6 on single elements.
 struct Errors {

@@ -1,5 +1,5 @@
 # Included by CMakeLists.txt in every pass, the sanitizer pass included.
-# The comm conformance suites (tests/comm) across the two hosts, 2 ranks each: every collective,
+# The comm conformance suites (tests/plugins/allreduce) across the two hosts, 2 ranks each: every collective,
 # dtype and op through each plugin's instances, hierarchical ones included (allreduce-mpi's
 # chunked instance, allreduce-gloo's hierarchical ones), now with a real host boundary.
 if(TARGET strata-run)

@@ -7,7 +7,7 @@ strata_plugin_check_test(comm_allreduce_mpi LIBRARY $<TARGET_FILE:strata_allredu
 # Gloo's collectives cost ~10 ms each here at 4 ranks on 2 cores whatever their size (allreduce-mpi:
 # well under 1 ms), so its run is latency-bound: 21-29 s at -np 4 in a RelWithDebInfo build, 35 s
 # at -np 3 under ASan+UBSan. The sanitizer pass leaves it out (CI time): the same plugin's
-# conformance tests run there (tests/comm, comm_gloo_np*), and the checker's comm code runs there
+# conformance tests run there (tests/plugins/allreduce, comm_gloo_np*), and the checker's comm code runs there
 # against allreduce-mpi.
 if(NOT STRATA_SANITIZE)
   strata_plugin_check_test(comm_allreduce_gloo LIBRARY $<TARGET_FILE:strata_allreduce_gloo> NP 4)

@@ -28,7 +28,7 @@ std::vector<OptimizerCase> optimizer_cases();
 
 // |got - expected| <= kParamTolerance * max(|expected|, 1) for every parameter after every step:
 // fp32 storage drifts from the double trajectory by a few 1e-7 per step, a few 1e-6 over a
-// thousand (tests/optim bound the same runs by 5e-5 per element); a wrong formula (bias
+// thousand (tests/plugins/offload bound the same runs by 5e-5 per element); a wrong formula (bias
 // correction, decay, grad_scale ignored) is off by 1e-4 and more within the first steps.
 constexpr double kParamTolerance = 5e-5;
 

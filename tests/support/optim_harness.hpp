@@ -41,18 +41,23 @@ class ScratchDir {
   std::string path_;
 };
 
+// Each plugin exists for a test executable that names its path (tests/plugins/offload, .../amp).
+#ifdef STRATA_OFFLOAD_PLUGIN_PATH
 inline const PluginLibrary& offload_library() {
   static const PluginLibrary library(STRATA_OFFLOAD_PLUGIN_PATH);
-  return library;
-}
-inline const PluginLibrary& amp_library() {
-  static const PluginLibrary library(STRATA_AMP_PLUGIN_PATH);
   return library;
 }
 inline const strata_offload_ops& offload_ops() {
   return offload_library().ops<strata_offload_ops>();
 }
+#endif
+#ifdef STRATA_AMP_PLUGIN_PATH
+inline const PluginLibrary& amp_library() {
+  static const PluginLibrary library(STRATA_AMP_PLUGIN_PATH);
+  return library;
+}
 inline const strata_precision_ops& amp_ops() { return amp_library().ops<strata_precision_ops>(); }
+#endif
 
 // One plugin instance created from `config`; create()'s status and message are kept for tests
 // that expect it to fail. Destroyed with the object.

@@ -2,7 +2,7 @@
 // widest path the CPU reports, STRATA_CPU_ISA forcing a path whose kernels then really run it
 // (the dispatched code's own target bit), and clear errors for paths the CPU lacks or names that
 // mean nothing; each path's kernels stay that path's whatever else the process chooses; also as
-// seen through the offload plugin and its log. (tests/common/cpu_isa_test.cpp checks the choice.)
+// seen through the offload plugin and its log. (tests/plugins/common/cpu_isa_test.cpp checks the choice.)
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 

@@ -40,7 +40,7 @@ TEST(Caps, MatchTheMpiJobAndListEverything) {
     EXPECT_EQ(caps.rank, std::atoi(env_rank));
     EXPECT_EQ(caps.size, std::atoi(env_size));
   }
-  // mpirun says where each rank runs: every rank on this machine in tests/comm, two hosts in
+  // mpirun says where each rank runs: every rank on this machine in tests/plugins/allreduce, two hosts in
   // tests/multinode.
   const char* env_local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
   const char* env_local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");

@@ -4,7 +4,7 @@
 // swapped-out node would; the others measure their own process CPU time (every thread: the
 // progress thread runs the non-blocking work) across the collective. Open MPI's blocking
 // collectives busy-poll, so without the arrival gate a waiting rank shows ~100 % of the wall time.
-// Run with 3 ranks (tests/comm/CMakeLists.txt); oversubscribed is fine, and is the case that
+// Run with 3 ranks (tests/plugins/allreduce/mpi/CMakeLists.txt); oversubscribed is fine, and is the case that
 // matters most.
 #include "comm_env.hpp"
 
