@@ -11,7 +11,7 @@
 #include <strata/plugin.hpp>
 
 #include "optimizer.hpp"
-#include "optimizer_config.hpp"
+#include "config.hpp"
 #include "param_store.hpp"
 
 namespace strata::offload {

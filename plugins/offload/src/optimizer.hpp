@@ -11,7 +11,7 @@
 #include <strata/plugin.hpp>
 #include <vector>
 
-#include "optimizer_config.hpp"
+#include "config.hpp"
 #include "staged_step.hpp"
 #include "state_store.hpp"
 #include "thread_pool.hpp"

@@ -1,6 +1,6 @@
 // Parsing and validation of {"optimizer": {...}, "offload_optimizer": {...}, ...}. Every error names
 // the JSON path of the offending key and what was expected there.
-#include "optimizer_config.hpp"
+#include "config.hpp"
 
 #include <string>
 
