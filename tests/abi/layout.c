@@ -450,7 +450,8 @@ PIN_VALUE(STRATA_STEP_SKIPPED, 2);
 
 /* The first released (and grown) sizes, STRATA_<NAME>_SIZE_1_<m>: a macro that names another
  * last field changes what a reader accepts. The 1.0 and 1.2 ones equal offsetof + sizeof of the
- * last field in the frozen headers (tests/abi/compat/frozen_1_0, frozen_1_2). */
+ * last field in the frozen header (plugin-api/legacy) as release 1.0 and 1.2; the adapter checks
+ * this for the structs it hands across (runtime/src/legacy_abi/legacy_api.hpp). */
 PIN_VALUE(STRATA_BUFFER_SIZE_1_0, 36);
 PIN_VALUE(STRATA_COLL_ARGS_SIZE_1_3, 48);
 PIN_VALUE(STRATA_COMM_CAPS_SIZE_1_0, 40);

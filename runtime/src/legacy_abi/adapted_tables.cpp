@@ -37,21 +37,19 @@ strata_status adapter_create(const strata_plugin_create_args*, void** self, stra
 void adapter_destroy(void* self) {
   auto* in = static_cast<Instance*>(self);
   if (in == nullptr) return;
-  if (in->self != nullptr) legacy_table<v1_2::common_ops>(*in).destroy(in->self);
+  if (in->self != nullptr) lifecycle(in->kind, in->ops).destroy(in->self);
   delete in;
 }
 
-// Today's shards -> a 1.0/1.1 plugin's stride (same master/grad pointers).
-const strata_shard* shards_for_legacy(Instance& in, const strata_shard* shards, size_t count) {
-  if (!shards_are_1_0(in.minor) || shards == nullptr) return shards;
+// Today's shards as the plugin reads them: in a 1.0/1.1 plugin's stride (the same master/grad
+// pointers), or as they are for a 1.2 plugin (1.2's shard is today's).
+const v1_2::strata_shard* shards_for_legacy(Instance& in, const strata_shard* shards,
+                                            size_t count) {
+  if (!shards_are_1_0(in.minor) || shards == nullptr) return as_legacy(shards);
   in.shards_in.resize(count);
-  for (size_t i = 0; i < count; ++i) {
-    const strata_shard& s = shards[i];
-    in.shards_in[i] = v1_2::shard_1_0{sizeof(v1_2::shard_1_0), s.param_index, s.offset, s.count,
-                                      s.master, s.grad};
-  }
-  // The plugin reads the array as its own strata_shard: the 1.0 layout, which shard_1_0 is.
-  return reinterpret_cast<const strata_shard*>(in.shards_in.data());
+  for (size_t i = 0; i < count; ++i) in.shards_in[i] = shard_1_0(shards[i]);
+  // The plugin reads the array as its own strata_shard: the 1.0 layout, which Shard1_0 is.
+  return reinterpret_cast<const v1_2::strata_shard*>(in.shards_in.data());
 }
 
 bool same_shards(const std::vector<strata_shard>& a, const std::vector<strata_shard>& b) {
@@ -86,23 +84,26 @@ Coll read_coll(const strata_coll_args* a, const char* fn) {
   return c;
 }
 
-const v1_2::comm_ops& comm_of(const Instance& in) { return legacy_table<v1_2::comm_ops>(in); }
+const v1_2::strata_comm_ops& comm_of(const Instance& in) {
+  return legacy_table<v1_2::strata_comm_ops>(in);
+}
 
 strata_status comm_query(void* self, strata_comm_caps* caps, strata_error* err) {
-  return with(self, err, "query", [&](Instance& in) { return comm_of(in).query(in.self, caps, err); });
+  return with(self, err, "query",
+              [&](Instance& in) { return call(comm_of(in).query, in.self, caps, err); });
 }
 strata_status comm_allreduce(void* self, const strata_coll_args* args, strata_request* req,
                              strata_error* err) {
   return with(self, err, "allreduce", [&](Instance& in) {
     const Coll c = read_coll(args, "allreduce");
-    return comm_of(in).allreduce(in.self, c.send, c.recv, c.op, req, err);
+    return call(comm_of(in).allreduce, in.self, c.send, c.recv, c.op, req, err);
   });
 }
 strata_status comm_allgather(void* self, const strata_coll_args* args, strata_request* req,
                              strata_error* err) {
   return with(self, err, "allgather", [&](Instance& in) {
     const Coll c = read_coll(args, "allgather");
-    return comm_of(in).allgather(in.self, c.send, c.recv, req, err);
+    return call(comm_of(in).allgather, in.self, c.send, c.recv, req, err);
   });
 }
 strata_status comm_allgatherv(void* self, const strata_coll_args* args, strata_request* req,
@@ -110,7 +111,7 @@ strata_status comm_allgatherv(void* self, const strata_coll_args* args, strata_r
   return with(self, err, "allgatherv", [&](Instance& in) {
     if (comm_of(in).allgatherv == nullptr) unsupported(in, "allgatherv");
     const Coll c = read_coll(args, "allgatherv");
-    return comm_of(in).allgatherv(in.self, c.send, c.recv, c.recv_counts, c.displs, req, err);
+    return call(comm_of(in).allgatherv, in.self, c.send, c.recv, c.recv_counts, c.displs, req, err);
   });
 }
 strata_status comm_reduce_scatter(void* self, const strata_coll_args* args, strata_request* req,
@@ -118,7 +119,7 @@ strata_status comm_reduce_scatter(void* self, const strata_coll_args* args, stra
   return with(self, err, "reduce_scatter", [&](Instance& in) {
     if (comm_of(in).reduce_scatter == nullptr) unsupported(in, "reduce_scatter");
     const Coll c = read_coll(args, "reduce_scatter");
-    return comm_of(in).reduce_scatter(in.self, c.send, c.recv, c.op, req, err);
+    return call(comm_of(in).reduce_scatter, in.self, c.send, c.recv, c.op, req, err);
   });
 }
 strata_status comm_broadcast(void* self, const strata_coll_args* args, strata_request* req,
@@ -126,49 +127,54 @@ strata_status comm_broadcast(void* self, const strata_coll_args* args, strata_re
   return with(self, err, "broadcast", [&](Instance& in) {
     const Coll c = read_coll(args, "broadcast");
     // In place on recv (ABI 1.3); a caller that named only send means the same buffer.
-    return comm_of(in).broadcast(in.self, c.recv != nullptr ? c.recv : c.send, c.root, req, err);
+    const strata_buffer* buf = c.recv != nullptr ? c.recv : c.send;
+    return call(comm_of(in).broadcast, in.self, buf, c.root, req, err);
   });
 }
 strata_status comm_barrier(void* self, const strata_coll_args* args, strata_request* req,
                            strata_error* err) {
   return with(self, err, "barrier", [&](Instance& in) {
     if (args == nullptr) fail(STRATA_ERR_INVALID_ARGUMENT, "barrier: args is NULL");
-    return comm_of(in).barrier(in.self, req, err);
+    return call(comm_of(in).barrier, in.self, req, err);
   });
 }
 strata_status comm_wait(void* self, strata_request req, strata_error* err) {
   return with(self, err, "wait", [&](Instance& in) {
     if (comm_of(in).wait == nullptr) unsupported(in, "wait");
-    return comm_of(in).wait(in.self, req, err);
+    return call(comm_of(in).wait, in.self, req, err);
   });
 }
 strata_status comm_test(void* self, strata_request req, int32_t* done, strata_error* err) {
   return with(self, err, "test", [&](Instance& in) {
     if (comm_of(in).test == nullptr) unsupported(in, "test");
-    return comm_of(in).test(in.self, req, done, err);
+    return call(comm_of(in).test, in.self, req, done, err);
   });
 }
 
 // ---- sharding: current layout -> legacy -----------------------------------------------------
 
-const v1_2::sharding_ops& sharding_of(const Instance& in) { return legacy_table<v1_2::sharding_ops>(in); }
+const v1_2::strata_sharding_ops& sharding_of(const Instance& in) {
+  return legacy_table<v1_2::strata_sharding_ops>(in);
+}
 
-const v1_2::sharding_ops& groups_of(const Instance& in, const char* fn) {
+const v1_2::strata_sharding_ops& groups_of(const Instance& in, const char* fn) {
   if (!sharding_has_groups(sharding_of(in), in.ops_size)) unsupported(in, fn);
   return sharding_of(in);
 }
 
 strata_status sharding_query(void* self, strata_sharding_caps* caps, strata_error* err) {
-  return with(self, err, "query", [&](Instance& in) { return sharding_of(in).query(in.self, caps, err); });
+  return with(self, err, "query",
+              [&](Instance& in) { return call(sharding_of(in).query, in.self, caps, err); });
 }
 strata_status sharding_register_param(void* self, uint32_t index, const strata_param_desc* param,
                                       strata_error* err) {
   return with(self, err, "register_param", [&](Instance& in) {
-    return sharding_of(in).register_param(in.self, index, param, err);
+    return call(sharding_of(in).register_param, in.self, index, param, err);
   });
 }
 strata_status sharding_finalize(void* self, strata_error* err) {
-  return with(self, err, "finalize", [&](Instance& in) { return sharding_of(in).finalize(in.self, err); });
+  return with(self, err, "finalize",
+              [&](Instance& in) { return call(sharding_of(in).finalize, in.self, err); });
 }
 strata_status sharding_grad_ready(void* self, const strata_grad_ready_args* args, strata_error* err) {
   return with(self, err, "grad_ready", [&](Instance& in) {
@@ -176,12 +182,12 @@ strata_status sharding_grad_ready(void* self, const strata_grad_ready_args* args
       fail(STRATA_ERR_INVALID_ARGUMENT, "grad_ready: args is NULL or too small to hold param_index");
     }
     const int32_t boundary = STRATA_STRUCT_HAS(args, strata_grad_ready_args, boundary) ? args->boundary : 0;
-    return sharding_of(in).grad_ready(in.self, args->param_index, boundary, err);
+    return call(sharding_of(in).grad_ready, in.self, args->param_index, boundary, err);
   });
 }
 strata_status sharding_finish_reduce(void* self, strata_error* err) {
   return with(self, err, "finish_reduce",
-              [&](Instance& in) { return sharding_of(in).finish_reduce(in.self, err); });
+              [&](Instance& in) { return call(sharding_of(in).finish_reduce, in.self, err); });
 }
 strata_status sharding_owned_shards(void* self, const strata_shard** shards, size_t* count,
                                     strata_error* err) {
@@ -189,10 +195,11 @@ strata_status sharding_owned_shards(void* self, const strata_shard** shards, siz
     if (shards == nullptr || count == nullptr) {
       fail(STRATA_ERR_INVALID_ARGUMENT, "owned_shards: shards or count is NULL");
     }
-    const strata_shard* theirs = nullptr;
+    const v1_2::strata_shard* theirs = nullptr;
     size_t n = 0;
-    const strata_status status = sharding_of(in).owned_shards(in.self, &theirs, &n, err);
+    const strata_status status = call(sharding_of(in).owned_shards, in.self, &theirs, &n, err);
     if (status != STRATA_OK) return status;
+    const strata_shard* today = as_today(theirs);
     if (shards_are_1_0(in.minor) && n > 0) {
       if (theirs == nullptr) {
         fail(STRATA_ERR_INTERNAL, "owned_shards: legacy sharding plugin returned NULL with count " +
@@ -205,23 +212,26 @@ strata_status sharding_owned_shards(void* self, const strata_shard** shards, siz
         if (!in.shards_out.empty()) in.shards_out_earlier.push_back(std::move(in.shards_out));
         in.shards_out = std::move(now);
       }
-      theirs = in.shards_out.data();
+      today = in.shards_out.data();
     }
-    *shards = theirs;
+    *shards = today;
     *count = n;
     return STRATA_OK;
   });
 }
 strata_status sharding_publish(void* self, strata_error* err) {
-  return with(self, err, "publish", [&](Instance& in) { return sharding_of(in).publish(in.self, err); });
+  return with(self, err, "publish",
+              [&](Instance& in) { return call(sharding_of(in).publish, in.self, err); });
 }
 strata_status sharding_zero_grad(void* self, strata_error* err) {
-  return with(self, err, "zero_grad", [&](Instance& in) { return sharding_of(in).zero_grad(in.self, err); });
+  return with(self, err, "zero_grad",
+              [&](Instance& in) { return call(sharding_of(in).zero_grad, in.self, err); });
 }
 strata_status sharding_define_group(void* self, uint32_t group, const char* name,
                                     const uint32_t* params, size_t count, strata_error* err) {
   return with(self, err, "define_group", [&](Instance& in) {
-    return groups_of(in, "define_group").define_group(in.self, group, name, params, count, err);
+    const auto& t = groups_of(in, "define_group");
+    return call(t.define_group, in.self, group, name, params, count, err);
   });
 }
 strata_status sharding_gather(void* self, const strata_group_args* args, strata_error* err) {
@@ -231,7 +241,7 @@ strata_status sharding_gather(void* self, const strata_group_args* args, strata_
       fail(STRATA_ERR_INVALID_ARGUMENT, "gather: args is NULL or too small to hold group");
     }
     const uint32_t flags = STRATA_STRUCT_HAS(args, strata_group_args, flags) ? args->flags : 0u;
-    return t.gather(in.self, args->group, flags, err);
+    return call(t.gather, in.self, args->group, flags, err);
   });
 }
 strata_status sharding_release(void* self, const strata_group_args* args, strata_error* err) {
@@ -240,13 +250,13 @@ strata_status sharding_release(void* self, const strata_group_args* args, strata
     if (args == nullptr || !STRATA_STRUCT_HAS(args, strata_group_args, group)) {
       fail(STRATA_ERR_INVALID_ARGUMENT, "release: args is NULL or too small to hold group");
     }
-    return t.release(in.self, args->group, err);
+    return call(t.release, in.self, args->group, err);
   });
 }
 strata_status sharding_param_view(void* self, uint32_t index, strata_param_view* view,
                                   strata_error* err) {
   return with(self, err, "param_view", [&](Instance& in) {
-    return groups_of(in, "param_view").param_view(in.self, index, view, err);
+    return call(groups_of(in, "param_view").param_view, in.self, index, view, err);
   });
 }
 strata_status sharding_end_micro_step(void* self, const strata_micro_step_args* args,
@@ -255,43 +265,47 @@ strata_status sharding_end_micro_step(void* self, const strata_micro_step_args* 
     const auto& t = groups_of(in, "end_micro_step");
     if (args == nullptr) fail(STRATA_ERR_INVALID_ARGUMENT, "end_micro_step: args is NULL");
     const int32_t boundary = STRATA_STRUCT_HAS(args, strata_micro_step_args, boundary) ? args->boundary : 0;
-    return t.end_micro_step(in.self, boundary, err);
+    return call(t.end_micro_step, in.self, boundary, err);
   });
 }
 
 // ---- precision: current layout -> legacy ----------------------------------------------------
 
-const v1_2::precision_ops& precision_of(const Instance& in) {
-  return legacy_table<v1_2::precision_ops>(in);
+const v1_2::strata_precision_ops& precision_of(const Instance& in) {
+  return legacy_table<v1_2::strata_precision_ops>(in);
 }
 
 strata_status precision_query(void* self, strata_precision_caps* caps, strata_error* err) {
-  return with(self, err, "query", [&](Instance& in) { return precision_of(in).query(in.self, caps, err); });
+  return with(self, err, "query",
+              [&](Instance& in) { return call(precision_of(in).query, in.self, caps, err); });
 }
 strata_status precision_loss_scale(void* self, double* scale, strata_error* err) {
   return with(self, err, "loss_scale",
-              [&](Instance& in) { return precision_of(in).loss_scale(in.self, scale, err); });
+              [&](Instance& in) { return call(precision_of(in).loss_scale, in.self, scale, err); });
 }
 strata_status precision_grad_stats(void* self, const strata_shard* shards, size_t count,
                                    strata_grad_stats* stats, strata_error* err) {
   return with(self, err, "grad_stats", [&](Instance& in) {
-    return precision_of(in).grad_stats(in.self, shards_for_legacy(in, shards, count), count, stats, err);
+    const v1_2::strata_shard* theirs = shards_for_legacy(in, shards, count);
+    return call(precision_of(in).grad_stats, in.self, theirs, count, stats, err);
   });
 }
 strata_status precision_update(void* self, int32_t overflow, strata_error* err) {
   return with(self, err, "update",
-              [&](Instance& in) { return precision_of(in).update(in.self, overflow, err); });
+              [&](Instance& in) { return call(precision_of(in).update, in.self, overflow, err); });
 }
 strata_status precision_cast(void* self, const strata_buffer* src, const strata_buffer* dst,
                              strata_error* err) {
   // Thread-safe as the plugin's cast is: touches nothing of the wrapper but the pointers.
   return with(self, err, "cast",
-              [&](Instance& in) { return precision_of(in).cast(in.self, src, dst, err); });
+              [&](Instance& in) { return call(precision_of(in).cast, in.self, src, dst, err); });
 }
 
 // ---- offload: current layout -> legacy ------------------------------------------------------
 
-const v1_2::offload_ops& offload_of(const Instance& in) { return legacy_table<v1_2::offload_ops>(in); }
+const v1_2::strata_offload_ops& offload_of(const Instance& in) {
+  return legacy_table<v1_2::strata_offload_ops>(in);
+}
 
 strata_status offload_query(void* self, strata_offload_caps* caps, strata_error* err) {
   return with(self, err, "query", [&](Instance& in) {
@@ -300,19 +314,21 @@ strata_status offload_query(void* self, strata_offload_caps* caps, strata_error*
     if (caps != nullptr && STRATA_STRUCT_HAS(caps, strata_offload_caps, writes_model_copy)) {
       caps->writes_model_copy = 0;
     }
-    return offload_of(in).query(in.self, caps, err);
+    return call(offload_of(in).query, in.self, caps, err);
   });
 }
 strata_status offload_init_state(void* self, const strata_shard* shards, size_t count,
                                  strata_error* err) {
   return with(self, err, "init_state", [&](Instance& in) {
-    return offload_of(in).init_state(in.self, shards_for_legacy(in, shards, count), count, err);
+    const v1_2::strata_shard* theirs = shards_for_legacy(in, shards, count);
+    return call(offload_of(in).init_state, in.self, theirs, count, err);
   });
 }
 strata_status offload_step(void* self, const strata_shard* shards, size_t count,
                            const strata_step_args* args, strata_error* err) {
   return with(self, err, "step", [&](Instance& in) {
-    return offload_of(in).step(in.self, shards_for_legacy(in, shards, count), count, args, err);
+    const v1_2::strata_shard* theirs = shards_for_legacy(in, shards, count);
+    return call(offload_of(in).step, in.self, theirs, count, args, err);
   });
 }
 
@@ -401,7 +417,7 @@ const strata_offload_ops& adapter_ops<strata_offload_ops>() {
 template <>
 strata_comm_ops adapter_ops_for<strata_comm_ops>(const strata_plugin_descriptor& d) {
   strata_comm_ops ops = kCommAdapter;
-  const auto& t = *static_cast<const v1_2::comm_ops*>(d.ops);
+  const auto& t = *static_cast<const v1_2::strata_comm_ops*>(d.ops);
   if (t.allgatherv == nullptr) ops.allgatherv = nullptr;
   if (t.reduce_scatter == nullptr) ops.reduce_scatter = nullptr;
   if (t.wait == nullptr) ops.wait = nullptr;
@@ -411,7 +427,7 @@ strata_comm_ops adapter_ops_for<strata_comm_ops>(const strata_plugin_descriptor&
 template <>
 strata_sharding_ops adapter_ops_for<strata_sharding_ops>(const strata_plugin_descriptor& d) {
   strata_sharding_ops ops = kShardingAdapter;
-  if (!sharding_has_groups(*static_cast<const v1_2::sharding_ops*>(d.ops), table_size(d))) {
+  if (!sharding_has_groups(*static_cast<const v1_2::strata_sharding_ops*>(d.ops), table_size(d))) {
     ops.define_group = nullptr;
     ops.gather = nullptr;
     ops.release = nullptr;

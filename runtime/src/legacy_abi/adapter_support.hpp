@@ -2,7 +2,7 @@
 // the wrapper every adapted instance is, and reading legacy tables and shard arrays.
 #pragma once
 
-#include "abi_1_2.hpp"
+#include "legacy_api.hpp"
 
 #include <strata/plugin.hpp>
 
@@ -39,26 +39,26 @@ struct Link {
 struct Instance {
   int32_t kind = 0;
   uint32_t minor = 0;       // the descriptor's minor: before 1.3, the header it was built with
-  const void* ops = nullptr;  // the legacy table (a v1_2::*_ops prefix of struct_size bytes)
+  const void* ops = nullptr;  // the legacy table (a v1_2::strata_*_ops prefix of struct_size bytes)
   size_t ops_size = 0;
   void* self = nullptr;     // the legacy instance
 
   // The host table the legacy plugin holds, and the 1.2-layout comm/precision tables it points to.
-  strata_host_api host{};
-  v1_2::comm_ops host_comm{};
-  v1_2::precision_ops host_precision{};
+  v1_2::strata_host_api host{};
+  v1_2::strata_comm_ops host_comm{};
+  v1_2::strata_precision_ops host_precision{};
   Link comm_link;
   Link precision_link;
 
   // Shard arrays converted between strides; reused so pointers stay put while sizes do.
-  std::vector<v1_2::shard_1_0> shards_in;  // to a 1.0/1.1 offload or precision plugin
+  std::vector<Shard1_0> shards_in;         // to a 1.0/1.1 offload or precision plugin
   std::vector<strata_shard> shards_out;    // from a 1.0/1.1 sharding plugin
   // Arrays owned_shards returned before shards_out, when a later owned_shards call gave other
   // shards: each stays valid until the next call other than owned_shards (as the header promises).
   std::vector<std::vector<strata_shard>> shards_out_earlier;
 };
 
-inline bool shards_are_1_0(uint32_t minor) { return minor < v1_2::kShardModelMinor; }
+inline bool shards_are_1_0(uint32_t minor) { return minor < kShardModelMinor; }
 
 template <class Table>
 const Table& legacy_table(const Instance& in) {
@@ -68,22 +68,51 @@ const Table& legacy_table(const Instance& in) {
 // Is the field at `offset` (a function pointer) inside a table of `size` bytes?
 constexpr bool has_field(size_t size, size_t offset) { return size >= offset + sizeof(void*); }
 
-// A caller's shard array in its stride -> today's layout (model NULL: no copies asked for).
-inline std::vector<strata_shard> shards_from_1_0(const strata_shard* shards, size_t count) {
-  const auto* old = reinterpret_cast<const v1_2::shard_1_0*>(shards);
+// Today's shard -> a 1.0/1.1 plugin's (the same master/grad pointers).
+inline Shard1_0 shard_1_0(const strata_shard& s) {
+  const v1_2::strata_shard fields{kShardSize1_0, s.param_index, s.offset, s.count, s.master, s.grad,
+                                  nullptr, 0};
+  Shard1_0 out;
+  std::memcpy(out.bytes, &fields, sizeof out.bytes);
+  return out;
+}
+
+// A 1.0/1.1 caller's shard array (its stride) -> today's layout (model NULL: no copies asked for).
+inline std::vector<strata_shard> shards_from_1_0(const v1_2::strata_shard* shards, size_t count) {
+  const auto* old = reinterpret_cast<const Shard1_0*>(shards);
   std::vector<strata_shard> out(count);
   for (size_t i = 0; i < count; ++i) {
-    out[i] = strata_shard{sizeof(strata_shard), old[i].param_index, old[i].offset, old[i].count,
-                          old[i].master, old[i].grad, nullptr, STRATA_F32};
+    v1_2::strata_shard s{};
+    std::memcpy(&s, old[i].bytes, sizeof old[i].bytes);
+    out[i] = strata_shard{sizeof(strata_shard), s.param_index, s.offset, s.count, s.master, s.grad,
+                          nullptr, STRATA_F32};
   }
   return out;
 }
 
 // The 1.1 group functions, all five inside the table and non-NULL (check_table refused a table
 // with some of them only).
-inline bool sharding_has_groups(const v1_2::sharding_ops& t, size_t size) {
-  return size >= v1_2::kShardingSize1_1 && t.define_group != nullptr && t.gather != nullptr &&
+inline bool sharding_has_groups(const v1_2::strata_sharding_ops& t, size_t size) {
+  return size >= kShardingSize1_1 && t.define_group != nullptr && t.gather != nullptr &&
          t.release != nullptr && t.param_view != nullptr && t.end_micro_step != nullptr;
+}
+
+// create and destroy of a legacy table: the same two fields after struct_size in every kind's.
+using create_fn = decltype(v1_2::strata_comm_ops::create);
+using destroy_fn = decltype(v1_2::strata_comm_ops::destroy);
+struct Lifecycle {
+  create_fn create = nullptr;
+  destroy_fn destroy = nullptr;
+};
+inline Lifecycle lifecycle(int32_t kind, const void* ops) {
+  auto of = [&](const auto* t) { return Lifecycle{t->create, t->destroy}; };
+  switch (kind) {
+    case STRATA_PLUGIN_COMM: return of(static_cast<const v1_2::strata_comm_ops*>(ops));
+    case STRATA_PLUGIN_SHARDING: return of(static_cast<const v1_2::strata_sharding_ops*>(ops));
+    case STRATA_PLUGIN_PRECISION: return of(static_cast<const v1_2::strata_precision_ops*>(ops));
+    case STRATA_PLUGIN_OFFLOAD: return of(static_cast<const v1_2::strata_offload_ops*>(ops));
+    default: return {};
+  }
 }
 
 // The struct_size a legacy table starts with (checked against the kind's 1.0 size at load).

@@ -20,10 +20,10 @@ struct Fn {
   size_t offset;
 };
 
-template <class Table>
-const void* pointer_at(const Table& t, size_t offset) {
+// The function pointer at `offset` of a legacy table, whatever its kind.
+const void* pointer_at(const void* table, size_t offset) {
   const void* fn = nullptr;
-  std::memcpy(&fn, reinterpret_cast<const char*>(&t) + offset, sizeof(fn));
+  std::memcpy(&fn, static_cast<const char*>(table) + offset, sizeof(fn));
   return fn;
 }
 
@@ -31,16 +31,19 @@ const void* pointer_at(const Table& t, size_t offset) {
 
 size_t size_1_0(int32_t kind) {
   switch (kind) {
-    case STRATA_PLUGIN_COMM: return v1_2::kCommSize1_0;
-    case STRATA_PLUGIN_SHARDING: return v1_2::kShardingSize1_0;
-    case STRATA_PLUGIN_PRECISION: return v1_2::kPrecisionSize1_0;
-    case STRATA_PLUGIN_OFFLOAD: return v1_2::kOffloadSize1_0;
+    case STRATA_PLUGIN_COMM: return kCommSize1_0;
+    case STRATA_PLUGIN_SHARDING: return kShardingSize1_0;
+    case STRATA_PLUGIN_PRECISION: return kPrecisionSize1_0;
+    case STRATA_PLUGIN_OFFLOAD: return kOffloadSize1_0;
     default: return 0;
   }
 }
 
 std::vector<Fn> required_1_0(int32_t kind) {
-  using namespace v1_2;
+  using comm_ops = v1_2::strata_comm_ops;
+  using sharding_ops = v1_2::strata_sharding_ops;
+  using precision_ops = v1_2::strata_precision_ops;
+  using offload_ops = v1_2::strata_offload_ops;
   switch (kind) {
     case STRATA_PLUGIN_COMM:
       // allgatherv, reduce_scatter and test are optional as today; wait depends on the caps.
@@ -68,7 +71,7 @@ std::vector<Fn> required_1_0(int32_t kind) {
 }
 
 const std::vector<Fn>& group_fns() {
-  using v1_2::sharding_ops;
+  using sharding_ops = v1_2::strata_sharding_ops;
   static const std::vector<Fn> fns = {
       STRATA_LEGACY_FN(sharding_ops, define_group), STRATA_LEGACY_FN(sharding_ops, gather),
       STRATA_LEGACY_FN(sharding_ops, release), STRATA_LEGACY_FN(sharding_ops, param_view),
@@ -107,7 +110,7 @@ void check_table(const strata_plugin_descriptor& d, int32_t kind, const std::str
   }
   std::vector<std::string> missing;
   for (const Fn& fn : required_1_0(kind)) {
-    if (pointer_at(*static_cast<const v1_2::common_ops*>(d.ops), fn.offset) == nullptr) {
+    if (pointer_at(d.ops, fn.offset) == nullptr) {
       missing.emplace_back(fn.name);
     }
   }
@@ -119,7 +122,7 @@ void check_table(const strata_plugin_descriptor& d, int32_t kind, const std::str
     std::vector<std::string> present, absent;
     for (const Fn& fn : group_fns()) {
       const bool inside = has_field(size, fn.offset);
-      const bool set = inside && pointer_at(*static_cast<const v1_2::common_ops*>(d.ops), fn.offset) != nullptr;
+      const bool set = inside && pointer_at(d.ops, fn.offset) != nullptr;
       (set ? present : absent).emplace_back(fn.name);
     }
     if (!present.empty() && !absent.empty()) {
@@ -140,7 +143,7 @@ strata_status create(const strata_plugin_descriptor& d, const strata_plugin_crea
     if (args == nullptr || !STRATA_STRUCT_HAS(args, strata_plugin_create_args, host)) {
       fail(STRATA_ERR_INVALID_ARGUMENT, "create: args is NULL or too small to hold config_json and host");
     }
-    if (!is_legacy(d) || d.ops == nullptr) {
+    if (!is_legacy(d) || d.ops == nullptr || lifecycle(d.kind, d.ops).create == nullptr) {
       fail(STRATA_ERR_ABI, "legacy create: plugin '" + std::string(d.name != nullptr ? d.name : "?") +
                                "' is not a 1.0-1.2 plugin with an ops table");
     }
@@ -151,23 +154,26 @@ strata_status create(const strata_plugin_descriptor& d, const strata_plugin_crea
     in->ops = d.ops;
     in->ops_size = table_size(d);
 
-    // Today's host table cut to 1.2: the same layout, which only grew at the end.
+    // Today's host table cut to 1.2: the same layout (1.2's runtime_minor is called abi_minor),
+    // which only grew at the end. Its comm and precision become 1.2-layout tables lent here.
     const strata_host_api* host = args->host;
     if (host != nullptr) {
-      const size_t n = std::min(host->struct_size, v1_2::kHostSize1_2);
+      const size_t n = std::min(host->struct_size, kHostSize1_2);
       std::memcpy(&in->host, host, n);
       in->host.struct_size = n;
-      in->host.runtime_minor = std::min(host->runtime_minor, v1_2::kHostMinor);
-      if (STRATA_STRUCT_HAS(&in->host, strata_host_api, comm_self) && in->host.comm != nullptr) {
-        in->comm_link = Link{in->host.comm, in->host.comm_self, d.min_runtime_minor};
-        in->host_comm = lent_comm_table(*in->host.comm);
-        in->host.comm = reinterpret_cast<const strata_comm_ops*>(&in->host_comm);
+      in->host.abi_minor = std::min(host->runtime_minor, v1_2::kHostMinor);
+      const bool has_comm = STRATA_STRUCT_HAS(&in->host, v1_2::strata_host_api, comm_self);
+      if (has_comm && host->comm != nullptr) {
+        in->comm_link = Link{host->comm, host->comm_self, d.min_runtime_minor};
+        in->host_comm = lent_comm_table(*host->comm);
+        in->host.comm = &in->host_comm;
         in->host.comm_self = &in->comm_link;
       }
-      if (STRATA_STRUCT_HAS(&in->host, strata_host_api, precision_self) && in->host.precision != nullptr) {
-        in->precision_link = Link{in->host.precision, in->host.precision_self, d.min_runtime_minor};
+      const bool has_precision = STRATA_STRUCT_HAS(&in->host, v1_2::strata_host_api, precision_self);
+      if (has_precision && host->precision != nullptr) {
+        in->precision_link = Link{host->precision, host->precision_self, d.min_runtime_minor};
         in->host_precision = lent_precision_table();
-        in->host.precision = reinterpret_cast<const strata_precision_ops*>(&in->host_precision);
+        in->host.precision = &in->host_precision;
         in->host.precision_self = &in->precision_link;
       }
     }
@@ -175,10 +181,10 @@ strata_status create(const strata_plugin_descriptor& d, const strata_plugin_crea
   });
   if (prepared != STRATA_OK) return prepared;
 
-  const strata_host_api* legacy_host = args->host != nullptr ? &in->host : nullptr;
+  const v1_2::strata_host_api* legacy_host = args->host != nullptr ? &in->host : nullptr;
   void* legacy_self = nullptr;
   const strata_status status =
-      static_cast<const v1_2::common_ops*>(d.ops)->create(config, legacy_host, &legacy_self, err);
+      call(lifecycle(d.kind, d.ops).create, config, legacy_host, &legacy_self, err);
   if (status != STRATA_OK) return status;  // nothing to destroy: a failed create owns nothing
   in->self = legacy_self;
   *self = in.release();

@@ -2,12 +2,12 @@
 // each forwards to the current instance named by its self, a Link.
 #pragma once
 
-#include "abi_1_2.hpp"
+#include "legacy_api.hpp"
 
 namespace strata::rt::legacy {
 
 // NULL where the current comm has NULL, so a 1.2 plugin that checks sees what is supported.
-v1_2::comm_ops lent_comm_table(const strata_comm_ops& current);
-const v1_2::precision_ops& lent_precision_table();
+v1_2::strata_comm_ops lent_comm_table(const strata_comm_ops& current);
+const v1_2::strata_precision_ops& lent_precision_table();
 
 }  // namespace strata::rt::legacy

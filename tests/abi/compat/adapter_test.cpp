@@ -1,10 +1,10 @@
 // The 1.0-1.2 adapter on its own (runtime/src/legacy_abi): legacy plugins built against the frozen
-// 1.0 and 1.2 headers are dlopen'ed and driven through legacy::create and the adapter tables with
-// hand-made current-layout host tables; a legacy sharding table written here in the 1.0/1.1 layout
-// covers what the built plugins do not (shard arrays coming back, groups, the host tables lent to
-// legacy plugins). No libstrata, no MPI.
-#include "abi_1_2.hpp"
+// header (plugin-api/legacy) as 1.0 and as 1.2 are dlopen'ed and driven through legacy::create and
+// the adapter tables with hand-made current-layout host tables; a legacy sharding table written
+// here in the 1.0/1.1 layout covers what the built plugins do not (shard arrays coming back,
+// groups, the host tables lent to legacy plugins). No libstrata, no MPI.
 #include "error.hpp"
+#include "legacy_api.hpp"
 #include "legacy_plugin.hpp"
 
 #include <gmock/gmock.h>
@@ -316,107 +316,119 @@ TEST(LegacyAdapter, Comm12AndPrecision12Load) {
 
 // ---- a legacy sharding plugin written here, in the 1.0/1.1 layout --------------------------
 
+// Written against the frozen header (its names are v1_2::*), as such a plugin was; its shards are
+// 1.0's, which are 1.2's cut after `grad`.
 struct FakeSharding {
-  const strata_host_api* host = nullptr;
+  const v1_2::strata_host_api* host = nullptr;
   std::vector<std::string> calls;
   std::vector<float> master = std::vector<float>(6, 1.0f), grad = std::vector<float>(6, 0.5f);
-  std::vector<v1_2::shard_1_0> shards;
+  std::vector<legacy::Shard1_0> shards;
 };
+
+legacy::Shard1_0 fake_shard(uint32_t index, uint64_t offset, uint64_t count, float* master, float* grad) {
+  const v1_2::strata_shard fields{legacy::kShardSize1_0, index, offset, count, master, grad, nullptr, 0};
+  legacy::Shard1_0 shard;
+  std::memcpy(shard.bytes, &fields, sizeof shard.bytes);
+  return shard;
+}
 
 FakeSharding* fake(void* self) { return static_cast<FakeSharding*>(self); }
 FakeSharding* last_fake = nullptr;
 std::string last_config;
 
-strata_status fake_create(const char* config, const strata_host_api* host, void** self, strata_error* err) {
+v1_2::strata_status fake_create(const char* config, const v1_2::strata_host_api* host, void** self,
+                                v1_2::strata_error* err) {
   last_config = config;
   if (std::string(config) == R"({"refuse": true})") {
     std::snprintf(err->message, sizeof err->message, "fake sharding: refused");
-    return STRATA_ERR_INVALID_ARGUMENT;
+    return v1_2::STRATA_ERR_INVALID_ARGUMENT;
   }
   last_fake = new FakeSharding;
   last_fake->host = host;
   *self = last_fake;
-  return STRATA_OK;
+  return v1_2::STRATA_OK;
 }
 void fake_destroy(void* self) {
   delete fake(self);
   last_fake = nullptr;
 }
-strata_status fake_query(void*, strata_sharding_caps* caps, strata_error*) {
+v1_2::strata_status fake_query(void*, v1_2::strata_sharding_caps* caps, v1_2::strata_error*) {
   caps->stage = 2;
-  return STRATA_OK;
+  return v1_2::STRATA_OK;
 }
-strata_status fake_register(void* self, uint32_t index, const strata_param_desc*, strata_error*) {
+v1_2::strata_status fake_register(void* self, uint32_t index, const v1_2::strata_param_desc*, v1_2::strata_error*) {
   fake(self)->calls.push_back("register " + std::to_string(index));
-  return STRATA_OK;
+  return v1_2::STRATA_OK;
 }
-strata_status fake_ok(void*, strata_error*) { return STRATA_OK; }
-strata_status fake_grad_ready(void* self, uint32_t index, int32_t boundary, strata_error*) {
+v1_2::strata_status fake_ok(void*, v1_2::strata_error*) { return v1_2::STRATA_OK; }
+v1_2::strata_status fake_grad_ready(void* self, uint32_t index, int32_t boundary, v1_2::strata_error*) {
   fake(self)->calls.push_back("grad_ready " + std::to_string(index) + " " + std::to_string(boundary));
-  return STRATA_OK;
+  return v1_2::STRATA_OK;
 }
-strata_status fake_owned(void* self, const strata_shard** shards, size_t* count, strata_error*) {
+v1_2::strata_status fake_owned(void* self, const v1_2::strata_shard** shards, size_t* count, v1_2::strata_error*) {
   FakeSharding& f = *fake(self);
-  f.shards = {{sizeof(v1_2::shard_1_0), 0, 0, 4, f.master.data(), f.grad.data()},
-              {sizeof(v1_2::shard_1_0), 1, 10, 2, f.master.data() + 4, f.grad.data() + 4}};
-  *shards = reinterpret_cast<const strata_shard*>(f.shards.data());
+  f.shards = {fake_shard(0, 0, 4, f.master.data(), f.grad.data()),
+              fake_shard(1, 10, 2, f.master.data() + 4, f.grad.data() + 4)};
+  *shards = reinterpret_cast<const v1_2::strata_shard*>(f.shards.data());
   *count = f.shards.size();
-  return STRATA_OK;
+  return v1_2::STRATA_OK;
 }
 // 1.2 semantics: a sharding plugin without model copies rounds masters itself in publish, through
 // host->precision; this one also allreduces and asks for grad_stats over its own (1.0) shards.
-strata_status fake_publish(void* self, strata_error* err) {
+v1_2::strata_status fake_publish(void* self, v1_2::strata_error* err) {
+  using v1_2::strata_buffer;
   FakeSharding& f = *fake(self);
-  const auto* comm = reinterpret_cast<const v1_2::comm_ops*>(f.host->comm);
-  const auto* precision = reinterpret_cast<const v1_2::precision_ops*>(f.host->precision);
+  const v1_2::strata_comm_ops* comm = f.host->comm;
+  const v1_2::strata_precision_ops* precision = f.host->precision;
   f.calls.push_back(std::string("lent comm allgatherv ") + (comm->allgatherv == nullptr ? "NULL" : "set"));
   std::vector<uint16_t> half(f.master.size());
-  const strata_buffer src{sizeof(strata_buffer), f.master.data(), f.master.size(), STRATA_F32, {STRATA_DEVICE_HOST, 0}};
-  const strata_buffer dst{sizeof(strata_buffer), half.data(), half.size(), STRATA_F16, {STRATA_DEVICE_HOST, 0}};
-  strata_status s = precision->cast(f.host->precision_self, &src, &dst, err);
-  if (s != STRATA_OK) return s;
+  const v1_2::strata_device host{v1_2::STRATA_DEVICE_HOST, 0};
+  const strata_buffer src{sizeof(strata_buffer), f.master.data(), f.master.size(), v1_2::STRATA_F32, host};
+  const strata_buffer dst{sizeof(strata_buffer), half.data(), half.size(), v1_2::STRATA_F16, host};
+  v1_2::strata_status s = precision->cast(f.host->precision_self, &src, &dst, err);
+  if (s != v1_2::STRATA_OK) return s;
   std::vector<float> out(f.master.size());
-  const strata_buffer recv{sizeof(strata_buffer), out.data(), out.size(), STRATA_F32, {STRATA_DEVICE_HOST, 0}};
-  s = comm->allreduce(f.host->comm_self, &src, &recv, STRATA_MAX, nullptr, err);
-  if (s != STRATA_OK) return s;
+  const strata_buffer recv{sizeof(strata_buffer), out.data(), out.size(), v1_2::STRATA_F32, host};
+  s = comm->allreduce(f.host->comm_self, &src, &recv, v1_2::STRATA_MAX, nullptr, err);
+  if (s != v1_2::STRATA_OK) return s;
   s = comm->broadcast(f.host->comm_self, &recv, 2, nullptr, err);
-  if (s != STRATA_OK) return s;
-  strata_grad_stats stats{};
+  if (s != v1_2::STRATA_OK) return s;
+  v1_2::strata_grad_stats stats{};
   stats.struct_size = sizeof stats;
-  s = precision->grad_stats(f.host->precision_self, reinterpret_cast<const strata_shard*>(f.shards.data()),
+  s = precision->grad_stats(f.host->precision_self, reinterpret_cast<const v1_2::strata_shard*>(f.shards.data()),
                             f.shards.size(), &stats, err);
-  if (s != STRATA_OK) return s;
+  if (s != v1_2::STRATA_OK) return s;
   f.calls.push_back("grad_stats sum " + std::to_string(int(stats.sum_sq)));
   // Creating or destroying the lent instance is refused / ignored.
   void* other = nullptr;
-  if (comm->create("{}", f.host, &other, err) == STRATA_OK) return STRATA_ERR_INTERNAL;
+  if (comm->create("{}", f.host, &other, err) == v1_2::STRATA_OK) return v1_2::STRATA_ERR_INTERNAL;
   comm->destroy(f.host->comm_self);
-  return STRATA_OK;
+  return v1_2::STRATA_OK;
 }
-strata_status fake_define_group(void* self, uint32_t group, const char* name, const uint32_t*, size_t count,
-                                strata_error*) {
+v1_2::strata_status fake_define_group(void* self, uint32_t group, const char* name, const uint32_t*, size_t count,
+                                      v1_2::strata_error*) {
   fake(self)->calls.push_back("define_group " + std::to_string(group) + " " + name + " " + std::to_string(count));
-  return STRATA_OK;
+  return v1_2::STRATA_OK;
 }
-strata_status fake_gather(void* self, uint32_t group, uint32_t flags, strata_error*) {
+v1_2::strata_status fake_gather(void* self, uint32_t group, uint32_t flags, v1_2::strata_error*) {
   fake(self)->calls.push_back("gather " + std::to_string(group) + " " + std::to_string(flags));
-  return STRATA_OK;
+  return v1_2::STRATA_OK;
 }
-strata_status fake_release(void* self, uint32_t group, strata_error*) {
+v1_2::strata_status fake_release(void* self, uint32_t group, v1_2::strata_error*) {
   fake(self)->calls.push_back("release " + std::to_string(group));
-  return STRATA_OK;
+  return v1_2::STRATA_OK;
 }
-strata_status fake_view(void*, uint32_t, strata_param_view* view, strata_error*) {
+v1_2::strata_status fake_view(void*, uint32_t, v1_2::strata_param_view* view, v1_2::strata_error*) {
   view->count = 99;
-  return STRATA_OK;
+  return v1_2::STRATA_OK;
 }
-strata_status fake_end(void* self, int32_t boundary, strata_error*) {
+v1_2::strata_status fake_end(void* self, int32_t boundary, v1_2::strata_error*) {
   fake(self)->calls.push_back("end_micro_step " + std::to_string(boundary));
-  return STRATA_OK;
+  return v1_2::STRATA_OK;
 }
 
-v1_2::sharding_ops fake_table(size_t size) {
-  v1_2::sharding_ops t{};
+v1_2::strata_sharding_ops fake_table(size_t size) {
+  v1_2::strata_sharding_ops t{};
   t.struct_size = size;
   t.create = fake_create;
   t.destroy = fake_destroy;
@@ -428,7 +440,7 @@ v1_2::sharding_ops fake_table(size_t size) {
   t.owned_shards = fake_owned;
   t.publish = fake_publish;
   t.zero_grad = fake_ok;
-  if (size >= v1_2::kShardingSize1_1) {
+  if (size >= legacy::kShardingSize1_1) {
     t.define_group = fake_define_group;
     t.gather = fake_gather;
     t.release = fake_release;
@@ -443,7 +455,7 @@ strata_plugin_descriptor descriptor_of(const void* table, uint32_t minor, int32_
 }
 
 TEST(LegacyAdapter, Sharding10ShardsComeBackInTodaysLayout) {
-  const v1_2::sharding_ops table = fake_table(v1_2::kShardingSize1_0);
+  const v1_2::strata_sharding_ops table = fake_table(legacy::kShardingSize1_0);
   const strata_plugin_descriptor d = descriptor_of(&table, 0, STRATA_PLUGIN_SHARDING);
   ASSERT_NO_THROW(legacy::check_table(d, STRATA_PLUGIN_SHARDING, "test"));
   const strata_sharding_ops ops = legacy::adapter_ops_for<strata_sharding_ops>(d);
@@ -459,10 +471,10 @@ TEST(LegacyAdapter, Sharding10ShardsComeBackInTodaysLayout) {
   EXPECT_EQ(last_config, "{}");
   FakeSharding& f = *last_fake;
   // The host table it holds: today's cut to 1.2.
-  EXPECT_EQ(f.host->runtime_minor, 2u);
-  EXPECT_EQ(f.host->struct_size, v1_2::kHostSize1_2);
+  EXPECT_EQ(f.host->abi_minor, 2u);  // today's runtime_minor
+  EXPECT_EQ(f.host->struct_size, STRATA_HOST_API_SIZE_1_2);
   EXPECT_EQ(f.host->host_ctx, &host.recorder);
-  EXPECT_NE(f.host->comm, &kNowComm);
+  EXPECT_NE(static_cast<const void*>(f.host->comm), &kNowComm);
 
   const strata_grad_ready_args ready{sizeof(strata_grad_ready_args), 5, 1};
   ASSERT_EQ(ops.grad_ready(self, &ready, &err), STRATA_OK);
@@ -508,7 +520,7 @@ TEST(LegacyAdapter, Sharding10ShardsComeBackInTodaysLayout) {
 }
 
 TEST(LegacyAdapter, Sharding11GroupsForwardArgs) {
-  const v1_2::sharding_ops table = fake_table(v1_2::kShardingSize1_1);
+  const v1_2::strata_sharding_ops table = fake_table(legacy::kShardingSize1_1);
   const strata_plugin_descriptor d = descriptor_of(&table, 1, STRATA_PLUGIN_SHARDING);
   ASSERT_NO_THROW(legacy::check_table(d, STRATA_PLUGIN_SHARDING, "test"));
   const strata_sharding_ops ops = legacy::adapter_ops_for<strata_sharding_ops>(d);
@@ -537,7 +549,7 @@ TEST(LegacyAdapter, Sharding11GroupsForwardArgs) {
 }
 
 TEST(LegacyAdapter, FailedCreatePassesTheMessageAndLeavesNoInstance) {
-  const v1_2::sharding_ops table = fake_table(v1_2::kShardingSize1_0);
+  const v1_2::strata_sharding_ops table = fake_table(legacy::kShardingSize1_0);
   const strata_plugin_descriptor d = descriptor_of(&table, 0, STRATA_PLUGIN_SHARDING);
   Host host;
   const strata_plugin_create_args args = host.args(R"({"refuse": true})");
@@ -570,33 +582,33 @@ std::string check_message(const strata_plugin_descriptor& d, int32_t kind) {
 }
 
 TEST(LegacyAdapter, CheckTableNamesWhatIsWrong) {
-  v1_2::sharding_ops table = fake_table(v1_2::kShardingSize1_0 - sizeof(void*));
+  v1_2::strata_sharding_ops table = fake_table(legacy::kShardingSize1_0 - sizeof(void*));
   strata_plugin_descriptor d = descriptor_of(&table, 0, STRATA_PLUGIN_SHARDING);
   EXPECT_THAT(check_message(d, STRATA_PLUGIN_SHARDING),
               HasSubstr("manifest.json: /sharding: libfake.so: sharding ops table of ABI 1.0"));
   EXPECT_THAT(check_message(d, STRATA_PLUGIN_SHARDING), HasSubstr("is smaller than ABI 1.0's"));
 
-  table = fake_table(v1_2::kShardingSize1_0);
+  table = fake_table(legacy::kShardingSize1_0);
   table.finish_reduce = nullptr;
   table.publish = nullptr;
   EXPECT_THAT(check_message(d, STRATA_PLUGIN_SHARDING), HasSubstr("has no finish_reduce and publish (all required)"));
 
-  table = fake_table(v1_2::kShardingSize1_1);
+  table = fake_table(legacy::kShardingSize1_1);
   table.param_view = nullptr;
   d.min_runtime_minor = 1;
   EXPECT_THAT(check_message(d, STRATA_PLUGIN_SHARDING),
               HasSubstr("has define_group, gather, release and end_micro_step but no param_view"));
   // A table ending inside the group set: the functions outside it count as absent.
-  table = fake_table(v1_2::kShardingSize1_1);
-  table.struct_size = offsetof(v1_2::sharding_ops, param_view);
+  table = fake_table(legacy::kShardingSize1_1);
+  table.struct_size = offsetof(v1_2::strata_sharding_ops, param_view);
   EXPECT_THAT(check_message(d, STRATA_PLUGIN_SHARDING), HasSubstr("but no param_view and end_micro_step"));
 
-  table = fake_table(v1_2::kShardingSize1_1);
+  table = fake_table(legacy::kShardingSize1_1);
   EXPECT_THAT(check_message(d, STRATA_PLUGIN_OFFLOAD), HasSubstr("expected offload"));
   d.min_runtime_minor = 3;
   EXPECT_THAT(check_message(d, STRATA_PLUGIN_SHARDING), HasSubstr("is not a 1.0-1.2 plugin"));
 
-  v1_2::comm_ops comm{};
+  v1_2::strata_comm_ops comm{};
   comm.struct_size = sizeof comm;
   comm.create = fake_create;
   comm.destroy = fake_destroy;

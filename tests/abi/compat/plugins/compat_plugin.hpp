@@ -1,6 +1,6 @@
-// What the compatibility plugins share. They are compiled twice (tests/abi/compat/CMakeLists.txt):
-// against a frozen 1.0 (or 1.2) plugin_api.h, which the include path puts first, and against
-// today's. Only plugin_api.h is used — the SDK's plugin.hpp needs today's header — so the same
+// What the compatibility plugins share. They are compiled three times (tests/abi/compat/
+// CMakeLists.txt): against the frozen plugin_api.h (plugin-api/legacy, which the include path puts
+// first) as release 1.0 and as release 1.2, and against today's. Only plugin_api.h is used — the SDK's plugin.hpp needs today's header — so the same
 // source builds against every header; COMPAT_TABLES says which table layout this build has.
 #pragma once
 
@@ -140,8 +140,8 @@ inline const char* built_with() {
     return &descriptor;                                                                   \
   }
 
-// The build system's promise that this build sees the header it means to (the frozen folder first
-// on the include path).
+// The build system's promise that this build sees the header it means to (plugin-api/legacy first
+// on the include path, STRATA_LEGACY_ABI_MINOR the release).
 #ifdef COMPAT_EXPECT_MINOR
 static_assert(STRATA_ABI_MINOR == COMPAT_EXPECT_MINOR, "compiled against the wrong plugin_api.h");
 #endif

@@ -1,4 +1,11 @@
 /*
+ * FROZEN: strata/plugin_api.h as ABI 1.0, 1.1 and 1.2 released it, kept for the runtime's adapter
+ * (runtime/src/legacy_abi) and the compatibility tests (tests/abi/compat). Never installed, never
+ * edited; see plugin-api/legacy/README.md. The text is 1.2's. STRATA_LEGACY_ABI_MINOR (0, 1 or 2,
+ * the default) picks the release: the declarations a later minor added are inside
+ * `#if STRATA_LEGACY_ABI_MINOR >= m`, so a build with minor m sees exactly that release's layouts.
+ * The include guard is this copy's own, so that the adapter can include it beside today's header.
+ *
  * strata/plugin_api.h — the one header a Strata plugin needs. C99, stable ABI.
  *
  * Rules (see DESIGN.md, "ABI rules"):
@@ -12,8 +19,8 @@
  *    Whoever allocates frees.
  *  - Lifetimes and thread-safety are written beside each function.
  */
-#ifndef STRATA_PLUGIN_API_H
-#define STRATA_PLUGIN_API_H
+#ifndef STRATA_LEGACY_PLUGIN_API_H
+#define STRATA_LEGACY_PLUGIN_API_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -22,8 +29,15 @@
 extern "C" {
 #endif
 
+#ifndef STRATA_LEGACY_ABI_MINOR
+#define STRATA_LEGACY_ABI_MINOR 2
+#endif
+#if STRATA_LEGACY_ABI_MINOR < 0 || STRATA_LEGACY_ABI_MINOR > 2
+#error "STRATA_LEGACY_ABI_MINOR: this frozen header holds the 1.0, 1.1 and 1.2 releases only"
+#endif
+
 #define STRATA_ABI_MAJOR 1
-#define STRATA_ABI_MINOR 2 /* 1.1: parameter groups, gather/release, views; 1.2: memory locations */
+#define STRATA_ABI_MINOR STRATA_LEGACY_ABI_MINOR /* 1.1: parameter groups, gather/release, views; 1.2: memory locations */
 
 /* Name of the single exported entry symbol. A major bump introduces strata_plugin_entry_v2. */
 #define STRATA_PLUGIN_ENTRY_SYMBOL "strata_plugin_entry_v1"
@@ -144,6 +158,7 @@ typedef enum strata_mem_category {
   STRATA_MEM_CATEGORY_COUNT = 6
 } strata_mem_category;
 
+#if STRATA_LEGACY_ABI_MINOR >= 2
 /* Where accounted bytes live (ABI 1.2). The memory report gives bytes per location and category;
  * its per-category totals count memory only (host, pinned and device), never disk. */
 typedef enum strata_mem_location {
@@ -153,6 +168,7 @@ typedef enum strata_mem_location {
   STRATA_MEM_DISK = 3,        /* bytes held in files, e.g. optimizer state offloaded to NVMe */
   STRATA_MEM_LOCATION_COUNT = 4
 } strata_mem_location;
+#endif
 
 /* ------------------------------------------------------------------------------------------ */
 /* Communication stratum                                                                      */
@@ -272,14 +288,17 @@ typedef struct strata_shard {
   uint64_t count;
   float* master;
   float* grad;
+#if STRATA_LEGACY_ABI_MINOR >= 2
   /* ABI 1.2: where the updated master's model-dtype copy goes (`count` elements of
    * `model_dtype`, STRATA_F16 or STRATA_BF16), or NULL when the sharding plugin rounds the masters
    * itself in publish. When set, the copy is made between step and publish: by the offload plugin
    * in its own pass if its caps say writes_model_copy, else by the runtime (precision cast). */
   void* model;
   int32_t model_dtype;
+#endif
 } strata_shard;
 
+#if STRATA_LEGACY_ABI_MINOR >= 1
 /* Where the host reads a parameter and writes its gradient right now (ABI 1.1). Filled by
  * param_view; the pointers stay valid until the next gather/release/step call on the runtime, or
  * for longer where the sharding stage says so (stages 0-1: until destroy). */
@@ -294,6 +313,7 @@ typedef struct strata_param_view {
 /* gather() flags. FOR_BACKWARD: the host will write gradients of the group's parameters; the
  * plugin lends zeroed gradient buffers where it owns gradient storage, and release() reduces them. */
 #define STRATA_GATHER_FOR_BACKWARD 1u
+#endif
 
 /* ------------------------------------------------------------------------------------------ */
 /* Host services: what the runtime lends every plugin at create time                           */
@@ -324,6 +344,7 @@ typedef struct strata_host_api {
   const struct strata_precision_ops* precision;
   void* precision_self;
 
+#if STRATA_LEGACY_ABI_MINOR >= 2
   /* ---- ABI 1.2: memory locations. Check with STRATA_STRUCT_HAS before calling. ---- */
   /* Accounted allocation in `location`: STRATA_MEM_HOST (as alloc_bytes) or STRATA_MEM_HOST_PINNED
    * (page-locked with mlock). Returns NULL on failure, including when the system refuses to lock
@@ -335,6 +356,7 @@ typedef struct strata_host_api {
    * `delta` (negative to give back) to `category` at `location`. The plugin gives back what it
    * recorded before destroy returns. Thread-safe. */
   void (*account_bytes)(void* host_ctx, int32_t category, int32_t location, int64_t delta);
+#endif
 } strata_host_api;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -380,6 +402,7 @@ typedef struct strata_sharding_ops {
   /* Zero the host's gradient buffers and any gradient shards, ready for the next micro-batch. */
   strata_status (*zero_grad)(void* self, strata_error* err);
 
+#if STRATA_LEGACY_ABI_MINOR >= 1
   /* ---- ABI 1.1: parameter groups (a layer), chiefly for stage 3. A host uses these only if the
    * ops table's struct_size covers them; without them it uses the registered buffers. ---- */
 
@@ -402,6 +425,7 @@ typedef struct strata_sharding_ops {
   /* After every micro-batch, before finish_reduce at a boundary (`boundary` = 1). Stages that
    * reduce every micro-batch (2, 3) complete that micro-batch's reductions here. Collective. */
   strata_status (*end_micro_step)(void* self, int32_t boundary, strata_error* err);
+#endif
 } strata_sharding_ops;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -448,9 +472,11 @@ typedef struct strata_offload_caps {
   size_t struct_size;
   int32_t device_type;     /* where the step runs: STRATA_DEVICE_HOST or CUDA */
   const char* optimizer;   /* e.g. "adamw"; static storage */
+#if STRATA_LEGACY_ABI_MINOR >= 2
   /* ABI 1.2: 1 if step writes every shard's `model` copy (when set) in the same pass as the
    * update, 0 if the runtime must cast after step. */
   int32_t writes_model_copy;
+#endif
 } strata_offload_caps;
 
 typedef struct strata_step_args {
@@ -485,4 +511,4 @@ typedef const strata_plugin_descriptor* (*strata_plugin_entry_fn)(void);
 }
 #endif
 
-#endif /* STRATA_PLUGIN_API_H */
+#endif /* STRATA_LEGACY_PLUGIN_API_H */
