@@ -3,7 +3,10 @@
 # strata-run gives every rank), and a copy of allreduce-mpi whose allreduce computes MIN for MAX
 # fails allreduce.<dtype>.max at 2 ranks and more, naming the first differing element; at 1 rank
 # MIN and MAX agree, so np1 passes.
-strata_plugin_check_test(comm_allreduce_mpi LIBRARY $<TARGET_FILE:strata_allreduce_mpi> NP 4)
+# Its caps claim host memory only (Open MPI here is not CUDA-aware): the device checks are one
+# skip line per world size saying so, never a pass.
+strata_plugin_check_test(comm_allreduce_mpi LIBRARY $<TARGET_FILE:strata_allreduce_mpi> NP 4
+  EXPECT_OUTPUT "SKIP comm\\.np4\\.device: the caps claim host memory only \\(device_mask 1\\): device buffers not checked")
 # Gloo's collectives cost ~10 ms each here at 4 ranks on 2 cores whatever their size (allreduce-mpi:
 # well under 1 ms), so its run is latency-bound: 21-29 s at -np 4 in a RelWithDebInfo build, 35 s
 # at -np 3 under ASan+UBSan. The sanitizer pass leaves it out (CI time): the same plugin's
@@ -26,4 +29,48 @@ if(NOT STRATA_SANITIZE)
       "FAIL comm\\.np4\\.allreduce\\.i32\\.max: rank [0-3]: count 1, blocking, in place: element 0: expected"
       "FAIL comm\\.np3\\.nonblocking\\.ordering: rank [0-2]: allreduce max of 7 \\(started #1, waited #1\\): element [0-9]+: expected"
       "PASS comm\\.np4\\.allreduce\\.f32\\.min")
+endif()
+
+# ---- device buffers (comm/plugin_device.*, cuda/cuda_memory.*) ----
+# Caps that claim CUDA device memory on a machine without a device (or a checker built without
+# CUDA): one skip line saying why, not a pass and not a failure. Where `nvidia-smi -L` lists a GPU
+# the device checks run instead, and these fixtures, which claim what they cannot do, must fail
+# them.
+if(STRATA_HAVE_CUDA)
+  set(no_device "no CUDA device on this machine \\(cudaGetDeviceCount: [^)]*\\)")
+else()
+  set(no_device "this strata-plugin-check was built without CUDA \\([^)]*\\), so it cannot use a device")
+  set(on_gpu)  # the checker never runs device checks: the skip is expected everywhere
+endif()
+# allreduce-mpi's caps with the CUDA bit added: host checks pass, device checks skip.
+strata_plugin_check_fixture(plugin_check_claims_cuda WRAPS strata_allreduce_mpi
+  SOURCE fixtures/claims_cuda.cpp)
+if(STRATA_HAVE_CUDA)
+  set(on_gpu ON_CUDA_DEVICE_EXPECT_FAIL
+    "FAIL comm\\.np1\\.device\\.allreduce\\.f32\\.sum: rank 0: count 0, blocking, out of place: returned STRATA_ERR_UNSUPPORTED: ")
+endif()
+strata_plugin_check_test(device_claimed_without_device
+  LIBRARY $<TARGET_FILE:plugin_check_claims_cuda> NP 1
+  EXPECT_SKIP "PASS comm\\.np1\\.allreduce\\.f32\\.sum.*SKIP comm\\.np1\\.device: ${no_device}: device buffers not checked"
+  ${on_gpu})
+# Caps that claim device memory only (the catalogue's one-rank fixture, as allreduce-nccl's caps):
+# without a device no buffer can be handed over, and the checker says so after the caps.
+if(TARGET strata_test_comm_cuda_only)
+  if(STRATA_HAVE_CUDA)
+    set(on_gpu ON_CUDA_DEVICE_EXPECT_FAIL
+      "FAIL comm\\.np1\\.caps: rank 0: allgather of the rank ids returned STRATA_ERR_UNSUPPORTED: ")
+  endif()
+  strata_plugin_check_test(device_only_without_device
+    LIBRARY $<TARGET_FILE:strata_test_comm_cuda_only> NP 1
+    EXPECT_SKIP "PASS comm\\.np1\\.caps.*SKIP comm\\.np1\\.device: ${no_device}: the caps claim device memory only, so no collective is checked"
+    ${on_gpu})
+endif()
+# On a GPU (label gpu; skipped, saying so, where `nvidia-smi -L` lists none): allreduce-nccl's
+# data collectives in device memory pass, and so do its caps, barrier, ordering and error checks
+# (all in device memory: its caps claim nothing else). One rank: NCCL cannot notice a rank's
+# mismatched count (errors.mismatched_counts needs two), and one device suffices.
+if(TARGET strata_allreduce_nccl)
+  strata_plugin_check_test(comm_allreduce_nccl_device LIBRARY $<TARGET_FILE:strata_allreduce_nccl>
+    NP 1 REQUIRE_CUDA_DEVICE
+    EXPECT_OUTPUT "SKIP comm\\.np1\\.host: the caps claim no host memory.*PASS comm\\.np1\\.device\\.allreduce\\.f32\\.sum.*PASS comm\\.np1\\.device\\.broadcast\\.bf16")
 endif()

@@ -1,5 +1,6 @@
 # cmake -DJUNIT=<file> -DEXPECT_FAIL_COUNT=<n> [-DEXPECT_FAIL_0=<regex> ...]
 #       [-DEXPECT_CANNOT_RUN=<regex> [-DUNLESS_CUDA_DEVICE=ON]] [-DEXPECT_SKIP=<regex>]
+#       [-DEXPECT_OUTPUT=<regex>] [-DON_CUDA_DEVICE_EXPECT_FAIL=<regex>] [-DREQUIRE_CUDA_DEVICE=ON]
 #       -P run_check.cmake --
 #       strata-plugin-check <args>
 # EXPECT_FAIL_COUNT 0: the checker must exit 0, print no FAIL line, and write a report without
@@ -8,9 +9,24 @@
 # regex and say "cannot run here: ", and the report must hold the reason as a skip, not a
 # failure; with UNLESS_CUDA_DEVICE, where `nvidia-smi -L` lists a GPU it must pass instead.
 # EXPECT_SKIP: it must exit 0, print no FAIL line, match the regex (a SKIP line: the stratum's
-# checks could not run, e.g. a 1.0-1.2 plugin), and the report must hold no failure.
+# checks could not run, e.g. a 1.0-1.2 plugin, or a SKIP of the device checks), and the report
+# must hold no failure.
+# -DEXPECT_OUTPUT=<regex>: whatever else is expected, the output must also match it.
+# -DON_CUDA_DEVICE_EXPECT_FAIL=<regex>: where `nvidia-smi -L` lists a GPU, the expectations above
+# give way to one failure matching the regex (a plugin whose device checks must fail there).
+# -DREQUIRE_CUDA_DEVICE=ON: where `nvidia-smi -L` lists no GPU, the checker is not run and the
+# test prints "SKIPPED: no CUDA device ..." (ctest: Skipped, through SKIP_REGULAR_EXPRESSION).
 include(${CMAKE_CURRENT_LIST_DIR}/../catalogue/command_support.cmake)
 strata_command_after_separator()
+execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE smi_rc OUTPUT_VARIABLE smi_out ERROR_QUIET)
+set(cuda_device_here OFF)
+if(smi_rc EQUAL 0 AND smi_out MATCHES "GPU [0-9]")
+  set(cuda_device_here ON)
+endif()
+if(REQUIRE_CUDA_DEVICE AND NOT cuda_device_here)
+  message(STATUS "SKIPPED: no CUDA device on this machine (nvidia-smi -L lists none)")
+  return()
+endif()
 file(REMOVE ${JUNIT})
 execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE output ERROR_VARIABLE output)
 message(STATUS "exit: ${rc}\n${output}")
@@ -18,13 +34,19 @@ if(NOT EXISTS ${JUNIT})
   message(FATAL_ERROR "no JUnit report at ${JUNIT}")
 endif()
 file(READ ${JUNIT} report)
-if(DEFINED EXPECT_CANNOT_RUN AND UNLESS_CUDA_DEVICE)
-  execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE smi_rc OUTPUT_VARIABLE smi_out
-                  ERROR_QUIET)
-  if(smi_rc EQUAL 0 AND smi_out MATCHES "GPU [0-9]")
-    message(STATUS "a CUDA device is here (nvidia-smi -L): the plugin must pass")
-    unset(EXPECT_CANNOT_RUN)
-  endif()
+if(DEFINED EXPECT_CANNOT_RUN AND UNLESS_CUDA_DEVICE AND cuda_device_here)
+  message(STATUS "a CUDA device is here (nvidia-smi -L): the plugin must pass")
+  unset(EXPECT_CANNOT_RUN)
+endif()
+if(DEFINED ON_CUDA_DEVICE_EXPECT_FAIL AND cuda_device_here)
+  message(STATUS "a CUDA device is here (nvidia-smi -L): its device checks must fail")
+  unset(EXPECT_SKIP)
+  unset(EXPECT_OUTPUT)
+  set(EXPECT_FAIL_COUNT 1)
+  set(EXPECT_FAIL_0 "${ON_CUDA_DEVICE_EXPECT_FAIL}")
+endif()
+if(DEFINED EXPECT_OUTPUT AND NOT output MATCHES "${EXPECT_OUTPUT}")
+  message(FATAL_ERROR "the output does not match:\n  ${EXPECT_OUTPUT}")
 endif()
 if(DEFINED EXPECT_CANNOT_RUN)
   if(NOT rc EQUAL 2 OR output MATCHES "(^|\n)FAIL ")

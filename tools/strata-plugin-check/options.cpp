@@ -33,7 +33,9 @@ Options parse_options(int argc, char** argv) {
   CLI::App app{
       "strata-plugin-check: runs the conformance checks of a Strata plugin's stratum against the "
       "library (comm and sharding at world sizes 1..N, started through strata-run) and prints "
-      "one line per check. Exits 0 when every check passed or was skipped, 1 when one failed, 2 "
+      "one line per check. A comm plugin whose caps claim CUDA device memory is checked with "
+      "device buffers too (device.*) where this machine has a CUDA device, else a SKIP line says "
+      "why. Exits 0 when every check passed or was skipped, 1 when one failed, 2 "
       "when the checks could not run (a bad command line, or a plugin that cannot run on this "
       "machine: its create answered STRATA_ERR_UNSUPPORTED).",
       "strata-plugin-check"};

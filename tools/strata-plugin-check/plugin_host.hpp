@@ -100,6 +100,16 @@ class PluginHost {
   PluginHost& operator=(const PluginHost&) = delete;
 
   strata_host_api* api() { return &api_; }
+  // From now on host services device() and cuda_stream() (ABI 1.7) answer `device` and `stream`
+  // (a cudaStream_t), as the runtime answers in a job whose parameters are on that device and
+  // whose host set that stream. Until then both functions are NULL: host memory, the legacy
+  // default stream. Call it between plugin calls, not during one.
+  void set_cuda_device(strata_device device, void* stream) {
+    cuda_device_ = device;
+    cuda_stream_ = stream;
+    api_.device = [](void* ctx) { return static_cast<PluginHost*>(ctx)->cuda_device_; };
+    api_.cuda_stream = [](void* ctx) { return static_cast<PluginHost*>(ctx)->cuda_stream_; };
+  }
   void set_comm(const strata_comm_ops* ops, void* self) { api_.comm = ops; api_.comm_self = self; }
   void set_precision(const strata_precision_ops* ops, void* self) {
     api_.precision = ops;
@@ -195,6 +205,8 @@ class PluginHost {
   }
 
   strata_host_api api_{};
+  strata_device cuda_device_{STRATA_DEVICE_HOST, 0};
+  void* cuda_stream_ = nullptr;
   std::mutex mutex_;
   uint32_t watch_mask_ = 0;
   size_t watched_peak_ = 0;

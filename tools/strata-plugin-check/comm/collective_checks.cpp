@@ -1,4 +1,6 @@
-// allreduce, reduce_scatter, allgather, allgatherv and broadcast against the local reference.
+// allreduce, reduce_scatter, allgather, allgatherv and broadcast against the local reference, with
+// their buffers in the session's memory (host, or a device: CallBuffers copies them there and
+// back, so a device run compares against the same reference).
 #include "comm_checks.hpp"
 
 #include <strata/plugin.hpp>
@@ -38,10 +40,11 @@ Verdict check_allreduce(const Session& s, int32_t dtype, int32_t op) {
     for (const auto [mode, in_place] : variants(c, s.modes())) {
       Bytes send = input, recv(in_place ? 0 : input.size(), kUntouched);
       Bytes& out = in_place ? send : recv;
-      const strata_buffer send_view = view(send, dtype), recv_view = view(out, dtype);
+      CallBuffers b = s.buffers();
+      const strata_buffer send_view = b.view(send, dtype), recv_view = b.view(out, dtype);
       strata_coll_args args = coll_args(&send_view, &recv_view);
       args.op = op;
-      const CallResult result = s.run(STRATA_COLL_ALLREDUCE, args, mode);
+      const CallResult result = s.run(STRATA_COLL_ALLREDUCE, args, mode, b);
       compare(diff, where(count, mode, in_place ? kInPlace : kOutOfPlace), result, out, expected,
               dtype);
     }
@@ -62,11 +65,13 @@ Verdict check_reduce_scatter(const Session& s, int32_t dtype, int32_t op) {
         expected_reduction(dtype, op, s.size(), count, count * static_cast<uint64_t>(s.rank()));
     for (const auto [mode, in_place] : variants(c, s.modes())) {
       Bytes send = input, recv(count * element, kUntouched);
-      const strata_buffer send_view = view(send, dtype);
-      const strata_buffer recv_view = in_place ? view_at(send, dtype, 0, count) : view(recv, dtype);
+      CallBuffers b = s.buffers();
+      const strata_buffer send_view = b.view(send, dtype);
+      const strata_buffer recv_view =
+          in_place ? b.view_at(send, dtype, 0, count) : b.view(recv, dtype);
       strata_coll_args args = coll_args(&send_view, &recv_view);
       args.op = op;
-      const CallResult result = s.run(STRATA_COLL_REDUCE_SCATTER, args, mode);
+      const CallResult result = s.run(STRATA_COLL_REDUCE_SCATTER, args, mode, b);
       if (in_place) recv.assign(send.begin(), send.begin() + static_cast<ptrdiff_t>(recv.size()));
       compare(diff, where(count, mode, in_place ? kInPlace : kOutOfPlace), result, recv, expected,
               dtype);
@@ -87,11 +92,12 @@ Verdict check_allgather(const Session& s, int32_t dtype) {
     for (const auto [mode, in_place] : variants(c, s.modes())) {
       Bytes send = input, recv(expected.size(), kUntouched);
       if (in_place) std::copy(input.begin(), input.end(), recv.begin() + mine * element);
+      CallBuffers b = s.buffers();
       const strata_buffer send_view =
-          in_place ? view_at(recv, dtype, mine, count) : view(send, dtype);
-      const strata_buffer recv_view = view(recv, dtype);
+          in_place ? b.view_at(recv, dtype, mine, count) : b.view(send, dtype);
+      const strata_buffer recv_view = b.view(recv, dtype);
       const CallResult result =
-          s.run(STRATA_COLL_ALLGATHER, coll_args(&send_view, &recv_view), mode);
+          s.run(STRATA_COLL_ALLGATHER, coll_args(&send_view, &recv_view), mode, b);
       compare(diff, where(count, mode, in_place ? kInPlace : kOutOfPlace), result, recv, expected,
               dtype);
     }
@@ -126,13 +132,14 @@ Verdict check_allgatherv(const Session& s, int32_t dtype) {
     for (const auto [mode, in_place] : variants(c, s.modes())) {
       Bytes send = input, recv(expected.size(), kUntouched);
       if (in_place) std::copy(input.begin(), input.end(), recv.begin() + mine * element);
+      CallBuffers b = s.buffers();
       const strata_buffer send_view =
-          in_place ? view_at(recv, dtype, mine, my_count) : view(send, dtype);
-      const strata_buffer recv_view = view(recv, dtype);
+          in_place ? b.view_at(recv, dtype, mine, my_count) : b.view(send, dtype);
+      const strata_buffer recv_view = b.view(recv, dtype);
       strata_coll_args args = coll_args(&send_view, &recv_view);
       args.recv_counts = counts.data();
       args.displs = displs.data();
-      const CallResult result = s.run(STRATA_COLL_ALLGATHERV, args, mode);
+      const CallResult result = s.run(STRATA_COLL_ALLGATHERV, args, mode, b);
       compare(diff, "base " + where(base, mode, in_place ? kInPlace : kOutOfPlace), result, recv,
               expected, dtype, [&](uint64_t i) {
                 for (int r = 0; r < world; ++r) {
@@ -158,10 +165,11 @@ Verdict check_broadcast(const Session& s, int32_t dtype) {
       const Bytes expected = rank_input(dtype, root, count);
       const Mode mode = modes[(c + static_cast<size_t>(root)) % modes.size()];
       Bytes data = rank_input(dtype, s.rank(), count);
-      const strata_buffer buffer = view(data, dtype);
+      CallBuffers b = s.buffers();
+      const strata_buffer buffer = b.view(data, dtype);
       strata_coll_args args = coll_args(nullptr, &buffer);
       args.root = root;
-      const CallResult result = s.run(STRATA_COLL_BROADCAST, args, mode);
+      const CallResult result = s.run(STRATA_COLL_BROADCAST, args, mode, b);
       compare(diff, where(count, mode, nullptr) + ", root " + std::to_string(root), result, data,
               expected, dtype);
     }

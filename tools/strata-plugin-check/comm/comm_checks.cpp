@@ -1,5 +1,6 @@
 // check_comm: the comm stratum's checks, in the order every rank runs them.
 #include "comm_checks.hpp"
+#include "plugin_device.hpp"
 
 #include <strata/plugin.hpp>
 
@@ -37,12 +38,39 @@ Verdict check_data_collective(const Session& s, int32_t collective, int32_t dtyp
 
 std::string unclaimed(const std::string& what) { return "the caps do not claim " + what; }
 
+// Every claimed data collective in every claimed dtype (and op), with the buffers in s.memory;
+// check names start with `prefix` ("device." for device memory).
+void check_data_collectives(const Session& s, Recorder& recorder, const std::string& prefix) {
+  for (const Collective& c : kDataCollectives) {
+    if (!s.claims(c.id)) {
+      recorder.record(prefix + c.name, Verdict::skip(unclaimed(c.name)));
+      continue;
+    }
+    for (int32_t dtype : kDtypes) {
+      if (!s.claims_dtype(dtype)) continue;
+      const std::string name = prefix + c.name + "." + dtype_label(dtype);
+      if (!c.reduces) {
+        recorder.run(name, [&] { return check_data_collective(s, c.id, dtype, 0); });
+        continue;
+      }
+      for (int32_t op : kOps) {
+        recorder.run(name + "." + op_label(op),
+                     [&] { return check_data_collective(s, c.id, dtype, op); });
+      }
+    }
+  }
+}
+
+const char* const kDeviceNotChecked = ": device buffers not checked";
+
 }  // namespace
 
 void check_comm(const Target& target, Recorder& recorder) {
   const strata_comm_ops& ops = target.ops<strata_comm_ops>();
+  // Declared before the instance, so that its stream, the instance's host stream, outlives it.
+  std::unique_ptr<PluginDevice> device;
   std::unique_ptr<CommInstance> instance;
-  Session s{CommFunctions(ops), nullptr, {}};
+  Session s{CommFunctions(ops), nullptr, {}, {}};
   // create() and query() run inside the first check, under its watchdog: creating an instance
   // is collective for most plugins (a rank that never arrives hangs the others).
   recorder.run("caps", [&] {
@@ -57,10 +85,22 @@ void check_comm(const Target& target, Recorder& recorder) {
       s.caps.size = 0;
       return Verdict::fail("query returned " + CallResult{queried, err.message}.text());
     }
+    device = std::make_unique<PluginDevice>(s);
+    if (device->usable()) {
+      instance->host().set_cuda_device(device->memory().device, device->memory().stream);
+      // A plugin that moves device memory only gets every buffer there, the protocol checks' too.
+      if (!s.claims_memory(STRATA_DEVICE_HOST)) s.memory = device->memory();
+    }
     return check_caps(s);
   });
   // Without an instance, a rank and a size no reference can be computed (the caps line says why).
-  if (s.self == nullptr || s.size() < 1 || s.rank() < 0 || s.rank() >= s.size()) return;
+  if (s.self == nullptr || s.size() < 1 || s.rank() < 0 || s.rank() >= s.size() || !device) return;
+  // Caps that claim device memory only, on a machine without a device: no memory to hand over.
+  if (!s.memory_claimed()) {
+    recorder.record("device", Verdict::skip(device->why_not() + ": the caps claim device memory "
+                                            "only, so no collective is checked"));
+    return;
+  }
 
   for (int32_t dtype : kDtypes) {
     if (!s.claims_dtype(dtype)) {
@@ -69,23 +109,22 @@ void check_comm(const Target& target, Recorder& recorder) {
                                     ": no collective is checked in it"));
     }
   }
-  for (const Collective& c : kDataCollectives) {
-    if (!s.claims(c.id)) {
-      recorder.record(c.name, Verdict::skip(unclaimed(c.name)));
-      continue;
-    }
-    for (int32_t dtype : kDtypes) {
-      if (!s.claims_dtype(dtype)) continue;
-      const std::string name = std::string(c.name) + "." + dtype_label(dtype);
-      if (!c.reduces) {
-        recorder.run(name, [&] { return check_data_collective(s, c.id, dtype, 0); });
-        continue;
-      }
-      for (int32_t op : kOps) {
-        recorder.run(name + "." + op_label(op),
-                     [&] { return check_data_collective(s, c.id, dtype, op); });
-      }
-    }
+  if (s.claims_memory(STRATA_DEVICE_HOST)) {
+    check_data_collectives(s, recorder, "");
+  } else {
+    recorder.record("host", Verdict::skip("the caps claim no host memory (device_mask " +
+                                          std::to_string(s.caps.device_mask) +
+                                          "): the data collectives are checked in device memory"));
+  }
+  // The same checks with the buffers in the plugin's device memory, where it claims some and this
+  // machine has a device; else one line saying why not (never a pass). Every rank of a job sees
+  // the same machine, so every rank takes the same branch.
+  if (device->usable()) {
+    Session on_device = s;
+    on_device.memory = device->memory();
+    check_data_collectives(on_device, recorder, "device.");
+  } else {
+    recorder.record("device", Verdict::skip(device->why_not() + kDeviceNotChecked));
   }
   if (s.claims(STRATA_COLL_BARRIER)) {
     recorder.run("barrier", [&] { return check_barrier(s); });

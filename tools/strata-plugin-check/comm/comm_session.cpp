@@ -64,6 +64,11 @@ bool Session::claims_dtype(int32_t dtype) const {
   return (caps.dtype_mask & STRATA_DTYPE_BIT(dtype)) != 0;
 }
 
+bool Session::claims_memory(int32_t device_type) const {
+  if (caps.device_mask == 0) return device_type == STRATA_DEVICE_HOST;
+  return (caps.device_mask & STRATA_DEVICE_BIT(static_cast<unsigned>(device_type))) != 0;
+}
+
 std::vector<Mode> Session::modes() const {
   if (caps.nonblocking != 0 && fns.wait() != nullptr) return {Mode::Blocking, Mode::Nonblocking};
   return {Mode::Blocking};
@@ -131,6 +136,13 @@ CallResult Session::run(int32_t collective, const strata_coll_args& args, Mode m
   return tested.ok() ? waited : tested;
 }
 
+CallResult Session::run(int32_t collective, const strata_coll_args& args, Mode mode,
+                        CallBuffers& buffers) const {
+  CallResult result = run(collective, args, mode);
+  if (result.ok()) buffers.copy_back();
+  return result;
+}
+
 CallResult Session::gather_bytes(const Bytes& mine, Bytes& all) const {
   const int32_t dtype = carrier_dtype();
   if (dtype < 0 || mine.size() % sdk::dtype_size(dtype) != 0) {
@@ -138,21 +150,12 @@ CallResult Session::gather_bytes(const Bytes& mine, Bytes& all) const {
   }
   Bytes send = mine;
   all.assign(mine.size() * static_cast<size_t>(size()), kUntouched);
-  const strata_buffer send_view = view(send, dtype), recv_view = view(all, dtype);
+  CallBuffers b = buffers();
+  const strata_buffer send_view = b.view(send, dtype), recv_view = b.view(all, dtype);
   const CallResult result =
-      run(STRATA_COLL_ALLGATHER, coll_args(&send_view, &recv_view), Mode::Blocking);
+      run(STRATA_COLL_ALLGATHER, coll_args(&send_view, &recv_view), Mode::Blocking, b);
   if (!result.ok()) all.clear();
   return result;
-}
-
-strata_buffer view_at(Bytes& bytes, int32_t dtype, uint64_t first, uint64_t count) {
-  const size_t element = sdk::dtype_size(dtype);
-  void* data = bytes.empty() ? nullptr : bytes.data() + first * element;
-  return sdk::host_buffer(data, count, dtype);
-}
-
-strata_buffer view(Bytes& bytes, int32_t dtype) {
-  return view_at(bytes, dtype, 0, bytes.size() / sdk::dtype_size(dtype));
 }
 
 strata_coll_args coll_args(const strata_buffer* send, const strata_buffer* recv) {

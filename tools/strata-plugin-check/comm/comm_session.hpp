@@ -2,6 +2,7 @@
 // through it. Every function here is local: the collectives are whatever the caller runs.
 #pragma once
 
+#include "call_buffers.hpp"
 #include "comm_reference.hpp"
 
 #include "check.hpp"
@@ -42,11 +43,14 @@ using CommInstance = Instance<strata_comm_ops>;
 enum class Mode { Blocking, Nonblocking };
 const char* mode_name(Mode mode);
 
-// What the checks need to call an instance: its functions and caps.
+// What the checks need to call an instance: its functions, caps, and the memory the checks put
+// their buffers in (host memory, or the device for the device checks and for a plugin that
+// claims device memory only).
 struct Session {
   CommFunctions fns;
   void* self = nullptr;
   strata_comm_caps caps{};
+  Memory memory{};
 
   int rank() const { return caps.rank; }
   int size() const { return caps.size; }
@@ -54,6 +58,12 @@ struct Session {
   // header: the runtime clears a bit whose function is NULL).
   bool claims(int32_t collective) const;
   bool claims_dtype(int32_t dtype) const;
+  // Whether caps.device_mask says it moves memory of `device_type` (a strata_device_type). No bit
+  // at all reads as host memory only, as the runtime reads it: plugins written before anything
+  // read the field left it 0.
+  bool claims_memory(int32_t device_type) const;
+  // Whether the caps claim the memory this session's buffers are in.
+  bool memory_claimed() const { return claims_memory(memory.device.type); }
   // Blocking always; non-blocking too when the caps say so.
   std::vector<Mode> modes() const;
   // A dtype every rank can move rank ids and raw bytes in: the first claimed of u8, i32, i64,
@@ -66,6 +76,11 @@ struct Session {
   // Runs one collective. Blocking: req = NULL. Non-blocking: starts it, asks test() once where
   // the plugin has it (polling is the ordering check's), then waits.
   CallResult run(int32_t collective, const strata_coll_args& args, Mode mode) const;
+  // As run(), then, when it succeeded, `buffers`' results copied back into their host Bytes.
+  CallResult run(int32_t collective, const strata_coll_args& args, Mode mode,
+                 CallBuffers& buffers) const;
+  // The buffers of one call, in this session's memory.
+  CallBuffers buffers() const { return CallBuffers(memory); }
   // Starts a collective: non-blocking when req != NULL (*req set on success).
   CallResult start(int32_t collective, const strata_coll_args& args, strata_request* req) const;
   CallResult wait(strata_request req) const;
@@ -79,10 +94,6 @@ struct Session {
   CallResult gather_bytes(const Bytes& mine, Bytes& all) const;
 };
 
-// A strata_buffer over `bytes` in host memory, `count` elements of `dtype` (by default all of
-// them).
-strata_buffer view(Bytes& bytes, int32_t dtype);
-strata_buffer view_at(Bytes& bytes, int32_t dtype, uint64_t first, uint64_t count);
 strata_coll_args coll_args(const strata_buffer* send, const strata_buffer* recv);
 
 // Keeps the first difference a check body notes; the body goes on through all its collectives.

@@ -61,7 +61,8 @@ Verdict check_bad_arguments(const Session& s) {
   for (const BadCall& call : bad_calls(s.size())) {
     for (Mode mode : s.modes()) {
       Bytes send_bytes(64 * element), recv_bytes(64 * element * static_cast<size_t>(s.size()));
-      strata_buffer send = view(send_bytes, dtype), recv = view(recv_bytes, dtype);
+      CallBuffers b = s.buffers();  // never copied back: every call here must be refused
+      strata_buffer send = b.view(send_bytes, dtype), recv = b.view(recv_bytes, dtype);
       if (call.collective != STRATA_COLL_ALLGATHER) recv.count = 64;
       strata_coll_args args = coll_args(&send, &recv);
       if (call.collective == STRATA_COLL_BROADCAST) args.send = nullptr;
@@ -92,7 +93,8 @@ Verdict check_mismatched_counts(const Session& s, std::unique_ptr<CommInstance>&
   const int32_t dtype = s.primary_dtype() < 0 ? STRATA_F32 : s.primary_dtype();
   const uint64_t count = s.rank() == 0 ? 10 : 11;
   Bytes data = rank_input(dtype, s.rank(), count);
-  const strata_buffer buffer = view(data, dtype);
+  CallBuffers b = s.buffers();
+  const strata_buffer buffer = b.view(data, dtype);
   strata_coll_args args = coll_args(&buffer, &buffer);
   args.op = STRATA_SUM;
   const CallResult result = s.run(STRATA_COLL_ALLREDUCE, args, Mode::Blocking);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 namespace strata::plugin_check::comm {
@@ -65,7 +66,8 @@ Verdict check_caps(const Session& s) {
   }
   if (c.nonblocking != 0 && s.fns.wait() == nullptr) diff.note("nonblocking is 1 but wait is NULL");
   // Ranks agree on the world: rank ids gathered give 0..size-1, each once, in order.
-  if (c.size >= 1 && s.claims(STRATA_COLL_ALLGATHER) && s.carrier_dtype() >= 0) {
+  if (c.size >= 1 && s.claims(STRATA_COLL_ALLGATHER) && s.carrier_dtype() >= 0 &&
+      s.memory_claimed()) {
     Bytes all;
     const CallResult result = s.gather_bytes(int64_bytes(c.rank), all);
     if (!result.ok()) diff.note("allgather of the rank ids returned " + result.text());
@@ -124,6 +126,7 @@ struct InFlight {
   int32_t collective;
   int32_t dtype;
   Bytes send, recv, expected;
+  std::optional<CallBuffers> buffers;  // in the session's memory, made when the job starts
   strata_buffer send_view{}, recv_view{};
   strata_coll_args args{};
   strata_request req = nullptr;
@@ -187,8 +190,9 @@ Verdict check_nonblocking_ordering(const Session& s) {
   FirstDifference diff;
   for (size_t i = 0; i < jobs.size(); ++i) {
     InFlight& job = jobs[i];
-    job.send_view = view(job.send, dtype);
-    job.recv_view = view(job.recv, dtype);
+    job.buffers.emplace(s.memory);
+    job.send_view = job.buffers->view(job.send, dtype);
+    job.recv_view = job.buffers->view(job.recv, dtype);
     job.args.struct_size = sizeof(job.args);
     job.args.send = job.collective == STRATA_COLL_BROADCAST ? nullptr : &job.send_view;
     job.args.recv = &job.recv_view;
@@ -207,6 +211,7 @@ Verdict check_nonblocking_ordering(const Session& s) {
                              std::to_string(n) + ")";
     const CallResult polled = n == 0 ? s.poll_until_done(job.req) : CallResult{};
     const CallResult waited = s.wait(job.req);
+    if (waited.ok()) job.buffers->copy_back();
     compare(diff, what, polled.ok() ? waited : polled, job.recv, job.expected, dtype);
   }
   return diff.verdict();
