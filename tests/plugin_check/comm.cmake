@@ -65,6 +65,19 @@ if(TARGET strata_test_comm_cuda_only)
     EXPECT_SKIP "PASS comm\\.np1\\.caps.*SKIP comm\\.np1\\.device: ${no_device}: the caps claim device memory only, so no collective is checked"
     ${on_gpu})
 endif()
+# The device path on any machine: the checker built with a stand-in device whose memory is host
+# memory (fixtures/stand_in_device.cpp: a separate, poisoned allocation per buffer, so a missing
+# copy in or back shows), against allreduce-mpi relabelling cuda:0 buffers as host ones (and
+# refusing them without the host's stream): every device.* check must pass, at 2 ranks.
+add_executable(plugin_check_stand_in_device ${PROJECT_SOURCE_DIR}/tools/strata-plugin-check/main.cpp
+  fixtures/stand_in_device.cpp)
+target_link_libraries(plugin_check_stand_in_device PRIVATE strata_plugin_check_core)
+strata_plugin_check_fixture(plugin_check_device_as_host WRAPS strata_allreduce_mpi
+  SOURCE fixtures/device_as_host.cpp)
+strata_plugin_check_test(device_stand_in LIBRARY $<TARGET_FILE:plugin_check_device_as_host> NP 2
+  CHECKER plugin_check_stand_in_device
+  EXPECT_OUTPUT "PASS comm\\.np2\\.allreduce\\.f32\\.sum.*PASS comm\\.np2\\.device\\.allreduce\\.f32\\.sum.*PASS comm\\.np2\\.device\\.reduce_scatter\\.bf16\\.avg.*PASS comm\\.np2\\.device\\.allgather\\.u8.*PASS comm\\.np2\\.device\\.allgatherv\\.f64.*PASS comm\\.np2\\.device\\.broadcast\\.i64")
+
 # On a GPU (label gpu; skipped, saying so, where `nvidia-smi -L` lists none): allreduce-nccl's
 # data collectives in device memory pass, and so do its caps, barrier, ordering and error checks
 # (all in device memory: its caps claim nothing else). One rank: NCCL cannot notice a rank's
