@@ -117,8 +117,9 @@ void check_comm(const Target& target, Recorder& recorder) {
                                           "): the data collectives are checked in device memory"));
   }
   // The same checks with the buffers in the plugin's device memory, where it claims some and this
-  // machine has a device; else one line saying why not (never a pass). Every rank of a job sees
-  // the same machine, so every rank takes the same branch.
+  // machine has a device; else one line saying why not (never a pass). The ranks of a one-host
+  // job see the same machine and take the same branch; hosts that differ (a device on one only)
+  // show as checks run on some ranks only, which the merge fails (job_results).
   if (device->usable()) {
     Session on_device = s;
     on_device.memory = device->memory();
