@@ -6,7 +6,6 @@
 #include <strata/plugin_api.h>
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "loss_scaler.hpp"
@@ -21,8 +20,9 @@ struct PrecisionConfig {
   std::vector<std::string> warnings;
 };
 
-// Parses {"fp16": {...}, "bf16": {...}, "dtype": "...", "threads": N} (each optional). Throws
-// sdk::Error (STRATA_ERR_INVALID_ARGUMENT) naming the key, the value and what was expected.
-PrecisionConfig parse_precision_config(std::string_view json_text);
+// Parses {"fp16": {...}, "bf16": {...}, "dtype": "...", "threads": N} (each optional; NULL or ""
+// is {}). Throws sdk::Error (STRATA_ERR_INVALID_ARGUMENT) naming the key, the value and what was
+// expected.
+PrecisionConfig parse_precision_config(const char* json_text);
 
 }  // namespace strata::amp

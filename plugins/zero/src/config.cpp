@@ -3,19 +3,17 @@
 #include "config_keys.hpp"
 
 #include <strata/plugin.hpp>
+#include <strata_common/config_reader.hpp>
 
-#include <nlohmann/json.hpp>
-
-#include <cmath>
 #include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace strata::zero {
 namespace {
 
-using nlohmann::json;
-using sdk::fail;
+using namespace common::config;
 
 const KeySpec* find_key(std::string_view name) {
   for (const KeySpec& spec : kKeys) {
@@ -24,113 +22,57 @@ const KeySpec* find_key(std::string_view name) {
   return nullptr;
 }
 
-[[noreturn]] void bad_value(std::string_view key, std::string_view expected, const json& value) {
-  fail(STRATA_ERR_INVALID_ARGUMENT, "zero_optimization." + std::string(key) + ": expected " +
-                                        std::string(expected) + ", got " + value.dump());
-}
-
-// JSON integers, and numbers such as 5e8 that DeepSpeed configs write for integer keys (pydantic
-// accepts a float with no fractional part for an int field).
-std::optional<int64_t> as_integer(const json& value) {
-  if (value.is_number_integer()) {
-    if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{INT64_MAX}) {
-      return std::nullopt;
-    }
-    return value.get<int64_t>();
+// Stores a count into the field it sets.
+void store_count(ZeroConfig& config, Field field, int64_t value) {
+  const auto count = static_cast<uint64_t>(value);  // the reader checked value >= 0
+  switch (field) {
+    case Field::kReduceBucketSize: config.reduce_bucket_size = count; return;
+    case Field::kAllgatherBucketSize: config.allgather_bucket_size = count; return;
+    case Field::kPrefetchBucketSize: config.prefetch_bucket_size = count; return;
+    case Field::kPersistenceThreshold: config.param_persistence_threshold = count; return;
+    case Field::kMaxLiveParameters: config.max_live_parameters = count; return;
+    case Field::kMaxReuseDistance: config.max_reuse_distance = count; return;
+    default: return;
   }
-  if (value.is_number_float()) {
-    const double d = value.get<double>();
-    if (std::isfinite(d) && d == std::trunc(d) && std::fabs(d) < 9.2e18) {
-      return static_cast<int64_t>(d);
-    }
-  }
-  return std::nullopt;
 }
 
-// communication_data_type's dtype ("fp32", "fp16", "bf16"; DeepSpeed's spellings).
-std::optional<int32_t> comm_dtype(const json& value) {
-  if (!value.is_string()) return std::nullopt;
-  const std::string name = value.get<std::string>();
-  if (name == "fp32") return STRATA_F32;
-  if (name == "fp16") return STRATA_F16;
-  if (name == "bf16") return STRATA_BF16;
-  return std::nullopt;
-}
-
-void check_type(const KeySpec& spec, const json& value) {
+// Checks a given key's value against its kind (DeepSpeed's field type) and stores it in the
+// setting it feeds, if any. null is refused except where DeepSpeed's field is Optional.
+void read_key(ObjectReader& zero, const KeySpec& spec, ZeroConfig& config) {
+  const std::string key(spec.name);
   switch (spec.kind) {
-    case Kind::kStage: {
-      const auto v = as_integer(value);
-      if (!v || *v < 0 || *v > 3) bad_value(spec.name, "0, 1, 2 or 3", value);
+    case Kind::kStage:
+      config.stage = static_cast<int>(zero.whole_number(key, 0, 0, 3, "0, 1, 2 or 3"));
+      return;
+    case Kind::kPositiveInt:
+      store_count(config, spec.field,
+                  zero.whole_number(key, 1, 1, INT64_MAX, "a positive integer"));
+      return;
+    case Kind::kNonNegInt:
+      store_count(config, spec.field,
+                  zero.whole_number(key, 0, 0, INT64_MAX, "a non-negative integer"));
+      return;
+    case Kind::kInt: zero.whole_number(key, 0, INT64_MIN, INT64_MAX, "an integer"); return;
+    case Kind::kBool: {
+      const bool value = zero.boolean(key, true);
+      if (spec.field == Field::kContiguousGradients) config.contiguous_gradients = value;
       return;
     }
-    case Kind::kPositiveInt: {
-      const auto v = as_integer(value);
-      if (!v || *v <= 0) bad_value(spec.name, "a positive integer", value);
+    case Kind::kOptionalBool: {
+      const std::optional<bool> value = zero.boolean_or_null(key);  // null keeps the default
+      if (value && spec.field == Field::kOverlapComm) config.overlap_comm = *value;
       return;
     }
-    case Kind::kNonNegInt: {
-      const auto v = as_integer(value);
-      if (!v || *v < 0) bad_value(spec.name, "a non-negative integer", value);
-      return;
-    }
-    case Kind::kInt:
-      if (!as_integer(value)) bad_value(spec.name, "an integer", value);
-      return;
-    case Kind::kBool:
-      if (!value.is_boolean()) bad_value(spec.name, "true or false", value);
-      return;
-    case Kind::kOptionalBool:
-      if (!value.is_boolean() && !value.is_null())
-        bad_value(spec.name, "true, false or null", value);
-      return;
-    case Kind::kOptionalObject:
-      if (!value.is_object() && !value.is_null()) bad_value(spec.name, "an object or null", value);
-      return;
-    case Kind::kObject:
-      if (!value.is_object()) bad_value(spec.name, "an object", value);
-      return;
+    case Kind::kOptionalObject: zero.object_or_null(key); return;
+    case Kind::kObject: zero.object(key); return;
     case Kind::kCommDtype:
-      if (!value.is_null() && !comm_dtype(value)) {
-        bad_value(spec.name, "\"fp32\", \"fp16\", \"bf16\" or null", value);
+      // DeepSpeed's spellings; null keeps the default.
+      if (const auto name = zero.choice_or_null(key, {"fp32", "fp16", "bf16"})) {
+        config.communication_dtype = *name == "fp16"   ? STRATA_F16
+                                     : *name == "bf16" ? STRATA_BF16
+                                                       : STRATA_F32;
       }
       return;
-  }
-}
-
-json parse_object(const char* text) {
-  json root;
-  try {
-    root = json::parse(text == nullptr || *text == '\0' ? "{}" : text);
-  } catch (const json::parse_error& e) {
-    fail(STRATA_ERR_INVALID_ARGUMENT, std::string("zero_optimization: invalid JSON: ") + e.what());
-  }
-  if (!root.is_object()) {
-    fail(STRATA_ERR_INVALID_ARGUMENT,
-         "zero_optimization: expected a JSON object, got " + root.dump());
-  }
-  return root;
-}
-
-// Stores a type-checked value into the field it sets. null (overlap_comm) keeps the default.
-void apply(ZeroConfig& config, Field field, const json& value) {
-  const auto count = [&] { return static_cast<uint64_t>(*as_integer(value)); };
-  switch (field) {
-    case Field::kNone: return;
-    case Field::kStage: config.stage = static_cast<int>(*as_integer(value)); return;
-    case Field::kReduceBucketSize: config.reduce_bucket_size = count(); return;
-    case Field::kAllgatherBucketSize: config.allgather_bucket_size = count(); return;
-    case Field::kOverlapComm:
-      if (value.is_boolean()) config.overlap_comm = value.get<bool>();
-      return;
-    case Field::kContiguousGradients: config.contiguous_gradients = value.get<bool>(); return;
-    case Field::kPrefetchBucketSize: config.prefetch_bucket_size = count(); return;
-    case Field::kPersistenceThreshold: config.param_persistence_threshold = count(); return;
-    case Field::kMaxLiveParameters: config.max_live_parameters = count(); return;
-    case Field::kCommunicationDataType:
-      if (!value.is_null()) config.communication_dtype = *comm_dtype(value);
-      return;
-    case Field::kMaxReuseDistance: config.max_reuse_distance = count(); return;
   }
 }
 
@@ -151,33 +93,27 @@ std::optional<std::string> without_effect(const KeySpec& spec, const json& value
 }  // namespace
 
 ZeroConfig parse_config(const char* text) {
-  const json root = parse_object(text);
+  const json root = parse_object(text, "zero_optimization", "invalid JSON");
+  ObjectReader zero(root, "zero_optimization", ".", Nulls::refused);
   ZeroConfig config;
-  std::map<Field, std::pair<std::string, json>> seen;  // first spelling of each aliased field
-  std::vector<std::pair<const KeySpec*, const json*>> given;
-  for (const auto& [key, value] : root.items()) {
-    const KeySpec* spec = find_key(key);
-    if (spec == nullptr) {
-      fail(STRATA_ERR_INVALID_ARGUMENT,
-           "zero_optimization." + key + ": unknown key (DeepSpeed's zero_optimization has no such "
-           "field and forbids extra keys)");
+  std::map<Field, std::string> first_spelling;  // of each aliased field given
+  for (const KeySpec& spec : kKeys) {
+    const json* value = zero.find(std::string(spec.name));
+    if (value == nullptr) continue;
+    read_key(zero, spec, config);
+    if (spec.field == Field::kNone) continue;
+    // The table lists a bare name before its stage3_ alias, so the alias is the one named.
+    const auto [it, first] = first_spelling.try_emplace(spec.field, spec.name);
+    if (!first && root.at(it->second) != *value) {
+      zero.invalid(std::string(spec.name),
+                   value->dump() + " conflicts with " + it->second + ": " +
+                       root.at(it->second).dump() + " (the two names are aliases; give one)");
     }
-    check_type(*spec, value);
-    if (spec->field != Field::kNone) {
-      const auto [it, first] = seen.try_emplace(spec->field, key, value);
-      if (!first && it->second.second != value) {
-        fail(STRATA_ERR_INVALID_ARGUMENT,
-             "zero_optimization." + key + ": " + value.dump() + " conflicts with " +
-                 it->second.first + ": " + it->second.second.dump() +
-                 " (the two names are aliases; give one)");
-      }
-      apply(config, spec->field, value);
-    }
-    given.emplace_back(spec, &value);
   }
-  // Only now is the stage known (object keys come in name order, not as written).
-  for (const auto& [spec, value] : given) {
-    if (auto entry = without_effect(*spec, *value, config.stage)) {
+  zero.reject_unknown(" (DeepSpeed's zero_optimization has no such field and forbids extra keys)");
+  // Only now is the stage known. Named in the order the object keeps its keys (by name).
+  for (const auto& [key, value] : root.items()) {
+    if (auto entry = without_effect(*find_key(key), value, config.stage)) {
       config.ignored_keys.push_back(std::move(*entry));
     }
   }
