@@ -13,7 +13,7 @@
 #include "device_ops.hpp"
 #include "loss_scaler.hpp"
 #include "kernels.hpp"
-#include "precision_config.hpp"
+#include "config.hpp"
 
 namespace strata::amp {
 

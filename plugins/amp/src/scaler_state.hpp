@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "loss_scaler.hpp"
-#include "precision_config.hpp"
+#include "config.hpp"
 
 namespace strata::amp {
 

@@ -1,4 +1,4 @@
-#include "precision_config.hpp"
+#include "config.hpp"
 
 #include <cmath>
 #include <cstdio>
