@@ -82,6 +82,8 @@ STRATA_LEGACY_SAME_START(strata_buffer, device, STRATA_BUFFER_SIZE_1_0);
 STRATA_LEGACY_SAME_START(strata_comm_caps, nonblocking, STRATA_COMM_CAPS_SIZE_1_0);
 STRATA_LEGACY_SAME_START(strata_param_desc, grad, STRATA_PARAM_DESC_SIZE_1_0);
 STRATA_LEGACY_SAME_START(strata_shard, model_dtype, STRATA_SHARD_SIZE_1_2);
+// Shard arrays are read as either layout whole (the adapter reinterprets them): the stride too.
+static_assert(sizeof(v1_2::strata_shard) == sizeof(strata_shard), "a shard array's stride");
 STRATA_LEGACY_SAME_START(strata_param_view, dtype, STRATA_PARAM_VIEW_SIZE_1_1);
 STRATA_LEGACY_SAME_START(strata_sharding_caps, shards_replicated, STRATA_SHARDING_CAPS_SIZE_1_0);
 STRATA_LEGACY_SAME_START(strata_precision_caps, dynamic_scaling, STRATA_PRECISION_CAPS_SIZE_1_0);

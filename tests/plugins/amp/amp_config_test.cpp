@@ -4,6 +4,7 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "optim_harness.hpp"
 
@@ -190,6 +191,39 @@ TEST(AmpFp32, QueryLossScaleAndUpdate) {
   EXPECT_EQ(amp.ops().update(amp.self(), 0, &err), STRATA_OK) << err.message;
   ASSERT_EQ(amp.ops().loss_scale(amp.self(), &scale, &err), STRATA_OK) << err.message;
   EXPECT_EQ(scale, 1.0) << "fp32 never rescales";
+}
+
+// DeepSpeed's and torch's other names for the formats pick the same model dtype through the
+// plugin (the message lists only the canonical names).
+TEST(AmpDtypeNames, EverySpellingPicksItsFormat) {
+  const std::pair<const char*, int32_t> spellings[] = {
+      {"fp32", STRATA_F32},    {"fp16", STRATA_F16}, {"float16", STRATA_F16},
+      {"half", STRATA_F16},    {"bf16", STRATA_BF16}, {"bfloat16", STRATA_BF16}};
+  for (const auto& [name, dtype] : spellings) {
+    SCOPED_TRACE(name);
+    FakeHost host;
+    Instance<strata_precision_ops> amp(amp_ops(), host,
+                                       std::string(R"({"dtype": ")") + name + R"("})");
+    ASSERT_EQ(amp.status(), STRATA_OK) << amp.message();
+    strata_error err = sdk::make_error();
+    strata_precision_caps caps{};
+    caps.struct_size = sizeof(caps);
+    caps.model_dtype = -1;
+    ASSERT_EQ(amp.ops().query(amp.self(), &caps, &err), STRATA_OK) << err.message;
+    EXPECT_EQ(caps.model_dtype, dtype);
+  }
+}
+
+// Integer keys written as strings (pydantic coerces them) reach the scaler as numbers.
+TEST(AmpNumberStrings, InitialScalePowerAsAStringSetsTheScale) {
+  FakeHost host;
+  Instance<strata_precision_ops> amp(
+      amp_ops(), host, R"({"fp16": {"enabled": true, "initial_scale_power": "5"}})");
+  ASSERT_EQ(amp.status(), STRATA_OK) << amp.message();
+  strata_error err = sdk::make_error();
+  double scale = 0.0;
+  ASSERT_EQ(amp.ops().loss_scale(amp.self(), &scale, &err), STRATA_OK) << err.message;
+  EXPECT_EQ(scale, 32.0);
 }
 
 TEST(AmpPlugin, DescriptorIsAPrecisionPlugin) {

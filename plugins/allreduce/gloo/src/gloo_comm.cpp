@@ -72,7 +72,7 @@ GlooComm::GlooComm(const Env& env, const Config& config, const sdk::Host& host, 
   translate("gloo rendezvous", [&] {
     world_ = connect(*store, prefix + "/world", env.rank, env.size, device_, config.timeout);
   });
-  authenticate_pairs();
+  authenticate_pairs(world_, "pair", "rank");
   learn_hosts();
   if (!config.hierarchical) return;
   translate("gloo rendezvous (hierarchical)", [&] {
@@ -84,13 +84,20 @@ GlooComm::GlooComm(const Env& env, const Config& config, const sdk::Host& host, 
       cross_ = connect(*store, prefix + "/cross", node_, hosts_, device_, config.timeout);
     }
   });
+  if (local_) authenticate_pairs(local_, "pair/local", "local rank");
+  if (cross_) authenticate_pairs(cross_, "pair/cross", "host");
 }
 
 GlooComm::~GlooComm() = default;
 
-void GlooComm::authenticate_pairs() {
-  if (env_.size == 1) return;
-  const auto n = static_cast<size_t>(env_.size);
+// Every context's pairs are separate TCP connections to ephemeral ports, so each context is
+// checked on its own: the world's, and the hierarchical local and cross contexts'. `label` keeps a
+// context's answers from being replayed in another (ranks are the context's own numbering).
+void GlooComm::authenticate_pairs(const std::shared_ptr<gloo::Context>& context,
+                                  const std::string& label, const std::string& peer_kind) {
+  const int self = context->rank;
+  const auto n = static_cast<size_t>(context->size);
+  if (n == 1) return;
   std::vector<unsigned char> mine(n * 16), theirs(n * 16);
   for (size_t peer = 0; peer < n; ++peer) {
     const Nonce nonce = random_nonce(kSecretErrorPrefix);
@@ -98,33 +105,34 @@ void GlooComm::authenticate_pairs() {
   }
   // Round 1: a fresh challenge to every peer. Round 2: every peer's answer to ours.
   std::vector<unsigned char> answers(n * 32), received(n * 32);
-  translate("gloo: authenticating the connections between ranks", [&] {
-    gloo::AlltoallOptions round1(world_);
+  translate("gloo: authenticating the connections between " + peer_kind + "s", [&] {
+    gloo::AlltoallOptions round1(context);
     round1.setInput(mine.data(), mine.size());
     round1.setOutput(theirs.data(), theirs.size());
     gloo::alltoall(round1);
     for (size_t peer = 0; peer < n; ++peer) {
       const std::string challenge(reinterpret_cast<char*>(&theirs[peer * 16]), 16);
-      const Mac answer = job_mac(kSecretErrorPrefix, env_.secret, "pair",
-                             challenge + u32(static_cast<uint32_t>(env_.rank)) +
-                                 u32(static_cast<uint32_t>(peer)));
+      const Mac answer = job_mac(kSecretErrorPrefix, env_.secret, label,
+                                 challenge + u32(static_cast<uint32_t>(self)) +
+                                     u32(static_cast<uint32_t>(peer)));
       std::memcpy(&answers[peer * 32], answer.data(), 32);
     }
-    gloo::AlltoallOptions round2(world_);
+    gloo::AlltoallOptions round2(context);
     round2.setInput(answers.data(), answers.size());
     round2.setOutput(received.data(), received.size());
     gloo::alltoall(round2);
   });
   for (size_t peer = 0; peer < n; ++peer) {
-    if (static_cast<int>(peer) == env_.rank) continue;
+    if (static_cast<int>(peer) == self) continue;
     const std::string challenge(reinterpret_cast<char*>(&mine[peer * 16]), 16);
-    const Mac expected = job_mac(kSecretErrorPrefix, env_.secret, "pair",
-                             challenge + u32(static_cast<uint32_t>(peer)) +
-                                 u32(static_cast<uint32_t>(env_.rank)));
+    const Mac expected = job_mac(kSecretErrorPrefix, env_.secret, label,
+                                 challenge + u32(static_cast<uint32_t>(peer)) +
+                                     u32(static_cast<uint32_t>(self)));
     Mac got{};
     std::memcpy(got.data(), &received[peer * 32], 32);
     if (!same_mac(got, expected)) {
-      sdk::fail(STRATA_ERR_COMM, "gloo: the connection to rank " + std::to_string(peer) +
+      sdk::fail(STRATA_ERR_COMM, "gloo: the connection to " + peer_kind + " " +
+                                     std::to_string(peer) +
                                      " did not prove the job secret (is something other than "
                                      "that rank connected to this rank's Gloo port?)");
     }

@@ -55,7 +55,11 @@ class GlooComm {
 
  private:
   void learn_hosts();
-  void authenticate_pairs();
+  // Each peer of `context` proves the job secret over its pair (HMAC over a fresh nonce, `label`
+  // and both context ranks); fails naming the `peer_kind` ("rank", "local rank", "host") that
+  // does not.
+  void authenticate_pairs(const std::shared_ptr<gloo::Context>& context, const std::string& label,
+                          const std::string& peer_kind);
 
   Env env_;
   std::shared_ptr<StoreServer> server_;  // rank 0 with the TCP store
