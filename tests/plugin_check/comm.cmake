@@ -72,6 +72,8 @@ endif()
 add_executable(plugin_check_stand_in_device ${PROJECT_SOURCE_DIR}/tools/strata-plugin-check/main.cpp
   fixtures/stand_in_device.cpp)
 target_link_libraries(plugin_check_stand_in_device PRIVATE strata_plugin_check_core)
+# Exports strata_stand_in_device_owns() to the fixture plugin it loads (dlsym).
+set_target_properties(plugin_check_stand_in_device PROPERTIES ENABLE_EXPORTS ON)
 strata_plugin_check_fixture(plugin_check_device_as_host WRAPS strata_allreduce_mpi
   SOURCE fixtures/device_as_host.cpp)
 strata_plugin_check_test(device_stand_in LIBRARY $<TARGET_FILE:plugin_check_device_as_host> NP 2
