@@ -45,7 +45,7 @@ out=$(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca mpi_yield_
   -H "$STRATA_MN_HOST_A:2,$STRATA_MN_HOST_B:2" -np 4 \
   --mca plm_rsh_agent "$STRATA_MN_AGENT" \
   --mca btl_tcp_if_include "$STRATA_MN_SUBNET" --mca oob_tcp_if_include "$STRATA_MN_SUBNET" \
-  --mca btl_vader_single_copy_mechanism none \
+  --mca btl_vader_single_copy_mechanism none --mca rtc_hwloc_vmhole none \
   -x MASTER_ADDR -x MASTER_PORT -x STRATA_JOB_SECRET \
   "$bench" "${options[@]}")
 echo "$out" | grep -v '^headline'

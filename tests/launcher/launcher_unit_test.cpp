@@ -193,7 +193,7 @@ TEST(Mpi, Argv) {
   EXPECT_THAT(mpirun_argv(job),
               ElementsAre("mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "4",
                           "-H", "a:2,b:2", "--mca", "btl_vader_single_copy_mechanism", "none", "--mca",
-                          "btl_tcp_if_include", "eth1", "--mca", "oob_tcp_if_include", "eth1", "--mca",
+                          "rtc_hwloc_vmhole", "none", "--mca", "btl_tcp_if_include", "eth1", "--mca", "oob_tcp_if_include", "eth1", "--mca",
                           "plm_rsh_agent", "/x/agent.sh", "-x", "MASTER_ADDR", "-x", "MASTER_PORT", "-x",
                           "STRATA_JOB_SECRET", "-x", "FOO", "--tag-output", "./train", "--epochs", "2"));
   job.as_root = false;
@@ -202,7 +202,8 @@ TEST(Mpi, Argv) {
   job.exported_names.clear();
   EXPECT_THAT(mpirun_argv(job),
               ElementsAre("mpirun", "--oversubscribe", "--bind-to", "none", "-np", "4", "-H", "a:2,b:2", "--mca",
-                          "btl_vader_single_copy_mechanism", "none", "--tag-output", "./train", "--epochs", "2"));
+                          "btl_vader_single_copy_mechanism", "none", "--mca", "rtc_hwloc_vmhole", "none",
+                          "--tag-output", "./train", "--epochs", "2"));
 }
 
 TEST(Output, WholeLinesAndTheLastPartialOne) {

@@ -17,6 +17,12 @@ std::vector<std::string> mpirun_argv(const MpiJob& job) {
   argv.insert(argv.end(), {"-H", hosts});
   // As the tests' STRATA_MPIRUN: CMA single copy fails in containers without ptrace rights.
   argv.insert(argv.end(), {"--mca", "btl_vader_single_copy_mechanism", "none"});
+  // Open MPI 4.1's daemons (orted, one on every host but mpirun's) share the hwloc topology with
+  // their ranks by mapping it at a hole they pick in their own address space; a daemon once
+  // crashed in hwloc_shmem_topology_write (SIGSEGV) and the job ended before any rank started.
+  // "none" skips that sharing (rtc_hwloc.c returns before it): each rank reads the topology
+  // itself, a start-up cost only.
+  argv.insert(argv.end(), {"--mca", "rtc_hwloc_vmhole", "none"});
   if (job.network_interface) {
     argv.insert(argv.end(), {"--mca", "btl_tcp_if_include", *job.network_interface,
                              "--mca", "oob_tcp_if_include", *job.network_interface});
