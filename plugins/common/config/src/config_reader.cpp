@@ -155,6 +155,18 @@ std::vector<std::string> quoted(const std::vector<std::string>& allowed) {
   return out;
 }
 
+// The allowed value `value` names, directly or through a synonym; nullopt when none.
+std::optional<std::string> chosen(const json& value, const std::vector<std::string>& allowed,
+                                  const std::vector<std::pair<std::string, std::string>>& synonyms) {
+  if (!value.is_string()) return std::nullopt;
+  const std::string& name = value.get_ref<const std::string&>();
+  if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) return name;
+  for (const auto& [spelling, meant] : synonyms) {
+    if (name == spelling) return meant;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string ObjectReader::choice(const std::string& key, const std::string& fallback,
@@ -162,13 +174,7 @@ std::string ObjectReader::choice(const std::string& key, const std::string& fall
                                  const std::vector<std::pair<std::string, std::string>>& synonyms) {
   const json* v = find(key);
   if (v == nullptr) return fallback;
-  if (v->is_string()) {
-    const std::string& name = v->get_ref<const std::string&>();
-    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) return name;
-    for (const auto& [spelling, value] : synonyms) {
-      if (name == spelling) return value;
-    }
-  }
+  if (auto name = chosen(*v, allowed, synonyms)) return *name;
   invalid(key, "expected " + either(quoted(allowed)) + ", got " + shown(*v));
 }
 
@@ -190,10 +196,7 @@ std::optional<std::string> ObjectReader::choice_or_null(const std::string& key,
                                                         const std::vector<std::string>& allowed) {
   const json* v = find_unless_null(key);
   if (v == nullptr) return std::nullopt;
-  if (v->is_string() &&
-      std::find(allowed.begin(), allowed.end(), v->get<std::string>()) != allowed.end()) {
-    return v->get<std::string>();
-  }
+  if (auto name = chosen(*v, allowed, {})) return name;
   std::vector<std::string> listed = quoted(allowed);
   listed.push_back("null");
   invalid(key, "expected " + either(listed) + ", got " + shown(*v));
