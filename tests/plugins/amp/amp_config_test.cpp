@@ -197,8 +197,9 @@ TEST(AmpFp32, QueryLossScaleAndUpdate) {
 // plugin (the message lists only the canonical names).
 TEST(AmpDtypeNames, EverySpellingPicksItsFormat) {
   const std::pair<const char*, int32_t> spellings[] = {
-      {"fp32", STRATA_F32},    {"fp16", STRATA_F16}, {"float16", STRATA_F16},
-      {"half", STRATA_F16},    {"bf16", STRATA_BF16}, {"bfloat16", STRATA_BF16}};
+      {"fp32", STRATA_F32}, {"float32", STRATA_F32}, {"fp16", STRATA_F16},
+      {"float16", STRATA_F16}, {"half", STRATA_F16}, {"bf16", STRATA_BF16},
+      {"bfloat16", STRATA_BF16}};
   for (const auto& [name, dtype] : spellings) {
     SCOPED_TRACE(name);
     FakeHost host;
