@@ -4,15 +4,17 @@
 //   plugin-mpi  strata_allreduce_mpi with --config plus {"shm": false} (its pure-MPI path);
 //   plugin-shm  strata_allreduce_mpi with --config plus {"shm_min_bytes": 0} plus --shm-config
 //               (every size through the shared-memory path when the ranks share a host);
-//   gloo        strata_allreduce_gloo with --gloo-config plus {"hierarchical": false};
+//   gloo        strata_allreduce_gloo with --gloo-config plus {"hierarchical": false}: what the
+//               Gloo backend does by default (shared memory when the ranks share a host);
+//   gloo-tcp    the same plus {"shm": false}: Gloo's own TCP pairs;
 //   gloo-hier   strata_allreduce_gloo with --gloo-config plus {"hierarchical": true}.
-// The two gloo variants run up to --gloo-max-bytes (64 MiB) and only when the gloo plugin was
-// built and the job's rendezvous is set: MASTER_ADDR, MASTER_PORT and STRATA_JOB_SECRET (the
-// plugin takes its rank and size from Open MPI's OMPI_COMM_WORLD_*). The flat instance's store
-// listens on MASTER_PORT, the hierarchical one's on MASTER_PORT + 1.
+// The gloo variants run only when the gloo plugin was built and the job's rendezvous is set:
+// MASTER_ADDR, MASTER_PORT and STRATA_JOB_SECRET (the plugin takes its rank and size from Open
+// MPI's OMPI_COMM_WORLD_*); gloo-tcp and gloo-hier up to --gloo-max-bytes (64 MiB). The instances'
+// stores listen on MASTER_PORT (gloo), MASTER_PORT + 1 (gloo-hier) and MASTER_PORT + 2 (gloo-tcp).
 // Prints bus bandwidth busbw = 2(n-1)/n * bytes / time (the NCCL-tests convention: the bytes each
-// rank must move in a ring algorithm) and the ratios shm/mpi, plugin-mpi/mpi, gloo/mpi and
-// gloo-hier/gloo.
+// rank must move in a ring algorithm) and the ratios shm/mpi, plugin-mpi/mpi, gloo/mpi,
+// gloo-tcp/mpi and gloo-hier/gloo.
 // Each iteration runs the variants back to back, each after a barrier, so drift hits all alike; a
 // time is the slowest rank's, a figure the median over iterations.
 // Before timing a size, each variant runs once into a poisoned receive buffer and its result is
@@ -39,9 +41,9 @@ namespace {
 
 // Variant indices; the gloo pair exists only when the gloo plugin is built and the job's
 // rendezvous is set.
-enum : int { kMpi = 0, kPluginMpi, kPluginShm, kGloo, kGlooHier, kMaxVariants };
-constexpr const char* kNames[kMaxVariants] = {"mpi", "plugin-mpi", "plugin-shm", "gloo",
-                                              "gloo-hier"};
+enum : int { kMpi = 0, kPluginMpi, kPluginShm, kGloo, kGlooHier, kGlooTcp, kMaxVariants };
+constexpr const char* kNames[kMaxVariants] = {"mpi",  "plugin-mpi", "plugin-shm",
+                                              "gloo", "gloo-hier",  "gloo-tcp"};
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -206,13 +208,14 @@ int main(int argc, char** argv) {
   app.add_option("--max-bytes", max_bytes, "largest message size");
   CLI11_PARSE(app, argc, argv);
 
-  std::string mpi_config, shm_full_config, gloo_flat_config, gloo_hier_config;
+  std::string mpi_config, shm_full_config, gloo_flat_config, gloo_hier_config, gloo_tcp_config;
   try {
     mpi_config = merged(config, {{"shm", false}});
     shm_full_config =
         merged(merged(config, {{"shm_min_bytes", 0}}), nlohmann::json::parse(shm_config));
     gloo_flat_config = merged(gloo_config, {{"hierarchical", false}});
     gloo_hier_config = merged(gloo_config, {{"hierarchical", true}});
+    gloo_tcp_config = merged(gloo_flat_config, {{"shm", false}});
   } catch (const nlohmann::json::exception& e) {
     std::fprintf(stderr, "--config / --shm-config / --gloo-config: %s\n", e.what());
     return 1;
@@ -252,14 +255,17 @@ int main(int argc, char** argv) {
   if (with_gloo) {
     gloo_library = std::make_unique<strata::test::PluginLibrary>(gloo_path);
     const auto& gloo_ops = gloo_library->ops<strata_comm_ops>();
-    variants[kGloo] = {&gloo_ops, create_or_abort(*gloo_library, gloo_host, gloo_flat_config),
-                       gloo_max_bytes};
-    // Each instance runs its own store on rank 0: the second one listens one port up.
+    variants[kGloo] = {&gloo_ops, create_or_abort(*gloo_library, gloo_host, gloo_flat_config)};
+    // Each instance runs its own store on rank 0: the others listen one and two ports up.
     const std::string flat_port = master_port;
     const std::string hier_port = std::to_string(std::stoi(flat_port) + 1);
+    const std::string tcp_port = std::to_string(std::stoi(flat_port) + 2);
     setenv("MASTER_PORT", hier_port.c_str(), 1);
     variants[kGlooHier] = {&gloo_ops, create_or_abort(*gloo_library, gloo_host, gloo_hier_config),
                            gloo_max_bytes};
+    setenv("MASTER_PORT", tcp_port.c_str(), 1);
+    variants[kGlooTcp] = {&gloo_ops, create_or_abort(*gloo_library, gloo_host, gloo_tcp_config),
+                          gloo_max_bytes};
     setenv("MASTER_PORT", flat_port.c_str(), 1);
   }
 
@@ -269,16 +275,18 @@ int main(int argc, char** argv) {
   const double bus_factor = size > 1 ? 2.0 * (size - 1) / size : 1.0;
   const double inf = std::numeric_limits<double>::infinity();
   double plugin_min_from_1mib = inf, shm_min_from_16mib = inf, shm_min = inf;
-  double gloo_min = inf, hier_min_from_4mib = inf;
+  double gloo_min = inf, gloo_tcp_min = inf, hier_min_from_4mib = inf;
   if (rank == 0) {
     std::printf("allreduce f32 SUM, %d ranks; plugin-mpi config %s; plugin-shm config %s\n", size,
                 mpi_config.c_str(), shm_full_config.c_str());
     if (with_gloo) {
-      std::printf("gloo config %s; gloo-hier config %s; up to %zu bytes\n",
-                  gloo_flat_config.c_str(), gloo_hier_config.c_str(), gloo_max_bytes);
-      std::printf("%12s %12s %12s %12s %12s %12s %8s %8s %8s %8s   (busbw GB/s)\n", "bytes",
-                  "mpi", "plugin-mpi", "plugin-shm", "gloo", "gloo-hier", "shm/mpi", "pmpi/mpi",
-                  "gloo/mpi", "hier/flat");
+      std::printf("gloo config %s; gloo-hier config %s; gloo-tcp config %s; the last two up to "
+                  "%zu bytes\n",
+                  gloo_flat_config.c_str(), gloo_hier_config.c_str(), gloo_tcp_config.c_str(),
+                  gloo_max_bytes);
+      std::printf("%12s %12s %12s %12s %12s %12s %12s %8s %8s %8s %8s %8s   (busbw GB/s)\n",
+                  "bytes", "mpi", "plugin-mpi", "plugin-shm", "gloo", "gloo-hier", "gloo-tcp",
+                  "shm/mpi", "pmpi/mpi", "gloo/mpi", "tcp/mpi", "hier/flat");
     } else {
       std::printf("# gloo: not run (%s)\n", gloo_skipped.c_str());
       std::printf("%12s %12s %12s %12s %8s %8s   (busbw GB/s)\n", "bytes", "mpi", "plugin-mpi",
@@ -301,32 +309,40 @@ int main(int argc, char** argv) {
     shm_min = std::min(shm_min, shm_ratio);
     if (bytes >= (size_t{16} << 20)) shm_min_from_16mib = std::min(shm_min_from_16mib, shm_ratio);
     if (bytes >= (size_t{1} << 20)) plugin_min_from_1mib = std::min(plugin_min_from_1mib, plugin_ratio);
-    double gloo_ratio = std::numeric_limits<double>::quiet_NaN(), hier_ratio = gloo_ratio;
-    if (with_gloo && bytes <= gloo_max_bytes) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    double gloo_ratio = nan, tcp_ratio = nan, hier_ratio = nan;
+    if (with_gloo) {
       gloo_ratio = bw[kGloo] / bw[kMpi];
-      hier_ratio = bw[kGlooHier] / bw[kGloo];
       gloo_min = std::min(gloo_min, gloo_ratio);
+    }
+    if (with_gloo && bytes <= gloo_max_bytes) {
+      tcp_ratio = bw[kGlooTcp] / bw[kMpi];
+      hier_ratio = bw[kGlooHier] / bw[kGloo];
+      gloo_tcp_min = std::min(gloo_tcp_min, tcp_ratio);
       if (bytes >= (size_t{4} << 20)) hier_min_from_4mib = std::min(hier_min_from_4mib, hier_ratio);
     }
     if (rank == 0) {
       std::printf("%12zu %12.3f %12.3f %12.3f", bytes, bw[kMpi], bw[kPluginMpi], bw[kPluginShm]);
       if (with_gloo && bytes <= gloo_max_bytes) {
-        std::printf(" %12.3f %12.3f", bw[kGloo], bw[kGlooHier]);
+        std::printf(" %12.3f %12.3f %12.3f", bw[kGloo], bw[kGlooHier], bw[kGlooTcp]);
       } else if (with_gloo) {
-        std::printf(" %12s %12s", "-", "-");
+        std::printf(" %12.3f %12s %12s", bw[kGloo], "-", "-");
       }
       std::printf(" %8.2f %8.2f", shm_ratio, plugin_ratio);
-      if (with_gloo) std::printf(" %8s %8s", figure(gloo_ratio).c_str(), figure(hier_ratio).c_str());
+      if (with_gloo) {
+        std::printf(" %8s %8s %8s", figure(gloo_ratio).c_str(), figure(tcp_ratio).c_str(),
+                    figure(hier_ratio).c_str());
+      }
       std::printf("\n");
       std::fflush(stdout);
     }
   }
   if (rank == 0) {
     std::printf("headline ranks=%d shm_vs_mpi_16mib_up=%s shm_vs_mpi_min=%s plugin_vs_mpi_min=%s "
-                "gloo_vs_mpi_min=%s hier_vs_flat_4mib_up=%s\n",
+                "gloo_vs_mpi_min=%s gloo_tcp_vs_mpi_min=%s hier_vs_flat_4mib_up=%s\n",
                 size, figure(shm_min_from_16mib).c_str(), figure(shm_min).c_str(),
                 figure(plugin_min_from_1mib).c_str(), figure(gloo_min).c_str(),
-                figure(hier_min_from_4mib).c_str());
+                figure(gloo_tcp_min).c_str(), figure(hier_min_from_4mib).c_str());
   }
   for (size_t v = 1; v < variants.size(); ++v) variants[v].ops->destroy(variants[v].self);
   MPI_Finalize();

@@ -2,14 +2,18 @@
 # Usage: bench/allreduce/run.sh <build-dir> [bench options]
 #   e.g. run.sh build --shm-config '{"shm_chunk_bytes": 131072}' --min-bytes 1048576
 # Runs the allreduce benchmark (raw MPI_Allreduce, the MPI plugin's MPI path, its shared-memory
-# path, and the gloo plugin flat and hierarchical up to 64 MiB when it is built) with 2 and then
-# 4 ranks, prints both tables, and ends with one headline line:
+# path, and the gloo plugin as configured by default (shared memory on one host), over TCP only and
+# hierarchical, the last two up to 64 MiB, when it is built) with 2 and then 4 ranks, prints both
+# tables, and ends with one headline line:
 #   shm_vs_mpi_16mib_up  lowest plugin-shm/MPI bus bandwidth ratio from 16 MiB up, both runs
 #   shm_vs_mpi_min       lowest plugin-shm/MPI ratio over every size, both runs
 #   plugin_vs_mpi_min    lowest plugin-mpi/MPI ratio from 1 MiB up, both runs (the old key)
-#   gloo_vs_mpi_min      lowest gloo (flat)/MPI ratio over every size, both runs ("nan": no gloo)
-# The gloo plugin meets its peers through rank 0's store: MASTER_ADDR, MASTER_PORT (and the port
-# above it, for the hierarchical instance) and STRATA_JOB_SECRET. When they are not set already
+#   gloo_vs_mpi_min      lowest gloo (default config)/MPI ratio over every size, both runs ("nan":
+#                        no gloo)
+#   gloo_tcp_vs_mpi_min  lowest gloo over TCP only/MPI ratio up to 64 MiB, both runs
+#   example_gloo_vs_mpi  the example's samples/s at 4 ranks over strata-run --backend gloo / mpi
+# The gloo plugin meets its peers through rank 0's store: MASTER_ADDR, MASTER_PORT (and the two
+# ports above it, for the hierarchical and TCP-only instances) and STRATA_JOB_SECRET. When they are not set already
 # (strata-run --backend mpi sets them), this script sets 127.0.0.1, a free port and a fresh
 # secret. Extra mpirun options (e.g. --bind-to none) can be given in STRATA_BENCH_MPIRUN_ARGS.
 # On a shared machine, run it as `chrt -r 1 bench/allreduce/run.sh build` (the ranks inherit
@@ -26,16 +30,17 @@ if [[ ! -x $bench ]]; then
 fi
 read -r -a extra <<< "${STRATA_BENCH_MPIRUN_ARGS:-}"
 
-# A TCP port on 127.0.0.1 nobody listens on, nor on the port above it (connect is refused),
+# A TCP port on 127.0.0.1 nobody listens on, nor on the two ports above it (connect is refused),
 # below the kernel's ephemeral range: Gloo's connections leave their ephemeral ports in TIME_WAIT,
 # and a listening socket cannot take such a port (seen: "MASTER_PORT 34668 ... is in use").
 free_port() {
   local port low
   read -r low _ </proc/sys/net/ipv4/ip_local_port_range || low=32768
   for _ in $(seq 50); do
-    port=$((10000 + RANDOM % (low - 10002)))
+    port=$((10000 + RANDOM % (low - 10003)))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
-       ! (exec 3<>"/dev/tcp/127.0.0.1/$((port + 1))") 2>/dev/null; then
+       ! (exec 3<>"/dev/tcp/127.0.0.1/$((port + 1))") 2>/dev/null &&
+       ! (exec 3<>"/dev/tcp/127.0.0.1/$((port + 2))") 2>/dev/null; then
       echo "$port"
       return
     fi
@@ -52,7 +57,7 @@ lower() {
   awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || a == "nan") print b; else if (b == "" || b == "nan") print a; else print (a + 0 < b + 0 ? a : b) }'
 }
 
-shm16="" shmmin="" plugin="" gloo=""
+shm16="" shmmin="" plugin="" gloo="" gloo_tcp=""
 for np in 2 4; do
   if [[ -n $fixed_port ]]; then
     MASTER_PORT=$fixed_port
@@ -71,11 +76,36 @@ for np in 2 4; do
   line=$(echo "$out" | grep '^headline ' || true)
   [[ -n $line ]] || { echo "run.sh: no headline from the $np-rank run" >&2; exit 1; }
   key() { echo "$line" | sed -n "s/.* $1=\([0-9.a-z+-]*\).*/\1/p"; }
-  echo "ranks=$np shm_vs_mpi_16mib_up=$(key shm_vs_mpi_16mib_up) shm_vs_mpi_min=$(key shm_vs_mpi_min) plugin_vs_mpi_min=$(key plugin_vs_mpi_min) gloo_vs_mpi_min=$(key gloo_vs_mpi_min)"
+  echo "ranks=$np shm_vs_mpi_16mib_up=$(key shm_vs_mpi_16mib_up) shm_vs_mpi_min=$(key shm_vs_mpi_min) plugin_vs_mpi_min=$(key plugin_vs_mpi_min) gloo_vs_mpi_min=$(key gloo_vs_mpi_min) gloo_tcp_vs_mpi_min=$(key gloo_tcp_vs_mpi_min)"
   echo
   shm16=$(lower "$shm16" "$(key shm_vs_mpi_16mib_up)")
   shmmin=$(lower "$shmmin" "$(key shm_vs_mpi_min)")
   plugin=$(lower "$plugin" "$(key plugin_vs_mpi_min)")
   gloo=$(lower "$gloo" "$(key gloo_vs_mpi_min)")
+  gloo_tcp=$(lower "$gloo_tcp" "$(key gloo_tcp_vs_mpi_min)")
 done
-echo "headline shm_vs_mpi_16mib_up=${shm16:-nan} shm_vs_mpi_min=${shmmin:-nan} plugin_vs_mpi_min=${plugin:-nan} gloo_vs_mpi_min=${gloo:-nan}"
+# The example (Fashion-MNIST MLP, 4 ranks, EXAMPLE_EPOCHS epochs, default 2) under strata-run
+# --backend gloo against --backend mpi, runs alternating (EXAMPLE_ROUNDS pairs, default 2):
+# example_gloo_vs_mpi = median samples/s of the last epoch over Gloo / the same over MPI. "nan"
+# when the example or Debian's dataset-fashion-mnist is missing.
+example="$build/bin/fashion_mnist" launcher="$build/bin/strata-run"
+example_ratio=nan
+if [[ -x $example && -x $launcher && -e /usr/share/datasets/fashion-mnist ]]; then
+  last_epoch_rate() {  # backend
+    OPENBLAS_NUM_THREADS=1 "$launcher" --backend "$1" -np 4 -- "$example" \
+      --epochs "${EXAMPLE_EPOCHS:-2}" 2>&1 | sed -n 's/.*samples\/s \([0-9]*\).*/\1/p' | tail -1
+  }
+  rates_mpi=() rates_gloo=()
+  for _ in $(seq "${EXAMPLE_ROUNDS:-2}"); do
+    rates_mpi+=("$(last_epoch_rate mpi)")
+    rates_gloo+=("$(last_epoch_rate gloo)")
+  done
+  median_of() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+  m_mpi=$(median_of "${rates_mpi[@]}") m_gloo=$(median_of "${rates_gloo[@]}")
+  echo "example (fashion_mnist, 4 ranks): samples/s of the last epoch, mpi ${rates_mpi[*]}, gloo ${rates_gloo[*]}"
+  example_ratio=$(awk -v g="$m_gloo" -v m="$m_mpi" 'BEGIN { if (m > 0 && g > 0) printf "%.2f", g / m; else print "nan" }')
+else
+  echo "example: not run (needs $example, $launcher and dataset-fashion-mnist)"
+fi
+
+echo "headline shm_vs_mpi_16mib_up=${shm16:-nan} shm_vs_mpi_min=${shmmin:-nan} plugin_vs_mpi_min=${plugin:-nan} gloo_vs_mpi_min=${gloo:-nan} gloo_tcp_vs_mpi_min=${gloo_tcp:-nan} example_gloo_vs_mpi=$example_ratio"

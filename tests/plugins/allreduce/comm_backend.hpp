@@ -17,6 +17,7 @@ struct Backend {
   const char* mpi_config;
   const char* rank_variable;  // the environment variable that holds this process's rank
   bool has_shm;               // whether the plugin has a shared-memory path (logs "shm on (")
+  const char* create_line;    // what the line create() logs, with the "shm on/off" summary, holds
 };
 
 const Backend& backend();

@@ -7,6 +7,13 @@
 // with config.timeout; Gloo's exceptions become STRATA_ERR_COMM (errors.hpp). After a transport
 // failure Gloo's pairs are unusable, so every later collective of the instance fails at once with
 // the first failure's message instead of waiting for another timeout.
+//
+// When every rank runs on one host and shared memory could be set up (shm_setup.hpp), collectives
+// whose payload is at least config.shm.min_bytes run over the shared-memory group instead, exactly
+// as in allreduce-mpi (plugins/common/shm): the work item is then a call into the group, recorded
+// as a "shm_<collective>" span, with no Gloo agreement header (the group checks agreement between
+// the ranks in its first phase) and no Gloo timeout (a rank that dies is seen through its pidfd; a
+// live rank that stalls is the runtime's stall inspector's to end, as on the MPI path).
 #pragma once
 
 #include "agreement.hpp"
@@ -15,6 +22,7 @@
 #include "gloo_comm.hpp"
 #include "request.hpp"
 #include "validate.hpp"
+#include <strata_common/shm_group.hpp>
 
 #include <strata/plugin.hpp>
 
@@ -27,8 +35,10 @@ namespace strata::allreduce_gloo {
 
 class Collectives {
  public:
-  Collectives(const GlooComm& comm, const sdk::Host& host, const Config& config)
-      : comm_(comm), host_(host), config_(config), tracer_(host),
+  // `shm`: the shared-memory group, or nullptr for Gloo only. Both must outlive this.
+  Collectives(const GlooComm& comm, common::shm::ShmGroup* shm, const sdk::Host& host,
+              const Config& config)
+      : comm_(comm), shm_(shm), host_(host), config_(config), tracer_(host),
         failure_(std::make_shared<Failure>()) {}
 
   void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
@@ -64,12 +74,28 @@ class Collectives {
   // progress thread, agreement check included.
   std::function<void()> guarded(const char* call, const char* span, uint64_t bytes,
                                 const CallHeader& header, std::function<void()> body) const;
+  // Whether a collective moving `payload_bytes` goes through the shared-memory group.
+  bool use_shm(uint64_t payload_bytes) const {
+    return shm_ != nullptr && config_.shm.takes(payload_bytes);
+  }
+  // `work(group)` as a work item: one span `span` (a string literal, "shm_<call>") of `bytes` when
+  // the job records a timeline.
+  template <class Work>
+  std::function<void()> on_shm(const char* span, uint64_t bytes, Work work) const {
+    if (!tracer_.enabled()) return [group = shm_, work] { work(*group); };
+    return [tracer = tracer_, group = shm_, span, bytes, work] {
+      const int64_t begin = tracer.now();
+      work(*group);
+      tracer.span(span, begin, -1, bytes);
+    };
+  }
   // In place on `data`: the whole job's reduction, flat or hierarchical by config.
   void allreduce_in_place(void* data, size_t count, int32_t dtype, int32_t op) const;
   void flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count, size_t element_size,
                       const ReduceFn& fn) const;
 
   const GlooComm& comm_;
+  common::shm::ShmGroup* shm_;
   sdk::Host host_;
   Config config_;
   sdk::Tracer tracer_;

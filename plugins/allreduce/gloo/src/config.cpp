@@ -19,6 +19,7 @@ Config parse_config(const char* config_json) {
   config.file_store = c.choice("store", "tcp", {"tcp", "file"}) == "file";
   const bool has_path = c.find("store_path") != nullptr;
   config.store_path = c.text("store_path", "", "a directory path");
+  config.shm = common::shm::read_settings(c);
   c.reject_unknown();
   if (config.file_store && !has_path) {
     common::config::invalid(

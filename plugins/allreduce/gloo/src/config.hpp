@@ -1,6 +1,8 @@
 // The plugin's config object (the manifest's `comm.config`), validated.
 #pragma once
 
+#include <strata_common/shm_setup.hpp>
+
 #include <chrono>
 #include <string>
 
@@ -14,6 +16,10 @@ struct Config {
   bool hierarchical = false;  // allreduce: within hosts, then across hosts, then within hosts
   bool file_store = false;    // store "file": Gloo's FileStore in store_path (a shared directory)
   std::string store_path;
+  // When every rank runs on one host, collectives of at least shm.min_bytes (the caller's payload)
+  // go through shared memory (plugins/common/shm) instead of Gloo's TCP pairs: the same keys,
+  // defaults and behaviour as allreduce-mpi's. shm.enabled false: Gloo only.
+  common::shm::Settings shm;
 };
 
 // Parses and validates `config_json` (NULL or "" mean {}). Throws sdk::Error with

@@ -13,9 +13,12 @@
 namespace strata::allreduce_gloo {
 namespace {
 
-// What this plugin's table does beyond the common boundary (strata/comm/ops_table.hpp). Gloo work
-// always runs on the instance's progress thread, after what is queued (collective order, one
-// thread per context).
+// What this plugin's table does beyond the common boundary (strata/comm/ops_table.hpp). Work
+// runs after what is queued (collective order): a non-blocking collective's on the instance's
+// progress thread, a blocking one's on the caller's thread once the progress thread is idle. The
+// ABI allows one thread at a time per instance, so a context or the shared-memory group is never
+// used by two threads at once, and a blocking call costs no hand-off to another thread and back
+// (two wake-ups, tens of microseconds on a loaded host).
 struct Boundary {
   using Instance = allreduce_gloo::Instance;
   using Request = allreduce_gloo::Request;
@@ -36,11 +39,11 @@ struct Boundary {
     const std::string where = config.file_store ? "file " + config.store_path
                                                 : "tcp " + comm.env().bind_ip;
     inst->host.log(STRATA_LOG_INFO,
-                   "gloo on (%d rank%s, %d host%s, %s, %s%s); rank %d, local %d of %d",
+                   "gloo on (%d rank%s, %d host%s, %s, %s%s); rank %d, local %d of %d; %s",
                    comm.size(), comm.size() == 1 ? "" : "s", comm.hosts(),
                    comm.hosts() == 1 ? "" : "s", where.c_str(), config.bcube ? "bcube" : "ring",
                    config.hierarchical ? ", hierarchical" : "", comm.rank(), comm.local_rank(),
-                   comm.local_size());
+                   comm.local_size(), inst->shm.summary.c_str());
     return inst;
   }
 
@@ -50,12 +53,17 @@ struct Boundary {
                                             STRATA_DEVICE_BIT(STRATA_DEVICE_HOST));
   }
 
-  // Queued behind the earlier work; this thread waits for it.
+  // On this thread, after the queued work. SIGPIPE is blocked meanwhile, as on the plugin's own
+  // threads (sigpipe.hpp): Gloo may write to a peer that has just died.
   template <class Prepare>
   static void run_now(Instance& inst, Prepare&& prepare) {
     Request request;
     prepare(inst.collectives, request);
-    request.queued = inst.progress.submit(std::move(request.work));
+    inst.progress.drain();
+    {
+      const SigpipeBlocked no_sigpipe;
+      request.work();
+    }
     request.complete();
   }
 

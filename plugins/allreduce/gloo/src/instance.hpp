@@ -6,6 +6,7 @@
 #include "env.hpp"
 #include "gloo_comm.hpp"
 #include "progress_thread.hpp"
+#include "shm_setup.hpp"
 
 #include <strata/plugin.hpp>
 
@@ -14,7 +15,7 @@ namespace strata::allreduce_gloo {
 struct Instance {
   Instance(const strata_host_api* api, const Config& cfg, int instance_number)
       : host(api), config(cfg), env(read_env()), comm(env, config, host, instance_number),
-        collectives(comm, host, config) {}
+        shm(set_up_shm(comm, config, host)), collectives(comm, shm.group.get(), host, config) {}
   // Queued work refers to the contexts: finish it before they go.
   ~Instance() { progress.drain(); }
   Instance(const Instance&) = delete;
@@ -26,6 +27,7 @@ struct Instance {
   Config config;
   Env env;
   GlooComm comm;
+  shm::Setup shm;  // set up over the world context; its group is used by collectives
   Collectives collectives;
   ProgressThread progress;
   int live_requests = 0;  // handed out and not yet waited

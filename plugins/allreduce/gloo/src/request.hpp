@@ -29,6 +29,7 @@ struct Request {
   std::future<void> queued;      // valid while the work was handed to the progress thread
   Scratch scratch;               // f32 accumulation buffer for halves, or packed allgatherv blocks
   std::vector<size_t> counts;    // allgatherv: elements per rank, read by Gloo until completion
+  std::vector<uint64_t> counts64, displs64;  // allgather(v) through shared memory: the same
   std::function<void()> finish;  // runs once the work is done; may be empty
 
   ~Request() { magic = 0; }

@@ -11,7 +11,7 @@
 // Started as MPI_I* variants it needs no gate: those return at once and wait_all does not spin.
 //
 // When every rank runs on one host and shared memory could be set up (shm_setup.hpp), collectives
-// whose payload is at least config.shm_min_bytes run over shared memory instead (shm_group.hpp):
+// whose payload is at least config.shm.min_bytes run over shared memory instead (shm_group.hpp):
 // their work is then a call into the ShmGroup, run where MPI work would run (caller or progress
 // thread) and recorded as "shm_<collective>" spans. It needs no arrival gate: its waits sleep.
 // Every rank takes the same path for the same call when the ranks agree on its arguments: the
@@ -107,7 +107,7 @@ class Collectives {
   // Whether a collective moving `payload_bytes` of `buffer` (checked) goes through shared memory:
   // never for device memory, which the shared-memory loops cannot read; CUDA-aware MPI moves it.
   bool use_shm(uint64_t payload_bytes, const strata_buffer* buffer) const {
-    return shm_ != nullptr && payload_bytes >= config_.shm_min_bytes &&
+    return shm_ != nullptr && config_.shm.takes(payload_bytes) &&
            (buffer == nullptr || buffer->device.type == STRATA_DEVICE_HOST);
   }
   // Device buffers go to MPI as they are: what the plugin would do to them on the host (widening

@@ -19,14 +19,6 @@ namespace {
 // memcpy here).
 constexpr uint64_t kDefaultChunkBytes = uint64_t{1} << 20;
 
-// Shared memory from the first byte, in rounds of 1 MiB per rank. Measured with bench/allreduce
-// (f32 SUM, 2 and 4 ranks, 16 KiB - 4 MiB rounds): 1 MiB rounds were best or tied at every size
-// (fewer rounds, fewer waits; 4 MiB rounds fall out of cache and lost everywhere), and below
-// 64 KiB the shared-memory path beat the plugin's MPI path at 30 of 32 points, so no size goes to
-// MPI by default. Figures: README, "Collectives on one host".
-constexpr uint64_t kDefaultShmMinBytes = 0;
-constexpr uint64_t kDefaultShmChunkBytes = uint64_t{1} << 20;
-
 }  // namespace
 
 Config parse_config(const char* config_json) {
@@ -38,11 +30,7 @@ Config parse_config(const char* config_json) {
   config.chunk_bytes =
       c.unsigned_integer("chunk_bytes", kDefaultChunkBytes, 1, UINT64_MAX, "a positive integer");
   config.arrival_gate = c.boolean("arrival_gate", true);
-  config.shm = c.boolean("shm", true);
-  config.shm_min_bytes = c.unsigned_integer("shm_min_bytes", kDefaultShmMinBytes, 0, UINT64_MAX,
-                                            "a non-negative integer");
-  config.shm_chunk_bytes = c.unsigned_integer("shm_chunk_bytes", kDefaultShmChunkBytes, 1,
-                                              UINT64_MAX, "a positive integer");
+  config.shm = common::shm::read_settings(c);
   config.hierarchical = c.boolean("hierarchical", false);
   c.reject_unknown();
   return config;

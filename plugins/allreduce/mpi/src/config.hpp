@@ -1,6 +1,8 @@
 // The plugin's config object (the manifest's `comm.config`), validated.
 #pragma once
 
+#include <strata_common/shm_setup.hpp>
+
 #include <cstdint>
 
 namespace strata::allreduce_mpi {
@@ -15,12 +17,10 @@ struct Config {
   // MpiComm::arrival_gate), so that ranks waiting on a stalled peer sleep instead of each burning
   // a core inside Open MPI's busy-polling collectives. Costs one barrier's latency per collective.
   bool arrival_gate;
-  // When every rank runs on one host, collectives of at least shm_min_bytes (the caller's payload:
-  // see Collectives) go through shared memory (shm_group.hpp) instead of MPI. Off: MPI only.
-  bool shm;
-  uint64_t shm_min_bytes;
-  // Bytes each rank stages per round of a shared-memory collective (rounded up to whole pages).
-  uint64_t shm_chunk_bytes;
+  // When every rank runs on one host, collectives of at least shm.min_bytes (the caller's payload:
+  // see Collectives) go through shared memory (plugins/common/shm) instead of MPI, in rounds of
+  // shm.chunk_bytes per rank. shm.enabled false: MPI only.
+  common::shm::Settings shm;
   // Over several hosts, allreduce within each host first (MpiComm::hierarchical_allreduce).
   bool hierarchical;
 };

@@ -49,7 +49,7 @@ struct Instance {
   MpiProcess process;
   std::shared_ptr<ProgressThread> progress;
   MpiComm comm{config.hierarchical};
-  ShmSetup shm;  // set up with the communicator; its group is used by collectives
+  shm::Setup shm;  // set up with the communicator; its group is used by collectives
   CudaAwareness cuda;  // after MPI_Init
   Collectives collectives;
   int live_requests = 0;  // handed out and not yet waited

@@ -1,20 +1,39 @@
 // The conformance tests' backend: allreduce-gloo under strata-run (RANK, MASTER_ADDR, ... set by
-// the launcher). Gloo has no chunking and no shared-memory path, so the four instances are other
-// variants: chunked_instance() is hierarchical (reduce within the host, allreduce across hosts,
-// broadcast within the host; with CROSS_RANK set per rank a single machine plays several hosts),
-// shm_instance() uses the bcube algorithm and mpi_instance() is hierarchical with bcube.
+// the launcher). As for allreduce-mpi, instance() is the default (shared memory when every rank
+// runs on one host), shm_instance() has tiny shared-memory rounds and mpi_instance() is Gloo's TCP
+// pairs only ({"shm": false}, with the bcube algorithm so that both of Gloo's allreduces are
+// covered); chunked_instance() is the hierarchical allreduce over TCP (reduce within the host,
+// allreduce across hosts, broadcast within the host; with CROSS_RANK set per rank a single machine
+// plays several hosts, and shared memory is then off for every instance).
+//
+// STRATA_TEST_GLOO_TCP=1 turns shared memory off in the default and shm instances as well, so that
+// the conformance suite runs over TCP on one host (the shared-memory tests, Shm*, are then left out
+// by the test's filter).
 #include "comm_backend.hpp"
+#include "comm_env.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 namespace strata::test::comm {
 
 const Backend& backend() {
+  static const bool tcp_only = [] {
+    const char* v = std::getenv("STRATA_TEST_GLOO_TCP");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  static const std::string shm = "{\"shm_min_bytes\": 0, \"shm_chunk_bytes\": " +
+                                 std::to_string(kSmallChunkBytes) +
+                                 (tcp_only ? ", \"shm\": false}" : "}");
   static const Backend b{STRATA_ALLREDUCE_GLOO_PLUGIN,
-                         "{}",
-                         R"({"hierarchical": true})",
-                         R"({"algorithm": "bcube"})",
-                         R"({"hierarchical": true, "algorithm": "bcube"})",
+                         tcp_only ? R"({"shm": false})" : "{}",
+                         R"({"hierarchical": true, "shm": false})",
+                         shm.c_str(),
+                         R"({"shm": false, "algorithm": "bcube"})",
                          "RANK",
-                         false};
+                         true,
+                         "gloo on ("};
   return b;
 }
 

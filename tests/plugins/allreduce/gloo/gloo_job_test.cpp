@@ -1,7 +1,8 @@
 // allreduce-gloo's own multi-rank tests, run in the conformance executable's job: ranks that
-// disagree on a collective all get STRATA_ERR_MISMATCH naming both calls (and the instance goes on
-// working), create() logs its one line, caps report the host grouping, and the hierarchical and
-// bcube variants equal the flat ring bitwise on every rank.
+// disagree on a collective over Gloo's TCP pairs all get STRATA_ERR_MISMATCH naming both calls
+// (and the instance goes on working; through shared memory the group's own check does the same,
+// shm_test.cpp), create() logs its one line, caps report the host grouping, and the variants equal
+// the default instance bitwise on every rank.
 #include "comm_env.hpp"
 
 #include <cstdlib>
@@ -17,7 +18,8 @@ namespace {
 
 TEST(Gloo, MismatchedCountsGiveMismatchOnEveryRank) {
   if (world() < 2) GTEST_SKIP() << "needs two ranks";
-  for (void* self : {instance(), chunked_instance()}) {
+  // Both over TCP (comm_backend_gloo.cpp): bcube, and hierarchical.
+  for (void* self : {mpi_instance(), chunked_instance()}) {
     for (Mode mode : kModes) {
       SCOPED_TRACE(mode_name(mode));
       Bytes data = rank_input(STRATA_F32, rank(), 10 + (rank() == 1 ? 1 : 0));
@@ -54,7 +56,7 @@ TEST(Gloo, MismatchedBroadcastRootsAreNamed) {
   Bytes data(8);
   strata_buffer buffer = view(data, STRATA_U8);
   strata_error err = sdk::make_error();
-  EXPECT_EQ(abi::broadcast(instance(), &buffer, rank() == 0 ? 0 : 1, nullptr, &err),
+  EXPECT_EQ(abi::broadcast(mpi_instance(), &buffer, rank() == 0 ? 0 : 1, nullptr, &err),
             STRATA_ERR_MISMATCH);
   EXPECT_NE(std::string(err.message).find("rank 0 called broadcast of 8 u8 from root 0, rank 1 "
                                           "called broadcast of 8 u8 from root 1"),
@@ -114,8 +116,9 @@ TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
   ops().destroy(self);
 }
 
-// The ring allreduce (default instance) against the other variants: hierarchical (chunked_instance),
-// bcube (shm_instance) and hierarchical with bcube across hosts (mpi_instance). The inputs are small
+// The default instance (shared memory on one host, else the TCP ring) against the other variants:
+// hierarchical over TCP (chunked_instance), shared memory in one-page rounds (shm_instance; the
+// ring where shared memory is off) and bcube over TCP (mpi_instance). The inputs are small
 // integers, so every summation order is exact: the same bits, and the same on every rank.
 TEST(Gloo, VariantsEqualTheFlatRing) {
   for (void* variant : {chunked_instance(), shm_instance(), mpi_instance()}) {
@@ -137,12 +140,14 @@ TEST(Gloo, VariantsEqualTheFlatRing) {
   }
 }
 
-// With a timeline, each collective is one "gloo_<collective>" span with the caller's payload in
-// bytes, recorded on the progress thread.
+// With a timeline, each collective is one span with the caller's payload in bytes, recorded on
+// the thread that ran it: "gloo_<collective>" over Gloo's TCP pairs, "shm_<collective>" through
+// shared memory (the default on one host, when create() logs "shm on (").
 std::mutex g_span_mutex;
 std::vector<std::pair<std::string, uint64_t>> g_spans;
 
-TEST(Gloo, TimelineSpansNameTheCollective) {
+void expect_spans_named(const char* config) {
+  SCOPED_TRACE(config);
   strata_host_api* api = host().api();
   const auto saved_enabled = api->trace_enabled;
   const auto saved_span = api->trace_span;
@@ -151,9 +156,18 @@ TEST(Gloo, TimelineSpansNameTheCollective) {
     std::lock_guard lock(g_span_mutex);
     g_spans.emplace_back(span->name, span->bytes);
   };
+  {
+    std::lock_guard lock(g_span_mutex);
+    g_spans.clear();
+  }
+  const size_t mark = log_mark();
   strata_error err = sdk::make_error();
   void* self = nullptr;
-  ASSERT_EQ(abi::create("{}", &self, &err), STRATA_OK) << err.message;
+  ASSERT_EQ(abi::create(config, &self, &err), STRATA_OK) << err.message;
+  bool on_shm = false;
+  for (const std::string& line : log_since(mark)) {
+    on_shm = on_shm || line.find("shm on (") != std::string::npos;
+  }
   Bytes data = rank_input(STRATA_F32, rank(), 5);
   strata_buffer buffer = view(data, STRATA_F32);
   run(Mode::Nonblocking, self, [&](strata_request* req, strata_error* e) {
@@ -166,10 +180,16 @@ TEST(Gloo, TimelineSpansNameTheCollective) {
   // The host's answer is fixed for the instance's lifetime: restore only once it is gone.
   api->trace_enabled = saved_enabled;
   api->trace_span = saved_span;
+  const std::string prefix = on_shm ? "shm_" : "gloo_";
   std::lock_guard lock(g_span_mutex);
   ASSERT_EQ(g_spans.size(), 2u);
-  EXPECT_EQ(g_spans[0], (std::pair<std::string, uint64_t>{"gloo_allreduce", 20}));
-  EXPECT_EQ(g_spans[1], (std::pair<std::string, uint64_t>{"gloo_barrier", 0}));
+  EXPECT_EQ(g_spans[0], (std::pair<std::string, uint64_t>{prefix + "allreduce", 20}));
+  EXPECT_EQ(g_spans[1], (std::pair<std::string, uint64_t>{prefix + "barrier", 0}));
+}
+
+TEST(Gloo, TimelineSpansNameTheCollective) {
+  expect_spans_named(R"({"shm": false})");
+  expect_spans_named("{}");
 }
 
 }  // namespace

@@ -14,7 +14,8 @@ const Backend& backend() {
   static const std::string shm = "{\"shm_min_bytes\": 0, \"shm_chunk_bytes\": " +
                                  std::to_string(kSmallChunkBytes) + "}";
   static const Backend b{STRATA_ALLREDUCE_MPI_PLUGIN, "{}", chunked.c_str(), shm.c_str(),
-                         R"({"shm": false})", "OMPI_COMM_WORLD_RANK", true};
+                         R"({"shm": false})", "OMPI_COMM_WORLD_RANK", true,
+                         "allreduce-mpi: rank"};
   return b;
 }
 

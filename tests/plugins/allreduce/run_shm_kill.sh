@@ -2,13 +2,14 @@
 # A rank killed mid-collective on the shared-memory path (shm_kill.cpp, 3 ranks, rank 1 SIGKILLs
 # itself): the job must end within 20 s (no hang) with a non-zero status, and /dev/shm must hold
 # no segment of this job (strata-shm-<uid>-<pid>-* for any of its ranks' pids). With
-# LAUNCHER_ENDS_JOB=0 mpirun is told not to end the job when a rank exits non-zero, and both
-# survivors must have ended themselves within 20 s with the plugin's "exited before it reached"
-# message naming rank 1. (Open MPI 4.1's mpirun then does not exit by itself after a rank died of
+# LAUNCHER_ENDS_JOB=0 (mpirun only) mpirun is told not to end the job when a rank exits non-zero,
+# and both survivors must have ended themselves within 20 s with the plugin's "exited before it
+# reached" message naming rank 1. (Open MPI 4.1's mpirun then does not exit by itself after a rank died of
 # a signal, so in that mode the ranks' processes are what must end; mpirun is then ended here.)
 #
-# usage: run_shm_kill.sh   with MPIRUN (the mpirun command line), PROGRAM (shm_kill) and WORK
-# (a scratch folder) in the environment.
+# usage: run_shm_kill.sh   with LAUNCH (the launcher's command line for 3 ranks, up to the program:
+# "mpirun ... -np 3" or "strata-run --backend gloo -np 3 --"), PROGRAM (shm_kill built for the
+# plugin) and WORK (a scratch folder) in the environment.
 set -u
 rm -rf "$WORK" && mkdir -p "$WORK"
 log=$WORK/output.log
@@ -23,17 +24,17 @@ fail() {
   echo "FAIL: $*"
   echo "---- output ----"; cat "$log"
   for p in $(rank_pids); do kill -9 "$p" 2>/dev/null; done
-  kill -9 "$mpirun_pid" 2>/dev/null
+  kill -9 "$launcher_pid" 2>/dev/null
   exit 1
 }
 
 # shellcheck disable=SC2086
-$MPIRUN "${launcher[@]}" -np 3 "$PROGRAM" >"$log" 2>&1 &
-mpirun_pid=$!
+$LAUNCH "${launcher[@]}" "$PROGRAM" >"$log" 2>&1 &
+launcher_pid=$!
 # The clock starts once every rank is in its loop (start-up under load can take a while).
 start=$(now_ms)
 until [ "$(rank_pids | wc -l)" -ge 3 ]; do
-  kill -0 $mpirun_pid 2>/dev/null || break
+  kill -0 $launcher_pid 2>/dev/null || break
   [ $(( $(now_ms) - start )) -lt 120000 ] || fail "the ranks did not start within 120 s"
   sleep 0.05
 done
@@ -45,23 +46,23 @@ if [ "${LAUNCHER_ENDS_JOB:-1}" = 0 ]; then
     sleep 0.05
   done
   elapsed=$(( $(now_ms) - start ))
-  kill "$mpirun_pid" 2>/dev/null
-  wait $mpirun_pid
+  kill "$launcher_pid" 2>/dev/null
+  wait $launcher_pid
   rc=1
 else
-  while kill -0 $mpirun_pid 2>/dev/null; do
+  while kill -0 $launcher_pid 2>/dev/null; do
     [ $(( $(now_ms) - start )) -lt 20000 ] || fail "the job did not end within 20 s of starting (hang)"
     sleep 0.05
   done
-  wait $mpirun_pid
+  wait $launcher_pid
   rc=$?
   elapsed=$(( $(now_ms) - start ))
 fi
 
 [ "$(rank_pids | wc -l)" = 3 ] || fail "expected 3 ranks to print their pid"
 grep -q "shm on (" "$log" || fail "the shared-memory path was not on"
-[ "$rc" != 0 ] || fail "mpirun returned 0 although rank 1 was killed"
-# A rank that is still exiting as mpirun returns gets a moment.
+[ "$rc" != 0 ] || fail "the launcher returned 0 although rank 1 was killed"
+# A rank that is still exiting as the launcher returns gets a moment.
 for p in $(rank_pids); do
   for _ in $(seq 40); do alive "$p" || break; sleep 0.05; done
   alive "$p" && fail "rank pid $p still runs"

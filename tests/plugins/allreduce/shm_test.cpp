@@ -1,4 +1,6 @@
-// The shared-memory path of the comm plugin (issue 14), in real MPI jobs of 1 to 4 ranks.
+// The shared-memory path (plugins/common/shm) through a comm plugin that has it (allreduce-mpi
+// under mpirun, allreduce-gloo under strata-run), in real jobs of 1 to 4 ranks. mpi_instance() is
+// the plugin's own transport only ({"shm": false}: MPI, or Gloo's TCP pairs).
 //
 // Proves that every collective through shared memory (shm_instance(): one-page rounds, so that
 // small counts already take many rounds and both halves of the double buffers; the default
@@ -6,13 +8,15 @@
 //  (a) bitwise the result of a fixed rank-order fold computed here on random non-integer data
 //      (sums folded rank 0..n-1, halves widened to f32 and rounded once, AVG dividing the folded
 //      value, integers wrapping), and
-//  (b) bitwise the MPI-only instance's result on small-integer data (exact in every dtype, so
-//      MPI's own order does not matter; one form per count, see compare_with_mpi),
+//  (b) bitwise the transport-only instance's result on small-integer data (exact in every dtype,
+//      so the transport's own order does not matter; one form per count, see
+//      compare_with_transport),
 // blocking and non-blocking, in place and not; that collectives of mixed kinds in flight at once
 // complete correctly in any order; that ranks which disagree all get STRATA_ERR_MISMATCH and the
 // instance stays usable; what create() logs; and that rank 0 removes stale segment names (a dead
 // creator's) but not live ones. The large-message tests (ShmLarge.*) run only with
 // STRATA_COMM_SLOW=1 (their own ctest entry, labelled "slow").
+#include "comm_backend.hpp"
 #include "comm_env.hpp"
 
 #include <fcntl.h>
@@ -193,8 +197,8 @@ Bytes allgatherv_on(void* self, Mode mode, const Bytes& input, int32_t dtype,
 }
 
 // (b) runs for one of the four (mode, in place) forms per count, a different one for each count
-// in turn, so that every form is compared with MPI without quadrupling the MPI collectives.
-bool compare_with_mpi(uint64_t count, Mode mode, bool in_place) {
+// in turn, so that every form is compared with the transport without quadrupling its collectives.
+bool compare_with_transport(uint64_t count, Mode mode, bool in_place) {
   size_t index = 0;
   while (index < std::size(kShmCounts) && kShmCounts[index] != count) ++index;
   const size_t form = (mode == Mode::Nonblocking ? 2 : 0) + (in_place ? 1 : 0);
@@ -203,7 +207,7 @@ bool compare_with_mpi(uint64_t count, Mode mode, bool in_place) {
 
 // ---- (a) and (b) for every reduction ------------------------------------------------------------
 
-TEST(Shm, AllreduceMatchesTheRankOrderReferenceAndTheMpiPath) {
+TEST(Shm, AllreduceMatchesTheRankOrderReferenceAndTheTransportPath) {
   for (int32_t dtype : kAllDtypes) {
     for (int32_t op : kAllOps) {
       for (uint64_t count : kShmCounts) {
@@ -214,11 +218,12 @@ TEST(Shm, AllreduceMatchesTheRankOrderReferenceAndTheMpiPath) {
             const Bytes got = allreduce_on(shm_for(count), mode, inputs[rank()], dtype, op, in_place);
             EXPECT_EQ(first_difference(got, reference_reduction(dtype, op, inputs, 0, count), dtype), "");
 
-            if (!compare_with_mpi(count, mode, in_place)) continue;
+            if (!compare_with_transport(count, mode, in_place)) continue;
             const Bytes small = rank_input(dtype, rank(), count);
             const Bytes over_shm = allreduce_on(shm_for(count), mode, small, dtype, op, in_place);
-            const Bytes over_mpi = allreduce_on(mpi_instance(), mode, small, dtype, op, in_place);
-            EXPECT_EQ(first_difference(over_shm, over_mpi, dtype), "");
+            const Bytes over_transport =
+                allreduce_on(mpi_instance(), mode, small, dtype, op, in_place);
+            EXPECT_EQ(first_difference(over_shm, over_transport, dtype), "");
           }
         }
       }
@@ -226,7 +231,7 @@ TEST(Shm, AllreduceMatchesTheRankOrderReferenceAndTheMpiPath) {
   }
 }
 
-TEST(Shm, ReduceScatterMatchesTheRankOrderReferenceAndTheMpiPath) {
+TEST(Shm, ReduceScatterMatchesTheRankOrderReferenceAndTheTransportPath) {
   const auto n = static_cast<uint64_t>(world());
   for (int32_t dtype : kAllDtypes) {
     for (int32_t op : kAllOps) {
@@ -246,13 +251,13 @@ TEST(Shm, ReduceScatterMatchesTheRankOrderReferenceAndTheMpiPath) {
             EXPECT_EQ(first_difference(got, reference_reduction(dtype, op, blocks, 0, count), dtype),
                       "");
 
-            if (!compare_with_mpi(count, mode, in_place)) continue;
+            if (!compare_with_transport(count, mode, in_place)) continue;
             const Bytes small = rank_input(dtype, rank(), count * n);
             const Bytes over_shm =
                 reduce_scatter_on(shm_for(count), mode, small, dtype, op, count, in_place);
-            const Bytes over_mpi =
+            const Bytes over_transport =
                 reduce_scatter_on(mpi_instance(), mode, small, dtype, op, count, in_place);
-            EXPECT_EQ(first_difference(over_shm, over_mpi, dtype), "");
+            EXPECT_EQ(first_difference(over_shm, over_transport, dtype), "");
           }
         }
       }
@@ -278,7 +283,7 @@ TEST(Shm, MinAndMaxKeepTheFirstNanInRankOrder) {
 
 // ---- Data movement -------------------------------------------------------------------------------
 
-TEST(Shm, AllgatherMatchesEveryRanksInputAndTheMpiPath) {
+TEST(Shm, AllgatherMatchesEveryRanksInputAndTheTransportPath) {
   for (int32_t dtype : kAllDtypes) {
     for (uint64_t count : kShmCounts) {
       for (Mode mode : kModes) {
@@ -300,7 +305,7 @@ TEST(Shm, AllgatherMatchesEveryRanksInputAndTheMpiPath) {
               return abi::allgather(self, in_place ? &from_recv : &vs, &vr, req, err);
             });
             EXPECT_EQ(first_difference(recv, expected, dtype), "")
-                << (self == mpi_instance() ? "MPI-only instance" : "shm instance");
+                << (self == mpi_instance() ? "transport-only instance" : "shm instance");
           }
         }
       }
@@ -310,7 +315,7 @@ TEST(Shm, AllgatherMatchesEveryRanksInputAndTheMpiPath) {
 
 // Uneven counts, zeros included, blocks in reverse rank order with a one-element gap before each:
 // the gaps keep their bytes.
-TEST(Shm, AllgathervWithUnevenCountsMatchesEveryRanksInputAndTheMpiPath) {
+TEST(Shm, AllgathervWithUnevenCountsMatchesEveryRanksInputAndTheTransportPath) {
   for (int32_t dtype : kAllDtypes) {
     const size_t es = sdk::dtype_size(dtype);
     for (uint64_t count : kShmCounts) {
@@ -338,7 +343,7 @@ TEST(Shm, AllgathervWithUnevenCountsMatchesEveryRanksInputAndTheMpiPath) {
             const Bytes got =
                 allgatherv_on(self, mode, inputs[rank()], dtype, counts, displs, total, in_place);
             EXPECT_EQ(first_difference(got, expected, dtype), "")
-                << (self == mpi_instance() ? "MPI-only instance" : "shm instance");
+                << (self == mpi_instance() ? "transport-only instance" : "shm instance");
           }
         }
       }
@@ -346,7 +351,7 @@ TEST(Shm, AllgathervWithUnevenCountsMatchesEveryRanksInputAndTheMpiPath) {
   }
 }
 
-TEST(Shm, BroadcastFromEveryRootMatchesTheRootsDataAndTheMpiPath) {
+TEST(Shm, BroadcastFromEveryRootMatchesTheRootsDataAndTheTransportPath) {
   for (int32_t dtype : kAllDtypes) {
     for (uint64_t count : kShmCounts) {
       for (int root = 0; root < world(); ++root) {
@@ -361,7 +366,7 @@ TEST(Shm, BroadcastFromEveryRootMatchesTheRootsDataAndTheMpiPath) {
               return abi::broadcast(self, &buffer, root, req, err);
             });
             EXPECT_EQ(first_difference(data, expected, dtype), "")
-                << (self == mpi_instance() ? "MPI-only instance" : "shm instance");
+                << (self == mpi_instance() ? "transport-only instance" : "shm instance");
           }
         }
       }
@@ -526,7 +531,7 @@ std::string shm_summary_of_create(const char* config) {
   EXPECT_EQ(abi::create(config, &self, &err), STRATA_OK) << err.message;
   ops().destroy(self);
   for (const std::string& line : log_since(mark)) {
-    if (line.find("allreduce-mpi: rank") != std::string::npos) return line;
+    if (line.find(backend().create_line) != std::string::npos) return line;
   }
   return "(no create line logged)";
 }
@@ -582,26 +587,26 @@ bool slow_tests_enabled() {
 }
 
 // An allreduce SUM of `count` integer-valued elements in place through the default instance (shm)
-// and the MPI-only instance: bitwise the same.
+// and the transport-only instance: bitwise the same.
 template <class Fill>
-void large_allreduce_matches_mpi(int32_t dtype, uint64_t count, Fill fill) {
+void large_allreduce_matches_transport(int32_t dtype, uint64_t count, Fill fill) {
   Bytes over_shm(count * sdk::dtype_size(dtype));
   fill(over_shm);
-  Bytes over_mpi = over_shm;
-  strata_buffer a = view(over_shm, dtype), b = view(over_mpi, dtype);
+  Bytes over_transport = over_shm;
+  strata_buffer a = view(over_shm, dtype), b = view(over_transport, dtype);
   run(Mode::Blocking, instance(), [&](strata_request* req, strata_error* err) {
     return abi::allreduce(instance(), &a, &a, STRATA_SUM, req, err);
   });
   run(Mode::Blocking, mpi_instance(), [&](strata_request* req, strata_error* err) {
     return abi::allreduce(mpi_instance(), &b, &b, STRATA_SUM, req, err);
   });
-  EXPECT_TRUE(over_shm == over_mpi) << first_difference(over_shm, over_mpi, dtype);
+  EXPECT_TRUE(over_shm == over_transport) << first_difference(over_shm, over_transport, dtype);
 }
 
 TEST(ShmLarge, AllreduceF32Sum256MiBPlus4Bytes) {
   if (!slow_tests_enabled()) GTEST_SKIP() << "set STRATA_COMM_SLOW=1 (ctest -L slow)";
   const uint64_t count = (uint64_t{256} << 20) / 4 + 1;
-  large_allreduce_matches_mpi(STRATA_F32, count, [](Bytes& bytes) {
+  large_allreduce_matches_transport(STRATA_F32, count, [](Bytes& bytes) {
     auto* values = reinterpret_cast<float*>(bytes.data());
     for (uint64_t i = 0; i < bytes.size() / 4; ++i) {
       values[i] = static_cast<float>((static_cast<uint64_t>(rank()) * 7 + i * 3) % 2001) - 1000.0f;
@@ -612,7 +617,7 @@ TEST(ShmLarge, AllreduceF32Sum256MiBPlus4Bytes) {
 TEST(ShmLarge, AllreduceBf16Sum64MiBPlus2Bytes) {
   if (!slow_tests_enabled()) GTEST_SKIP() << "set STRATA_COMM_SLOW=1 (ctest -L slow)";
   const uint64_t count = (uint64_t{64} << 20) / 2 + 1;
-  large_allreduce_matches_mpi(STRATA_BF16, count, [](Bytes& bytes) {
+  large_allreduce_matches_transport(STRATA_BF16, count, [](Bytes& bytes) {
     auto* values = reinterpret_cast<uint16_t*>(bytes.data());
     for (uint64_t i = 0; i < bytes.size() / 2; ++i) {  // -50..50: exact in bf16, sums too
       const float v = static_cast<float>((static_cast<uint64_t>(rank()) * 7 + i * 3) % 101) - 50.0f;

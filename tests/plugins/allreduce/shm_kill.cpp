@@ -1,7 +1,8 @@
 // One rank of the shared-memory kill test (run_shm_kill.sh): 3 ranks on one host loop over large
-// allreduces through the plugin's shared-memory path; rank 1 SIGKILLs itself after 300 ms from a
-// helper thread, so it dies in the middle of a collective. A survivor whose collective fails
-// prints the plugin's message and exits 3 at once (MPI_Finalize could wait on the dead rank).
+// allreduces through the shared-memory path of the comm plugin STRATA_SHM_KILL_PLUGIN
+// (allreduce-mpi or allreduce-gloo); rank 1 SIGKILLs itself after 300 ms from a helper thread, so
+// it dies in the middle of a collective. A survivor whose collective fails prints the plugin's
+// message and exits 3 at once (MPI_Finalize could wait on the dead rank).
 // Each rank prints "shm_kill: rank R pid P" first, so that the script can look for its segments.
 #include <plugin_harness.hpp>
 
@@ -16,7 +17,7 @@
 using namespace strata;
 
 int main() {
-  test::PluginLibrary library(STRATA_ALLREDUCE_MPI_PLUGIN);
+  test::PluginLibrary library(STRATA_SHM_KILL_PLUGIN);
   test::FakeHost host;
   host.api()->log = [](void*, int32_t, const char* message) {
     std::fprintf(stderr, "[plugin] %s\n", message);
