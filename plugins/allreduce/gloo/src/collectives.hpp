@@ -78,12 +78,16 @@ class Collectives {
   bool use_shm(uint64_t payload_bytes) const {
     return shm_ != nullptr && config_.shm.takes(payload_bytes);
   }
-  // `work(group)` as a work item: one span `span` (a string literal, "shm_<call>") of `bytes` when
-  // the job records a timeline.
+  // `work(group)` as the request's work item: one span `span` (a string literal, "shm_<call>") of
+  // `bytes` when the job records a timeline.
   template <class Work>
-  std::function<void()> on_shm(const char* span, uint64_t bytes, Work work) const {
-    if (!tracer_.enabled()) return [group = shm_, work] { work(*group); };
-    return [tracer = tracer_, group = shm_, span, bytes, work] {
+  void on_shm(Request& request, const char* span, uint64_t bytes, Work work) const {
+    request.via_shm = true;
+    if (!tracer_.enabled()) {
+      request.work = [group = shm_, work] { work(*group); };
+      return;
+    }
+    request.work = [tracer = tracer_, group = shm_, span, bytes, work] {
       const int64_t begin = tracer.now();
       work(*group);
       tracer.span(span, begin, -1, bytes);

@@ -26,12 +26,12 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
     request.counts64.assign(n, send.count);
     request.displs64.resize(n);
     for (size_t r = 0; r < n; ++r) request.displs64[r] = send.count * r;
-    request.work = on_shm("shm_allgather", recv.bytes(),
-                          [in = send.data, out = recv.data, counts = request.counts64.data(),
-                           displs = request.displs64.data(),
-                           dtype = send.dtype](common::shm::ShmGroup& group) {
-                            group.allgatherv(in, out, counts, displs, dtype);
-                          });
+    on_shm(request, "shm_allgather", recv.bytes(),
+           [in = send.data, out = recv.data, counts = request.counts64.data(),
+            displs = request.displs64.data(),
+            dtype = send.dtype](common::shm::ShmGroup& group) {
+             group.allgatherv(in, out, counts, displs, dtype);
+           });
     return;
   }
   const CallHeader header{STRATA_COLL_ALLGATHER, send.dtype, -1, -1, send.count, 0};
@@ -70,12 +70,12 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
   if (use_shm(recv.bytes())) {
     request.counts64.assign(recv_counts, recv_counts + n);
     request.displs64.assign(displs, displs + n);
-    request.work = on_shm("shm_allgatherv", recv.bytes(),
-                          [in = send.data, out = recv.data, counts = request.counts64.data(),
-                           offsets = request.displs64.data(),
-                           dtype = send.dtype](common::shm::ShmGroup& group) {
-                            group.allgatherv(in, out, counts, offsets, dtype);
-                          });
+    on_shm(request, "shm_allgatherv", recv.bytes(),
+           [in = send.data, out = recv.data, counts = request.counts64.data(),
+            offsets = request.displs64.data(),
+            dtype = send.dtype](common::shm::ShmGroup& group) {
+             group.allgatherv(in, out, counts, offsets, dtype);
+           });
     return;
   }
   CallHeader header{STRATA_COLL_ALLGATHERV, send.dtype, -1, -1, total, 0};
@@ -126,11 +126,11 @@ void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Reque
   const Buffer buffer = check_buffer(call, "buf", buffer_arg, kPluginName);
   check_root(call, root, comm_.size());
   if (use_shm(buffer.bytes())) {
-    request.work = on_shm("shm_broadcast", buffer.bytes(),
-                          [data = buffer.data, count = buffer.count, dtype = buffer.dtype,
-                           root](common::shm::ShmGroup& group) {
-                            group.broadcast(data, count, dtype, root);
-                          });
+    on_shm(request, "shm_broadcast", buffer.bytes(),
+           [data = buffer.data, count = buffer.count, dtype = buffer.dtype,
+            root](common::shm::ShmGroup& group) {
+             group.broadcast(data, count, dtype, root);
+           });
     return;
   }
   const CallHeader header{STRATA_COLL_BROADCAST, buffer.dtype, -1, root, buffer.count, 0};
@@ -147,7 +147,7 @@ void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Reque
 // The agreement check before it is an allgather, which every rank must reach: it is the barrier.
 void Collectives::barrier(Request& request) const {
   if (use_shm(0)) {
-    request.work = on_shm("shm_barrier", 0, [](common::shm::ShmGroup& group) { group.barrier(); });
+    on_shm(request, "shm_barrier", 0, [](common::shm::ShmGroup& group) { group.barrier(); });
     return;
   }
   const CallHeader header{STRATA_COLL_BARRIER, -1, -1, -1, 0, 0};

@@ -90,11 +90,11 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   check_op(call, op);
   const bool in_place = check_in_place(call, send, recv, recv.at(0), "send.data == recv.data");
   if (use_shm(send.bytes())) {
-    request.work = on_shm("shm_allreduce", send.bytes(),
-                          [in = send.data, out = recv.data, count = send.count, dtype = send.dtype,
-                           op](common::shm::ShmGroup& group) {
-                            group.allreduce(in, out, count, dtype, op);
-                          });
+    on_shm(request, "shm_allreduce", send.bytes(),
+           [in = send.data, out = recv.data, count = send.count, dtype = send.dtype,
+            op](common::shm::ShmGroup& group) {
+             group.allreduce(in, out, count, dtype, op);
+           });
     return;
   }
   const CallHeader header{STRATA_COLL_ALLREDUCE, send.dtype, op, -1, send.count, 0};
@@ -132,11 +132,11 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   check_op(call, op);
   check_in_place(call, send, recv, recv.at(0), "send.data == recv.data");
   if (use_shm(send.bytes())) {
-    request.work = on_shm("shm_reduce_scatter", send.bytes(),
-                          [in = send.data, out = recv.data, count = recv.count, dtype = send.dtype,
-                           op](common::shm::ShmGroup& group) {
-                            group.reduce_scatter(in, out, count, dtype, op);
-                          });
+    on_shm(request, "shm_reduce_scatter", send.bytes(),
+           [in = send.data, out = recv.data, count = recv.count, dtype = send.dtype,
+            op](common::shm::ShmGroup& group) {
+             group.reduce_scatter(in, out, count, dtype, op);
+           });
     return;
   }
   const CallHeader header{STRATA_COLL_REDUCE_SCATTER, send.dtype, op, -1, recv.count, 0};

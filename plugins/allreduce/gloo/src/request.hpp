@@ -26,6 +26,7 @@ struct Request {
   uint32_t magic = kMagic;
   const void* owner = nullptr;   // the plugin instance that started it
   std::function<void()> work;    // the Gloo calls, in order
+  bool via_shm = false;          // work runs on the shared-memory group: no socket is written
   std::future<void> queued;      // valid while the work was handed to the progress thread
   Scratch scratch;               // f32 accumulation buffer for halves, or packed allgatherv blocks
   std::vector<size_t> counts;    // allgatherv: elements per rank, read by Gloo until completion
