@@ -4,6 +4,8 @@
 //   plugin-mpi  strata_allreduce_mpi with --config plus {"shm": false} (its pure-MPI path);
 //   plugin-shm  strata_allreduce_mpi with --config plus {"shm_min_bytes": 0} plus --shm-config
 //               (every size through the shared-memory path when the ranks share a host);
+//   plugin-hier strata_allreduce_mpi with --config plus {"hierarchical": true} (across hosts: two
+//               levels, a shared-memory group per host; on one host the shared-memory path);
 //   gloo        strata_allreduce_gloo with --gloo-config plus {"hierarchical": false}: what the
 //               Gloo backend does by default (shared memory when the ranks share a host);
 //   gloo-tcp    the same plus {"shm": false}: Gloo's own TCP pairs;
@@ -13,8 +15,8 @@
 // MPI's OMPI_COMM_WORLD_*); gloo-tcp and gloo-hier up to --gloo-max-bytes (64 MiB). The instances'
 // stores listen on MASTER_PORT (gloo), MASTER_PORT + 1 (gloo-hier) and MASTER_PORT + 2 (gloo-tcp).
 // Prints bus bandwidth busbw = 2(n-1)/n * bytes / time (the NCCL-tests convention: the bytes each
-// rank must move in a ring algorithm) and the ratios shm/mpi, plugin-mpi/mpi, gloo/mpi,
-// gloo-tcp/mpi and gloo-hier/gloo.
+// rank must move in a ring algorithm) and the ratios shm/mpi, plugin-mpi/mpi, plugin-hier/
+// plugin-mpi, gloo/mpi, gloo-tcp/mpi and gloo-hier/gloo.
 // Each iteration runs the variants back to back, each after a barrier, so drift hits all alike; a
 // time is the slowest rank's, a figure the median over iterations.
 // Before timing a size, each variant runs once into a poisoned receive buffer and its result is
@@ -41,8 +43,10 @@ namespace {
 
 // Variant indices; the gloo pair exists only when the gloo plugin is built and the job's
 // rendezvous is set.
-enum : int { kMpi = 0, kPluginMpi, kPluginShm, kGloo, kGlooHier, kGlooTcp, kMaxVariants };
-constexpr const char* kNames[kMaxVariants] = {"mpi",  "plugin-mpi", "plugin-shm",
+enum : int {
+  kMpi = 0, kPluginMpi, kPluginShm, kPluginHier, kGloo, kGlooHier, kGlooTcp, kMaxVariants
+};
+constexpr const char* kNames[kMaxVariants] = {"mpi",  "plugin-mpi", "plugin-shm", "plugin-hier",
                                               "gloo", "gloo-hier",  "gloo-tcp"};
 
 double median(std::vector<double> v) {
@@ -208,11 +212,13 @@ int main(int argc, char** argv) {
   app.add_option("--max-bytes", max_bytes, "largest message size");
   CLI11_PARSE(app, argc, argv);
 
-  std::string mpi_config, shm_full_config, gloo_flat_config, gloo_hier_config, gloo_tcp_config;
+  std::string mpi_config, shm_full_config, mpi_hier_config, gloo_flat_config, gloo_hier_config,
+      gloo_tcp_config;
   try {
     mpi_config = merged(config, {{"shm", false}});
     shm_full_config =
         merged(merged(config, {{"shm_min_bytes", 0}}), nlohmann::json::parse(shm_config));
+    mpi_hier_config = merged(config, {{"hierarchical", true}});
     gloo_flat_config = merged(gloo_config, {{"hierarchical", false}});
     gloo_hier_config = merged(gloo_config, {{"hierarchical", true}});
     gloo_tcp_config = merged(gloo_flat_config, {{"shm", false}});
@@ -248,6 +254,7 @@ int main(int argc, char** argv) {
   std::vector<Variant> variants(with_gloo ? kMaxVariants : kGloo);
   variants[kPluginMpi] = {&ops, create_or_abort(library, host, mpi_config)};
   variants[kPluginShm] = {&ops, create_or_abort(library, host, shm_full_config)};
+  variants[kPluginHier] = {&ops, create_or_abort(library, host, mpi_hier_config)};
 
   std::unique_ptr<strata::test::PluginLibrary> gloo_library;
   strata::test::FakeHost gloo_host;
@@ -275,22 +282,24 @@ int main(int argc, char** argv) {
   const double bus_factor = size > 1 ? 2.0 * (size - 1) / size : 1.0;
   const double inf = std::numeric_limits<double>::infinity();
   double plugin_min_from_1mib = inf, shm_min_from_16mib = inf, shm_min = inf;
-  double gloo_min = inf, gloo_tcp_min = inf, hier_min_from_4mib = inf;
+  double gloo_min = inf, gloo_tcp_min = inf, hier_min_from_64kib = inf, mpi_hier_min = inf;
   if (rank == 0) {
-    std::printf("allreduce f32 SUM, %d ranks; plugin-mpi config %s; plugin-shm config %s\n", size,
-                mpi_config.c_str(), shm_full_config.c_str());
+    std::printf("allreduce f32 SUM, %d ranks; plugin-mpi config %s; plugin-shm config %s; "
+                "plugin-hier config %s\n",
+                size, mpi_config.c_str(), shm_full_config.c_str(), mpi_hier_config.c_str());
     if (with_gloo) {
       std::printf("gloo config %s; gloo-hier config %s; gloo-tcp config %s; the last two up to "
                   "%zu bytes\n",
                   gloo_flat_config.c_str(), gloo_hier_config.c_str(), gloo_tcp_config.c_str(),
                   gloo_max_bytes);
-      std::printf("%12s %12s %12s %12s %12s %12s %12s %8s %8s %8s %8s %8s   (busbw GB/s)\n",
-                  "bytes", "mpi", "plugin-mpi", "plugin-shm", "gloo", "gloo-hier", "gloo-tcp",
-                  "shm/mpi", "pmpi/mpi", "gloo/mpi", "tcp/mpi", "hier/flat");
+      std::printf("%12s %12s %12s %12s %12s %12s %12s %12s %8s %8s %8s %8s %8s %8s   (busbw GB/s)\n",
+                  "bytes", "mpi", "plugin-mpi", "plugin-shm", "plugin-hier", "gloo", "gloo-hier",
+                  "gloo-tcp", "shm/mpi", "pmpi/mpi", "phier/pm", "gloo/mpi", "tcp/mpi",
+                  "hier/flat");
     } else {
       std::printf("# gloo: not run (%s)\n", gloo_skipped.c_str());
-      std::printf("%12s %12s %12s %12s %8s %8s   (busbw GB/s)\n", "bytes", "mpi", "plugin-mpi",
-                  "plugin-shm", "shm/mpi", "pmpi/mpi");
+      std::printf("%12s %12s %12s %12s %12s %8s %8s %8s   (busbw GB/s)\n", "bytes", "mpi",
+                  "plugin-mpi", "plugin-shm", "plugin-hier", "shm/mpi", "pmpi/mpi", "phier/pm");
     }
     std::fflush(stdout);
   }
@@ -306,6 +315,8 @@ int main(int argc, char** argv) {
     for (size_t v = 0; v < variants.size(); ++v) bw[v] = bus_factor * bytes / t[v] / 1e9;
     const double shm_ratio = bw[kPluginShm] / bw[kMpi];
     const double plugin_ratio = bw[kPluginMpi] / bw[kMpi];
+    const double mpi_hier_ratio = bw[kPluginHier] / bw[kPluginMpi];
+    if (bytes >= (size_t{64} << 10)) mpi_hier_min = std::min(mpi_hier_min, mpi_hier_ratio);
     shm_min = std::min(shm_min, shm_ratio);
     if (bytes >= (size_t{16} << 20)) shm_min_from_16mib = std::min(shm_min_from_16mib, shm_ratio);
     if (bytes >= (size_t{1} << 20)) plugin_min_from_1mib = std::min(plugin_min_from_1mib, plugin_ratio);
@@ -319,16 +330,17 @@ int main(int argc, char** argv) {
       tcp_ratio = bw[kGlooTcp] / bw[kMpi];
       hier_ratio = bw[kGlooHier] / bw[kGloo];
       gloo_tcp_min = std::min(gloo_tcp_min, tcp_ratio);
-      if (bytes >= (size_t{4} << 20)) hier_min_from_4mib = std::min(hier_min_from_4mib, hier_ratio);
+      if (bytes >= (size_t{64} << 10)) hier_min_from_64kib = std::min(hier_min_from_64kib, hier_ratio);
     }
     if (rank == 0) {
-      std::printf("%12zu %12.3f %12.3f %12.3f", bytes, bw[kMpi], bw[kPluginMpi], bw[kPluginShm]);
+      std::printf("%12zu %12.3f %12.3f %12.3f %12.3f", bytes, bw[kMpi], bw[kPluginMpi],
+                  bw[kPluginShm], bw[kPluginHier]);
       if (with_gloo && bytes <= gloo_max_bytes) {
         std::printf(" %12.3f %12.3f %12.3f", bw[kGloo], bw[kGlooHier], bw[kGlooTcp]);
       } else if (with_gloo) {
         std::printf(" %12.3f %12s %12s", bw[kGloo], "-", "-");
       }
-      std::printf(" %8.2f %8.2f", shm_ratio, plugin_ratio);
+      std::printf(" %8.2f %8.2f %8.2f", shm_ratio, plugin_ratio, mpi_hier_ratio);
       if (with_gloo) {
         std::printf(" %8s %8s %8s", figure(gloo_ratio).c_str(), figure(tcp_ratio).c_str(),
                     figure(hier_ratio).c_str());
@@ -339,10 +351,12 @@ int main(int argc, char** argv) {
   }
   if (rank == 0) {
     std::printf("headline ranks=%d shm_vs_mpi_16mib_up=%s shm_vs_mpi_min=%s plugin_vs_mpi_min=%s "
-                "gloo_vs_mpi_min=%s gloo_tcp_vs_mpi_min=%s hier_vs_flat_4mib_up=%s\n",
+                "gloo_vs_mpi_min=%s gloo_tcp_vs_mpi_min=%s hier_vs_flat_64kib_up=%s "
+                "mpi_hier_vs_flat_64kib_up=%s\n",
                 size, figure(shm_min_from_16mib).c_str(), figure(shm_min).c_str(),
                 figure(plugin_min_from_1mib).c_str(), figure(gloo_min).c_str(),
-                figure(gloo_tcp_min).c_str(), figure(hier_min_from_4mib).c_str());
+                figure(gloo_tcp_min).c_str(), figure(hier_min_from_64kib).c_str(),
+                figure(mpi_hier_min).c_str());
   }
   for (size_t v = 1; v < variants.size(); ++v) variants[v].ops->destroy(variants[v].self);
   MPI_Finalize();

@@ -19,7 +19,7 @@ struct State {
   void* chunked = nullptr;
   void* shm = nullptr;
   void* mpi = nullptr;
-  std::vector<void*> on_shm;  // instances whose create() logged "shm on ("
+  std::vector<void*> on_shm;  // instances whose create() logged the job-wide "shm on ("
   std::mutex log_mutex;
   std::vector<std::string> log;
   int rank = 0;
@@ -40,8 +40,12 @@ void* create_instance(const char* config) {
   const size_t mark = log_mark();
   const strata_status status = abi::create(config, &self, &err);
   if (status != STRATA_OK) throw std::runtime_error(std::string("create: ") + err.message);
+  // The job-wide summary follows ", " (allreduce-mpi) or "; " (allreduce-gloo); a hierarchical
+  // instance's per-host group says "within hosts shm on (" further on, which does not count.
   for (const std::string& line : log_since(mark)) {
-    if (line.find("shm on (") != std::string::npos) g.on_shm.push_back(self);
+    if (line.find(", shm on (") != std::string::npos || line.find("; shm on (") != std::string::npos) {
+      g.on_shm.push_back(self);
+    }
   }
   return self;
 }

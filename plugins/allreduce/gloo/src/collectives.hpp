@@ -12,8 +12,9 @@
 // whose payload is at least config.shm.min_bytes run over the shared-memory group instead, exactly
 // as in allreduce-mpi (plugins/common/shm): the work item is then a call into the group, recorded
 // as a "shm_<collective>" span, with no Gloo agreement header (the group checks agreement between
-// the ranks in its first phase) and no Gloo timeout (a rank that dies is seen through its pidfd; a
-// live rank that stalls is the runtime's stall inspector's to end, as on the MPI path).
+// the ranks in its first phase). config.timeout bounds its waits as it bounds Gloo's (a rank that
+// dies is also seen through its pidfd), and after such a failure the group fails every later
+// collective at once, as Gloo's pairs do here.
 #pragma once
 
 #include "agreement.hpp"
@@ -35,10 +36,11 @@ namespace strata::allreduce_gloo {
 
 class Collectives {
  public:
-  // `shm`: the shared-memory group, or nullptr for Gloo only. Both must outlive this.
-  Collectives(const GlooComm& comm, common::shm::ShmGroup* shm, const sdk::Host& host,
-              const Config& config)
-      : comm_(comm), shm_(shm), host_(host), config_(config), tracer_(host),
+  // `shm`: the shared-memory group, or nullptr for Gloo only. `host_shm`: the group of this host's
+  // ranks for the two-level allreduce across hosts, or nullptr. All must outlive this.
+  Collectives(const GlooComm& comm, common::shm::ShmGroup* shm, common::shm::ShmGroup* host_shm,
+              const sdk::Host& host, const Config& config)
+      : comm_(comm), shm_(shm), host_shm_(host_shm), host_(host), config_(config), tracer_(host),
         failure_(std::make_shared<Failure>()) {}
 
   void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
@@ -95,11 +97,14 @@ class Collectives {
   }
   // In place on `data`: the whole job's reduction, flat or hierarchical by config.
   void allreduce_in_place(void* data, size_t count, int32_t dtype, int32_t op) const;
-  void flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count, size_t element_size,
-                      const ReduceFn& fn) const;
+  void flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count,
+                      size_t element_size, const ReduceFn& fn) const;
+  // Hierarchical across hosts in two levels (reductions.cpp).
+  void two_level_allreduce(void* data, size_t count, int32_t dtype, int32_t op) const;
 
   const GlooComm& comm_;
   common::shm::ShmGroup* shm_;
+  common::shm::ShmGroup* host_shm_;
   sdk::Host host_;
   Config config_;
   sdk::Tracer tracer_;

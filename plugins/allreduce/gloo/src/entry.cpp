@@ -38,12 +38,23 @@ struct Boundary {
     const GlooComm& comm = inst->comm;
     const std::string where = config.file_store ? "file " + config.store_path
                                                 : "tcp " + comm.env().bind_ip;
+    std::string levels;
+    if (config.hierarchical && comm.hosts() > 1) {
+      levels = inst->host_shm.group
+                   ? "; two-level allreduce: within hosts " + inst->host_shm.summary +
+                         ", across hosts by every local rank"
+                   : "; hierarchical allreduce through each host's first rank" +
+                         std::string(comm.two_level() ? " (within hosts " +
+                                                            inst->host_shm.summary + ")"
+                                                      : " (the hosts hold different numbers of "
+                                                        "ranks)");
+    }
     inst->host.log(STRATA_LOG_INFO,
-                   "gloo on (%d rank%s, %d host%s, %s, %s%s); rank %d, local %d of %d; %s",
+                   "gloo on (%d rank%s, %d host%s, %s, %s%s); rank %d, local %d of %d; %s%s",
                    comm.size(), comm.size() == 1 ? "" : "s", comm.hosts(),
                    comm.hosts() == 1 ? "" : "s", where.c_str(), config.bcube ? "bcube" : "ring",
                    config.hierarchical ? ", hierarchical" : "", comm.rank(), comm.local_rank(),
-                   comm.local_size(), inst->shm.summary.c_str());
+                   comm.local_size(), inst->shm.summary.c_str(), levels.c_str());
     return inst;
   }
 

@@ -80,7 +80,10 @@ GlooComm::GlooComm(const Env& env, const Config& config, const sdk::Host& host, 
       local_ = connect(*store, prefix + "/local/" + std::to_string(node_), local_rank_,
                        local_size_, device_, config.timeout);
     }
-    if (hosts_ > 1 && local_rank_ == 0) {
+    if (two_level_) {
+      cross_ = connect(*store, prefix + "/cross/" + std::to_string(local_rank_), node_, hosts_,
+                       device_, config.timeout);
+    } else if (hosts_ > 1 && local_rank_ == 0) {
       cross_ = connect(*store, prefix + "/cross", node_, hosts_, device_, config.timeout);
     }
   });
@@ -158,11 +161,17 @@ void GlooComm::learn_hosts() {
     });
   }
   std::vector<std::string> hosts;  // distinct identities, in order of first rank
+  std::vector<int> ranks_on;        // ranks per host, in the same order
   for (size_t r = 0; r < n; ++r) {
     const std::string id(&records[r * kHostIdBytes]);
     rank_addresses_.emplace_back(&records[r * kHostIdBytes + kAddressOffset]);
     const auto it = std::find(hosts.begin(), hosts.end(), id);
-    if (it == hosts.end()) hosts.push_back(id);
+    if (it == hosts.end()) {
+      hosts.push_back(id);
+      ranks_on.push_back(1);
+    } else {
+      ++ranks_on[static_cast<size_t>(it - hosts.begin())];
+    }
     if (id != my_id) continue;
     if (static_cast<int>(r) < env_.rank) ++local_rank_;
     if (static_cast<int>(r) != env_.rank) ++local_size_;
@@ -171,6 +180,7 @@ void GlooComm::learn_hosts() {
     }
   }
   hosts_ = static_cast<int>(hosts.size());
+  two_level_ = hosts_ > 1 && std::count(ranks_on.begin(), ranks_on.end(), ranks_on[0]) == hosts_;
 }
 
 std::string GlooComm::ranks_at(const std::string& message) const {

@@ -1,5 +1,6 @@
 // The job's Gloo contexts over one TCP device: the world, and for hierarchical allreduces the
-// ranks on this host (local) and the first rank of every host (cross).
+// ranks on this host (local) and the ranks of this local rank on every host (cross; where the hosts
+// hold different numbers of ranks, the first rank of every host only).
 //
 // Construction is the rendezvous: rank 0 serves the TCP store (or every rank uses Gloo's FileStore
 // on a shared directory), every rank connects its pairs (connectFullMesh), then the pairs are
@@ -43,10 +44,13 @@ class GlooComm {
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
   int hosts() const { return hosts_; }
+  // Several hosts, each with the same number of ranks: the two-level allreduce's slices line up,
+  // and every rank has a cross context (when hierarchical).
+  bool two_level() const { return two_level_; }
   const Env& env() const { return env_; }
   const std::shared_ptr<gloo::Context>& world() const { return world_; }
   // Hierarchical contexts: null when not hierarchical, or when this rank's group has one rank
-  // (cross: also on ranks that are not their host's first).
+  // (cross: also, with uneven hosts, on ranks that are not their host's first).
   const std::shared_ptr<gloo::Context>& local() const { return local_; }
   const std::shared_ptr<gloo::Context>& cross() const { return cross_; }
   // For a Gloo error naming a peer "[a.b.c.d]:port": "the peer at a.b.c.d is rank 2" (or "one of
@@ -70,6 +74,7 @@ class GlooComm {
   int local_size_ = 1;
   int node_ = 0;  // index of this rank's host, in order of each host's first rank
   int hosts_ = 1;
+  bool two_level_ = false;
 };
 
 }  // namespace strata::allreduce_gloo

@@ -15,7 +15,8 @@ namespace strata::allreduce_gloo {
 struct Instance {
   Instance(const strata_host_api* api, const Config& cfg, int instance_number)
       : host(api), config(cfg), env(read_env()), comm(env, config, host, instance_number),
-        shm(set_up_shm(comm, config, host)), collectives(comm, shm.group.get(), host, config) {}
+        shm(set_up_shm(comm, config, host)), host_shm(set_up_host_shm(comm, config, host)),
+        collectives(comm, shm.group.get(), host_shm.group.get(), host, config) {}
   // Queued work refers to the contexts: finish it before they go.
   ~Instance() { progress.drain(); }
   Instance(const Instance&) = delete;
@@ -28,6 +29,7 @@ struct Instance {
   Env env;
   GlooComm comm;
   shm::Setup shm;  // set up over the world context; its group is used by collectives
+  shm::Setup host_shm;  // this host's ranks, for the two-level allreduce across hosts
   Collectives collectives;
   ProgressThread progress;
   int live_requests = 0;  // handed out and not yet waited

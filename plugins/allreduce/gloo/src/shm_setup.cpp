@@ -6,6 +6,8 @@
 #include <gloo/allgather.h>
 
 #include <cstring>
+#include <memory>
+#include <utility>
 #include <vector>
 
 namespace strata::allreduce_gloo {
@@ -13,16 +15,16 @@ namespace {
 
 class GlooChannel final : public shm::SetupChannel {
  public:
-  GlooChannel(const GlooComm& comm, std::chrono::milliseconds timeout)
-      : comm_(comm), timeout_(timeout) {}
-  int rank() const override { return comm_.rank(); }
-  int size() const override { return comm_.size(); }
+  GlooChannel(std::shared_ptr<gloo::Context> context, std::chrono::milliseconds timeout)
+      : context_(std::move(context)), timeout_(timeout) {}
+  int rank() const override { return context_->rank; }
+  int size() const override { return context_->size; }
   void allgather(const void* mine, void* all, size_t bytes) const override {
     // Gloo's options take non-const pointers.
     std::vector<uint8_t> input(static_cast<const uint8_t*>(mine),
                                static_cast<const uint8_t*>(mine) + bytes);
     translate("gloo allgather (shared-memory set-up)", [&] {
-      gloo::AllgatherOptions options(comm_.world());
+      gloo::AllgatherOptions options(context_);
       options.setInput(input.data(), bytes);
       options.setOutput(static_cast<uint8_t*>(all), bytes * static_cast<size_t>(size()));
       options.setTimeout(timeout_);
@@ -31,15 +33,28 @@ class GlooChannel final : public shm::SetupChannel {
   }
 
  private:
-  const GlooComm& comm_;
+  std::shared_ptr<gloo::Context> context_;
   std::chrono::milliseconds timeout_;
 };
+
+// timeout_ms bounds every collective of this plugin, through shared memory too.
+shm::Setup bounded(shm::Setup setup, const Config& config) {
+  if (setup.group) setup.group->set_timeout(config.timeout.count());
+  return setup;
+}
 
 }  // namespace
 
 shm::Setup set_up_shm(const GlooComm& comm, const Config& config, const sdk::Host& host) {
-  const GlooChannel channel(comm, config.timeout);
-  return shm::set_up(channel, config.shm, comm.hosts() == 1, host, kPluginName);
+  const GlooChannel channel(comm.world(), config.timeout);
+  return bounded(shm::set_up(channel, config.shm, comm.hosts() == 1, host, kPluginName), config);
+}
+
+shm::Setup set_up_host_shm(const GlooComm& comm, const Config& config, const sdk::Host& host) {
+  if (!comm.two_level() || !comm.cross()) return {nullptr, "", {}};
+  if (!comm.local()) return {nullptr, "shm off (one rank)", {}};
+  const GlooChannel channel(comm.local(), config.timeout);
+  return bounded(shm::set_up(channel, config.shm, true, host, kPluginName), config);
 }
 
 }  // namespace strata::allreduce_gloo

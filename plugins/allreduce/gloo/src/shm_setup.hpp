@@ -1,5 +1,6 @@
-// Setting up the shared-memory group (plugins/common/shm) at create(), over the job's Gloo world
-// context: the group's set-up runs over it (a SetupChannel) when every rank runs on this host.
+// Setting up the shared-memory group (plugins/common/shm) at create(), over a Gloo context (a
+// SetupChannel): the world's when every rank runs on this host, or this host's ranks' for the
+// two-level allreduce across hosts.
 #pragma once
 
 #include "config.hpp"
@@ -17,5 +18,10 @@ namespace shm = common::shm;
 // fails; a segment that cannot be made or mapped turns the path off (a warning on the rank that saw
 // why).
 shm::Setup set_up_shm(const GlooComm& comm, const Config& config, const sdk::Host& host);
+
+// The group of this host's ranks (over comm.local()) for the two-level allreduce across hosts,
+// when hierarchical and comm.two_level() (with more than one rank here); otherwise none (and an
+// empty summary).
+shm::Setup set_up_host_shm(const GlooComm& comm, const Config& config, const sdk::Host& host);
 
 }  // namespace strata::allreduce_gloo

@@ -44,11 +44,12 @@ namespace shm = common::shm;
 
 class Collectives {
  public:
-  // `shm`: the shared-memory group, or nullptr for MPI only. Both must outlive this.
+  // `shm`: the shared-memory group, or nullptr for MPI only. `host_shm`: the group of this host's
+  // ranks for the two-level allreduce across hosts, or nullptr. All must outlive this.
   // `device_mask`: the memory this plugin moves (caps.device_mask); buffers elsewhere are refused.
-  Collectives(const MpiComm& comm, shm::ShmGroup* shm, const sdk::Host& host,
-              const Config& config, uint32_t device_mask)
-      : comm_(comm), shm_(shm), host_(host), config_(config), tracer_(host),
+  Collectives(const MpiComm& comm, shm::ShmGroup* shm, shm::ShmGroup* host_shm,
+              const sdk::Host& host, const Config& config, uint32_t device_mask)
+      : comm_(comm), shm_(shm), host_shm_(host_shm), host_(host), config_(config), tracer_(host),
         device_mask_(device_mask) {}
 
   void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
@@ -119,12 +120,17 @@ class Collectives {
     return traced(name, bytes, [group = shm_, work](MpiComm::Pending) { work(*group); });
   }
 
-  // Issues an allreduce of `count` elements as pieces of at most config_.chunk_bytes.
-  void chunked_allreduce(const void* send, void* recv, uint64_t count, size_t element_size,
-                         MPI_Datatype type, MPI_Op op, MpiComm::Pending pending) const;
+  // Issues an allreduce of `count` elements of `dtype` (an accumulation dtype; `op` a strata op)
+  // as pieces of at most config_.chunk_bytes: each two-level when it runs blocking and there is a
+  // host group, else through MpiComm.
+  void chunked_allreduce(const void* send, void* recv, uint64_t count, int32_t dtype, int32_t op,
+                         MpiComm::Pending pending) const;
+  // One piece in place on `data`, across hosts in two levels (two_level.cpp).
+  void two_level_allreduce(void* data, uint64_t count, int32_t dtype, int32_t op) const;
 
   const MpiComm& comm_;
   shm::ShmGroup* shm_;
+  shm::ShmGroup* host_shm_;
   sdk::Host host_;
   Config config_;
   sdk::Tracer tracer_;

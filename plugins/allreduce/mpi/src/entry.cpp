@@ -5,14 +5,27 @@
 #include <strata/comm/ops_table.hpp>
 
 #include <memory>
+#include <string>
 #include <utility>
 
 namespace strata::allreduce_mpi {
 namespace {
 
-const char* hierarchy_note(const MpiComm& comm, const Config& config) {
-  if (comm.hierarchical()) return ", hierarchical allreduce";
-  return config.hierarchical ? ", hierarchical allreduce off (one host)" : "";
+std::string hierarchy_note(const Instance& inst) {
+  const MpiComm& comm = inst.comm;
+  if (comm.hierarchical()) {
+    if (inst.host_shm.group) {
+      return ", hierarchical allreduce (two-level: within hosts " + inst.host_shm.summary +
+             ", across " + std::to_string(comm.hosts()) + " hosts by every local rank)";
+    }
+    if (comm.two_level()) {
+      return ", hierarchical allreduce (through each host's first rank: within hosts " +
+             inst.host_shm.summary + ")";
+    }
+    return ", hierarchical allreduce (through each host's first rank: the hosts hold different "
+           "numbers of ranks)";
+  }
+  return inst.config.hierarchical ? ", hierarchical allreduce off (one host)" : "";
 }
 
 // What this plugin's table does beyond the common boundary (strata/comm/ops_table.hpp).
@@ -30,7 +43,7 @@ struct Boundary {
                    inst->comm.rank(), inst->comm.size(), inst->comm.local_rank(),
                    inst->comm.local_size(), static_cast<unsigned long long>(config.chunk_bytes),
                    config.arrival_gate ? "on" : "off", inst->shm.summary.c_str(),
-                   hierarchy_note(inst->comm, config), inst->cuda.note.c_str());
+                   hierarchy_note(*inst).c_str(), inst->cuda.note.c_str());
     return inst;
   }
 

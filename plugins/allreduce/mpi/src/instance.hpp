@@ -33,8 +33,9 @@ inline uint32_t device_mask(const CudaAwareness& cuda) {
 struct Instance {
   Instance(const strata_host_api* api, const Config& cfg)
       : host(api), config(cfg), progress(idle_progress_thread()),
-        shm(set_up_shm(comm, config, host)), cuda(query_cuda_awareness()),
-        collectives(comm, shm.group.get(), host, config, device_mask(cuda)) {}
+        shm(set_up_shm(comm, config, host)), host_shm(set_up_host_shm(comm, config, host)),
+        cuda(query_cuda_awareness()),
+        collectives(comm, shm.group.get(), host_shm.group.get(), host, config, device_mask(cuda)) {}
   // Another instance may still hold the thread: finish our work before freeing the communicator.
   ~Instance() {
     if (progress) progress->drain();
@@ -50,6 +51,7 @@ struct Instance {
   std::shared_ptr<ProgressThread> progress;
   MpiComm comm{config.hierarchical};
   shm::Setup shm;  // set up with the communicator; its group is used by collectives
+  shm::Setup host_shm;  // this host's ranks, for the two-level allreduce across hosts
   CudaAwareness cuda;  // after MPI_Init
   Collectives collectives;
   int live_requests = 0;  // handed out and not yet waited

@@ -52,12 +52,19 @@ MpiComm::MpiComm(bool hierarchical) {
   }
   node_ = node;
   check(MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  // Only the hosts' first ranks allreduce across hosts; the others get no cross communicator.
-  check(MPI_Comm_split(comm_, local_rank_ == 0 ? 0 : MPI_UNDEFINED, rank_, &cross_),
-        "MPI_Comm_split(hosts' first ranks)");
+  int sizes[2] = {local_size_, -local_size_};  // the largest and the smallest host
+  check(MPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce(host sizes)");
+  two_level_ = sizes[0] == -sizes[1];
+  // Two-level: every local rank allreduces across hosts with its namesakes. Uneven hosts: only
+  // the hosts' first ranks do; the others get no cross communicator.
+  const int color = two_level_ ? local_rank_ : (local_rank_ == 0 ? 0 : MPI_UNDEFINED);
+  check(MPI_Comm_split(comm_, color, rank_, &cross_), "MPI_Comm_split(across hosts)");
   if (cross_ != MPI_COMM_NULL) {
     check(MPI_Comm_set_errhandler(cross_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    check(MPI_Comm_size(cross_, &hosts_), "MPI_Comm_size(across hosts)");
   }
+  // Every rank learns the number of hosts (the non-leaders of uneven hosts have no cross_).
+  check(MPI_Bcast(&hosts_, 1, MPI_INT, 0, comm_), "MPI_Bcast(hosts)");
 }
 
 MpiComm::~MpiComm() {

@@ -13,9 +13,13 @@ namespace strata::allreduce_mpi {
 
 class MpiComm {
  public:
-  // MPI must be initialised. `hierarchical`: blocking allreduces over several hosts reduce within
-  // each host, allreduce across hosts among the hosts' first ranks, and broadcast within each
-  // host, so that only one rank per host sends over the network.
+  // MPI must be initialised. `hierarchical`, with ranks on several hosts: node() is this host's
+  // ranks and cross() the ranks of the same local rank on the other hosts, for the two-level
+  // allreduce (Collectives: reduce-scatter within the host, every local rank allreduces its slice
+  // across hosts, allgather within the host). Where the hosts hold different numbers of ranks the
+  // slices would not line up: cross() then exists on each host's first rank only, and blocking
+  // allreduces reduce to that rank, allreduce among the hosts' first ranks and broadcast within
+  // the host (hierarchical_allreduce).
   explicit MpiComm(bool hierarchical = false);
   ~MpiComm();
   MpiComm(const MpiComm&) = delete;
@@ -27,7 +31,12 @@ class MpiComm {
   int local_size() const { return local_size_; }
   // Whether allreduce runs hierarchically (asked for, and ranks on more than one host).
   bool hierarchical() const { return node_ != MPI_COMM_NULL; }
+  // Hierarchical with the same number of ranks on every host: every rank has a cross().
+  bool two_level() const { return two_level_; }
+  int hosts() const { return hosts_; }
   MPI_Comm handle() const { return comm_; }
+  MPI_Comm node() const { return node_; }
+  MPI_Comm cross() const { return cross_; }
 
   using Pending = std::vector<MPI_Request>*;
   void allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
@@ -59,10 +68,12 @@ class MpiComm {
   static void check(int rc, const char* what);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
-  // Hierarchical allreduce only: this host's ranks, and (on each host's first rank) the hosts'
-  // first ranks. MPI_COMM_NULL otherwise.
+  // Hierarchical allreduce only: this host's ranks, and the ranks of this local rank on every host
+  // (uneven hosts: on each host's first rank only). MPI_COMM_NULL otherwise.
   MPI_Comm node_ = MPI_COMM_NULL;
   MPI_Comm cross_ = MPI_COMM_NULL;
+  bool two_level_ = false;
+  int hosts_ = 1;
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <string>
 
 namespace strata::allreduce_mpi {
@@ -53,17 +54,23 @@ Collectives::ReductionBuffers Collectives::reduction_buffers(const char* call, c
   return {in_place ? MPI_IN_PLACE : send.data, recv.data};
 }
 
-void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count,
-                                    size_t element_size, MPI_Datatype type, MPI_Op op,
-                                    MpiComm::Pending pending) const {
+void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count, int32_t dtype,
+                                    int32_t op, MpiComm::Pending pending) const {
+  const size_t element_size = sdk::dtype_size(dtype);
   const uint64_t piece = std::clamp<uint64_t>(config_.chunk_bytes / element_size, 1, INT_MAX);
+  const bool two_level = pending == nullptr && host_shm_ != nullptr;
+  if (two_level && send != MPI_IN_PLACE && count > 0) std::memcpy(recv, send, count * element_size);
   for (uint64_t offset = 0; offset < count; offset += piece) {
     const int n = static_cast<int>(std::min(piece, count - offset));
+    char* piece_recv = static_cast<char*>(recv) + offset * element_size;
+    if (two_level) {
+      two_level_allreduce(piece_recv, static_cast<uint64_t>(n), dtype, op);
+      continue;
+    }
     const void* piece_send = send == MPI_IN_PLACE
                                  ? MPI_IN_PLACE
                                  : static_cast<const char*>(send) + offset * element_size;
-    comm_.allreduce(piece_send, static_cast<char*>(recv) + offset * element_size, n, type, op,
-                    pending);
+    comm_.allreduce(piece_send, piece_recv, n, transfer_type(dtype), mpi_op(op), pending);
   }
 }
 
@@ -87,11 +94,9 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   const int32_t accumulate = accumulate_dtype(send.dtype);
   const auto [input, result] = reduction_buffers(call, send, recv, request);
   request.mpi_work = traced("mpi_allreduce", send.bytes(),
-                            gated([this, input, result, count = send.count,
-                                   size = sdk::dtype_size(accumulate),
-                                   type = transfer_type(accumulate),
-                                   mpi = mpi_op(op)](MpiComm::Pending p) {
-                              chunked_allreduce(input, result, count, size, type, mpi, p);
+                            gated([this, input, result, count = send.count, accumulate,
+                                   op](MpiComm::Pending p) {
+                              chunked_allreduce(input, result, count, accumulate, op, p);
                             }));
   request.finish = reduction_epilogue(send.dtype, op, result, recv.data, send.count, comm_.size());
 }

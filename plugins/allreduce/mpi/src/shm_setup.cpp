@@ -10,12 +10,15 @@ namespace {
 
 class MpiChannel final : public shm::SetupChannel {
  public:
-  explicit MpiChannel(const MpiComm& comm) : comm_(comm) {}
-  int rank() const override { return comm_.rank(); }
-  int size() const override { return comm_.size(); }
+  explicit MpiChannel(MPI_Comm comm) : comm_(comm) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
   void allgather(const void* mine, void* all, size_t bytes) const override {
     const int count = static_cast<int>(bytes);
-    const int rc = MPI_Allgather(mine, count, MPI_BYTE, all, count, MPI_BYTE, comm_.handle());
+    const int rc = MPI_Allgather(mine, count, MPI_BYTE, all, count, MPI_BYTE, comm_);
     if (rc == MPI_SUCCESS) return;
     char text[512];
     sdk::fail(STRATA_ERR_COMM, std::string("MPI_Allgather failed (shared-memory set-up): ") +
@@ -23,14 +26,22 @@ class MpiChannel final : public shm::SetupChannel {
   }
 
  private:
-  const MpiComm& comm_;
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
 };
 
 }  // namespace
 
 shm::Setup set_up_shm(const MpiComm& comm, const Config& config, const sdk::Host& host) {
-  const MpiChannel channel(comm);
+  const MpiChannel channel(comm.handle());
   return shm::set_up(channel, config.shm, comm.local_size() == comm.size(), host, kPluginName);
+}
+
+shm::Setup set_up_host_shm(const MpiComm& comm, const Config& config, const sdk::Host& host) {
+  if (!comm.two_level()) return {nullptr, "", {}};
+  const MpiChannel channel(comm.node());
+  return shm::set_up(channel, config.shm, true, host, kPluginName);
 }
 
 }  // namespace strata::allreduce_mpi

@@ -1,5 +1,6 @@
-// Setting up the shared-memory group (plugins/common/shm) at create(), over MPI: the group's
-// set-up runs over this communicator (a SetupChannel), when every rank runs on this host.
+// Setting up the shared-memory group (plugins/common/shm) at create(), over MPI (a SetupChannel):
+// over the job's communicator when every rank runs on this host, or over this host's ranks for the
+// two-level allreduce across hosts.
 #pragma once
 
 #include "config.hpp"
@@ -16,5 +17,9 @@ namespace shm = common::shm;
 // Throws sdk::Error (STRATA_ERR_COMM) only when MPI itself fails; a segment that cannot be made
 // or mapped turns the path off (logged as a warning on the rank that saw why).
 shm::Setup set_up_shm(const MpiComm& comm, const Config& config, const sdk::Host& host);
+
+// The group of this host's ranks (over comm.node()) for the two-level allreduce, when
+// comm.two_level(); otherwise none (and an empty summary). Collective over the communicator.
+shm::Setup set_up_host_shm(const MpiComm& comm, const Config& config, const sdk::Host& host);
 
 }  // namespace strata::allreduce_mpi

@@ -130,6 +130,10 @@ char* ShmGroup::result(uint64_t phase) const {
 
 uint64_t ShmGroup::begin(Announcement a, const char* what) {
   if (!sync_) sdk::fail(STRATA_ERR_INTERNAL, std::string(what) + ": shared-memory group not started");
+  if (!broken_.empty()) {
+    sdk::fail(STRATA_ERR_COMM, std::string(what) + ": an earlier collective over shared memory "
+                               "failed, and the group cannot be used after that (" + broken_ + ")");
+  }
   a.seq = seq_++;
   records_[local_rank_].announced[a.seq % 2] = a;
   return phase_ + 1;
@@ -137,7 +141,12 @@ uint64_t ShmGroup::begin(Announcement a, const char* what) {
 
 void ShmGroup::reach(uint64_t phase, const char* what) {
   sync_->arrive(phase);
-  sync_->wait_all(phase, what);
+  try {
+    sync_->wait_all(phase, what);
+  } catch (const sdk::Error& e) {
+    broken_ = e.what();
+    throw;
+  }
   phase_ = phase;
 }
 

@@ -92,6 +92,7 @@ void PhaseSync::wait_all(uint64_t phase, const char* what) {
     if (all_reached(phase)) return;
   }
   const timespec slice{0, kLivenessCheckNs};
+  const int64_t began = timeout_ns_ > 0 ? now_ns() : 0;
   for (;;) {
     const uint32_t epoch = wake_->epoch.load(std::memory_order_seq_cst);
     wake_->sleepers.fetch_add(1, std::memory_order_seq_cst);
@@ -100,7 +101,30 @@ void PhaseSync::wait_all(uint64_t phase, const char* what) {
     wake_->sleepers.fetch_sub(1, std::memory_order_seq_cst);
     if (done || all_reached(phase)) return;
     check_peers(phase, what);
+    if (timeout_ns_ > 0 && now_ns() - began >= timeout_ns_) fail_timeout(phase, what);
   }
+}
+
+void PhaseSync::fail_timeout(uint64_t phase, const char* what) const {
+  const std::string step = "this collective's step " + std::to_string(phase);
+  for (size_t r = 0; r < counters_.size(); ++r) {
+    if (counters_[r]->reached.load(std::memory_order_acquire) >= phase) continue;
+    std::string who = "rank " + std::to_string(r);
+    for (const Watch& watch : watches_) {
+      if (watch.peer.local_rank != static_cast<int>(r)) continue;
+      who += " (pid " + std::to_string(watch.peer.pid) + ", same host)";
+      pollfd fd{watch.pidfd, POLLIN, 0};
+      if (poll(&fd, 1, 0) > 0) {
+        sdk::fail(STRATA_ERR_COMM, std::string(what) + " over shared memory: " + who +
+                                       " exited before it reached " + step +
+                                       "; the collective cannot complete");
+      }
+    }
+    sdk::fail(STRATA_ERR_COMM, std::string(what) + " over shared memory: " + who +
+                                   " did not reach " + step + " within the timeout (" +
+                                   std::to_string(timeout_ns_ / 1'000'000) + " ms)");
+  }
+  sdk::fail(STRATA_ERR_COMM, std::string(what) + " over shared memory: timed out at " + step);
 }
 
 void PhaseSync::check_peers(uint64_t phase, const char* what) {

@@ -2,13 +2,15 @@
 // the launcher). As for allreduce-mpi, instance() is the default (shared memory when every rank
 // runs on one host), shm_instance() has tiny shared-memory rounds and mpi_instance() is Gloo's TCP
 // pairs only ({"shm": false}, with the bcube algorithm so that both of Gloo's allreduces are
-// covered); chunked_instance() is the hierarchical allreduce over TCP (reduce within the host,
-// allreduce across hosts, broadcast within the host; with CROSS_RANK set per rank a single machine
-// plays several hosts, and shared memory is then off for every instance).
+// covered); chunked_instance() is hierarchical: across hosts in two levels (a shared-memory group
+// per host, every local rank allreducing its slice across hosts) where the hosts hold the same
+// number of ranks, else through each host's first rank; on one host the default's path. With
+// CROSS_RANK set per rank a single machine plays several hosts, and the job-wide shared memory is
+// then off for every instance.
 //
-// STRATA_TEST_GLOO_TCP=1 turns shared memory off in the default and shm instances as well, so that
-// the conformance suite runs over TCP on one host (the shared-memory tests, Shm*, are then left out
-// by the test's filter).
+// STRATA_TEST_GLOO_TCP=1 turns shared memory off in every instance, so that the conformance suite
+// runs over TCP on one host (the hierarchical instance: reduce within the host, broadcast within
+// the host; the shared-memory tests, Shm*, are then left out by the test's filter).
 #include "comm_backend.hpp"
 #include "comm_env.hpp"
 
@@ -28,7 +30,8 @@ const Backend& backend() {
                                  (tcp_only ? ", \"shm\": false}" : "}");
   static const Backend b{STRATA_ALLREDUCE_GLOO_PLUGIN,
                          tcp_only ? R"({"shm": false})" : "{}",
-                         R"({"hierarchical": true, "shm": false})",
+                         tcp_only ? R"({"hierarchical": true, "shm": false})"
+                                  : R"({"hierarchical": true})",
                          shm.c_str(),
                          R"({"shm": false, "algorithm": "bcube"})",
                          "RANK",

@@ -5,6 +5,7 @@
 // the default instance bitwise on every rank.
 #include "comm_env.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -18,8 +19,10 @@ namespace {
 
 TEST(Gloo, MismatchedCountsGiveMismatchOnEveryRank) {
   if (world() < 2) GTEST_SKIP() << "needs two ranks";
-  // Both over TCP (comm_backend_gloo.cpp): bcube, and hierarchical.
+  // Over TCP (comm_backend_gloo.cpp): bcube, and hierarchical where it does not take the job-wide
+  // shared memory (several hosts, or STRATA_TEST_GLOO_TCP=1).
   for (void* self : {mpi_instance(), chunked_instance()}) {
+    if (uses_shm(self)) continue;
     for (Mode mode : kModes) {
       SCOPED_TRACE(mode_name(mode));
       Bytes data = rank_input(STRATA_F32, rank(), 10 + (rank() == 1 ? 1 : 0));
@@ -111,6 +114,20 @@ TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
   EXPECT_EQ(caps.local_rank, local_rank);
   EXPECT_NE(lines[0].find(std::to_string(distinct) + (distinct == 1 ? " host," : " hosts,")),
             std::string::npos)
+      << lines[0];
+  // Across hosts: two levels where every host holds as many ranks as this one (and more than
+  // one), else through each host's first rank.
+  bool even = true;
+  for (int32_t h : hosts) {
+    even = even && std::count(hosts.begin(), hosts.end(), h) == local_size;
+  }
+  const bool two_level = distinct > 1 && even && local_size > 1;
+  EXPECT_EQ(lines[0].find("; two-level allreduce: within hosts shm on (") != std::string::npos,
+            two_level)
+      << lines[0];
+  EXPECT_EQ(lines[0].find("; hierarchical allreduce through each host's first rank") !=
+                std::string::npos,
+            distinct > 1 && !two_level)
       << lines[0];
   EXPECT_EQ(caps.nonblocking, 1);
   ops().destroy(self);

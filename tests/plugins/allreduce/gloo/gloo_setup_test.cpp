@@ -194,7 +194,8 @@ TEST(GlooSetup, ConfigErrorsNameTheKey) {
   EXPECT_EQ(out.status, STRATA_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(out.message,
                        "timout_ms: unknown key; expected one of timeout_ms, algorithm, "
-                       "hierarchical, store, store_path; did you mean 'timeout_ms'?"))
+                       "hierarchical, store, store_path, shm, shm_min_bytes, shm_chunk_bytes; did "
+                       "you mean 'timeout_ms'?"))
       << out.message;
   out = run_one(env, R"({"algorithm": "tree"})");
   EXPECT_TRUE(contains(out.message, R"(algorithm: expected "ring" or "bcube", got "tree")")) << out.message;
@@ -367,12 +368,13 @@ TEST(GlooSetup, RankWithAnotherJobsSecretCannotJoin) {
 }
 
 // A peer that exits, or stays connected but silent, fails the survivor's collective with
-// STRATA_ERR_COMM (at once, or after timeout_ms), never a hang; later calls fail at once.
+// STRATA_ERR_COMM (at once, or after timeout_ms), never a hang; later calls fail at once. Over
+// Gloo's TCP pairs here; through shared memory in the next test.
 TEST(GlooSetup, PeerThatExitsOrStallsFailsTheCollective) {
   for (After after : {After::Exit, After::StallThenExit}) {
     SCOPED_TRACE(after == After::Exit ? "exit" : "stall");
     const uint16_t port = free_port();
-    const std::string config = R"({"timeout_ms": 1500})";
+    const std::string config = R"({"timeout_ms": 1500, "shm": false})";
     Child c0 = spawn(job_env(0, 2, port), config);
     Child c1 = spawn(job_env(1, 2, port), config, after);
     const Outcome o0 = collect(c0);
@@ -386,6 +388,36 @@ TEST(GlooSetup, PeerThatExitsOrStallsFailsTheCollective) {
     }
     ASSERT_EQ(o0.warnings.size(), 2u);
     EXPECT_TRUE(contains(o0.warnings[0], "second call: 4 allreduce: an earlier collective failed"))
+        << o0.warnings[0];
+    EXPECT_LT(std::stod(o0.warnings[1].substr(9)), 3.5) << o0.warnings[1];
+  }
+}
+
+// The same through the shared-memory group (both ranks on this host, the default): timeout_ms
+// bounds its waits too, the survivor names the rank that exited or stalled, and the group fails
+// later calls at once.
+TEST(GlooSetup, PeerThatExitsOrStallsFailsTheSharedMemoryCollective) {
+  for (After after : {After::Exit, After::StallThenExit}) {
+    SCOPED_TRACE(after == After::Exit ? "exit" : "stall");
+    const uint16_t port = free_port();
+    const std::string config = R"({"timeout_ms": 1500})";
+    Child c0 = spawn(job_env(0, 2, port), config);
+    Child c1 = spawn(job_env(1, 2, port), config, after);
+    const Outcome o0 = collect(c0);
+    collect(c1);
+    std::printf("rank 0: %s\n", o0.message.c_str());
+    EXPECT_EQ(o0.status, STRATA_ERR_COMM) << o0.message;
+    EXPECT_TRUE(contains(o0.message, "allreduce over shared memory: rank 1 (pid ")) << o0.message;
+    EXPECT_TRUE(contains(o0.message, after == After::Exit
+                                         ? "exited before it reached this collective's step"
+                                         : "did not reach this collective's step"))
+        << o0.message;
+    if (after == After::StallThenExit) {
+      EXPECT_TRUE(contains(o0.message, "within the timeout (1500 ms)")) << o0.message;
+    }
+    ASSERT_EQ(o0.warnings.size(), 2u);
+    EXPECT_TRUE(contains(o0.warnings[0], "second call: 4 allreduce: an earlier collective over "
+                                         "shared memory failed"))
         << o0.warnings[0];
     EXPECT_LT(std::stod(o0.warnings[1].substr(9)), 3.5) << o0.warnings[1];
   }

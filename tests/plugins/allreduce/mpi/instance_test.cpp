@@ -180,32 +180,60 @@ TEST(Config, MoreInstancesCanLiveSideBySide) {
   ops().destroy(nullptr);  // allowed
 }
 
-// hierarchical: on when the ranks span several hosts (tests/multinode's 2 x 2), off on one host,
-// as the create line says. The conformance tests' chunked instance checks results.
+// hierarchical: on when the ranks span several hosts (tests/multinode's 2 x 2 and 2 + 1), off on
+// one host, as the create line says; in two levels (a shared-memory group per host) where every
+// host holds the same number of ranks and shared memory is on, else through each host's first
+// rank. The conformance tests' chunked instance checks results at every size.
 TEST(Config, HierarchicalAllreduceIsOnOnlyAcrossHosts) {
-  const size_t mark = log_mark();
-  strata_error err = sdk::make_error();
-  void* self = nullptr;
-  ASSERT_EQ(abi::create(R"({"hierarchical": true})", &self, &err), STRATA_OK) << err.message;
-  strata_comm_caps caps{};
-  caps.struct_size = sizeof caps;
-  ASSERT_EQ(ops().query(self, &caps, &err), STRATA_OK) << err.message;
-  const bool spans = caps.local_size < caps.size;
-  bool on = false, off = false;
-  for (const std::string& line : log_since(mark)) {
-    off = off || line.find(", hierarchical allreduce off (one host)") != std::string::npos;
-    on = on || (line.find(", hierarchical allreduce") != std::string::npos &&
-                line.find("hierarchical allreduce off") == std::string::npos);
+  for (const char* config : {R"({"hierarchical": true})", R"({"hierarchical": true, "shm": false})"}) {
+    SCOPED_TRACE(config);
+    const size_t mark = log_mark();
+    strata_error err = sdk::make_error();
+    void* self = nullptr;
+    ASSERT_EQ(abi::create(config, &self, &err), STRATA_OK) << err.message;
+    strata_comm_caps caps{};
+    caps.struct_size = sizeof caps;
+    ASSERT_EQ(ops().query(self, &caps, &err), STRATA_OK) << err.message;
+    const bool spans = caps.local_size < caps.size;
+    // Whether every host holds as many ranks as this one: the largest and smallest host agree.
+    Bytes sizes(2 * sizeof(int32_t));
+    const int32_t mine[2] = {caps.local_size, -caps.local_size};
+    std::memcpy(sizes.data(), mine, sizeof mine);
+    strata_buffer size_buffer = view(sizes, STRATA_I32);
+    run(Mode::Blocking, self, [&](strata_request* req, strata_error* e) {
+      return abi::allreduce(self, &size_buffer, &size_buffer, STRATA_MAX, req, e);
+    });
+    int32_t extremes[2];
+    std::memcpy(extremes, sizes.data(), sizeof extremes);
+    const bool even = extremes[0] == -extremes[1];
+    const bool shm = std::string(config).find("false") == std::string::npos;
+    bool on = false, off = false, two_level = false, leaders = false;
+    for (const std::string& line : log_since(mark)) {
+      off = off || line.find(", hierarchical allreduce off (one host)") != std::string::npos;
+      on = on || (line.find(", hierarchical allreduce") != std::string::npos &&
+                  line.find("hierarchical allreduce off") == std::string::npos);
+      two_level = two_level || line.find("hierarchical allreduce (two-level: within hosts shm on (") !=
+                                   std::string::npos;
+      leaders = leaders || line.find("hierarchical allreduce (through each host's first rank") !=
+                               std::string::npos;
+    }
+    EXPECT_EQ(on, spans);
+    EXPECT_EQ(off, !spans);
+    EXPECT_EQ(two_level, spans && even && shm && caps.local_size > 1);
+    EXPECT_EQ(leaders, spans && !two_level);
+    for (uint64_t count : {uint64_t{1000}, uint64_t{1001}}) {  // 1001: a tail after the slices
+      Bytes data = rank_input(STRATA_F32, rank(), count);
+      strata_buffer buffer = view(data, STRATA_F32);
+      run(Mode::Blocking, self, [&](strata_request* req, strata_error* e) {
+        return abi::allreduce(self, &buffer, &buffer, STRATA_SUM, req, e);
+      });
+      EXPECT_EQ(first_difference(data, expected_reduction(STRATA_F32, STRATA_SUM, world(), count),
+                                 STRATA_F32),
+                "");
+      expect_same_on_all_ranks(data);
+    }
+    ops().destroy(self);
   }
-  EXPECT_EQ(on, spans);
-  EXPECT_EQ(off, !spans);
-  Bytes data = rank_input(STRATA_F32, rank(), 1000);
-  strata_buffer buffer = view(data, STRATA_F32);
-  run(Mode::Blocking, self, [&](strata_request* req, strata_error* e) {
-    return abi::allreduce(self, &buffer, &buffer, STRATA_SUM, req, e);
-  });
-  expect_same_on_all_ranks(data);
-  ops().destroy(self);
 }
 
 TEST(Config, ArrivalGateCanBeTurnedOff) {

@@ -23,6 +23,10 @@
 // collective's first phase each rank compares the others' announcements with its own, so ranks
 // that disagree end with an error naming them, not with a hang or a wrong result.
 //
+// A wait that fails (a peer exited, or a timeout passed) leaves the ranks at different phases: the
+// group is then unusable, and every later collective fails at once naming the first failure.
+// Ranks that disagree fail with STRATA_ERR_MISMATCH and the group stays usable.
+//
 // Not thread-safe: one thread at a time (the caller's, or the plugin's progress thread), in the
 // same collective order on every rank.
 #pragma once
@@ -78,6 +82,10 @@ class ShmGroup {
   int local_size() const { return local_size_; }
   size_t slot_bytes() const { return slot_bytes_; }
   bool spins() const { return sync_->spins(); }
+  // Bounds each collective's waits (after start()): a peer that does not arrive within it fails
+  // the collective (STRATA_ERR_COMM) naming it. 0 (the default): no bound, a stalled live peer is
+  // the runtime's stall inspector's to end.
+  void set_timeout(int64_t timeout_ms) { sync_->set_timeout(timeout_ms * 1'000'000); }
 
   // The collectives, on host memory. Arguments are validated by the caller (collectives.hpp)
   // except agreement across ranks, which they check. `element_size` is the dtype's.
@@ -119,6 +127,9 @@ class ShmGroup {
   std::unique_ptr<PhaseSync> sync_;
   uint64_t phase_ = 0;  // the last phase this rank arrived at
   uint64_t seq_ = 0;    // collectives started
+  // The first failure of a wait (a peer exited or timed out): the ranks' phases no longer line up,
+  // so every later collective fails at once with it.
+  std::string broken_;
   std::vector<const void*> sources_;  // the reduction's inputs, one per rank (kept to reuse)
 };
 

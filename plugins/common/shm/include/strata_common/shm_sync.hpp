@@ -17,6 +17,10 @@
 // grace of a few seconds: under the runtime, the dead rank's control connection tells every rank
 // first, with the cause (its own error message), and the runtime ends the job with that; the
 // plugin's own error is for hosts that use the plugin without the runtime.
+//
+// With a timeout (set_timeout; a plugin whose transport promises one, as allreduce-gloo's
+// timeout_ms), a wait that lasts longer throws naming the first rank that has not arrived, as
+// exited if it has: a live peer that stalls fails the collective instead of hanging it.
 #pragma once
 
 #include <atomic>
@@ -63,10 +67,13 @@ class PhaseSync {
 
   // Whether waits spin before sleeping (the group has a core per rank).
   bool spins() const { return spin_ns_ > 0; }
+  // Bounds every wait_all (0: no bound, the default).
+  void set_timeout(int64_t timeout_ns) { timeout_ns_ = timeout_ns; }
 
  private:
   bool all_reached(uint64_t phase) const;
   void check_peers(uint64_t phase, const char* what);
+  [[noreturn]] void fail_timeout(uint64_t phase, const char* what) const;
 
   WakeWord* wake_;
   std::vector<PhaseCounter*> counters_;
@@ -78,6 +85,7 @@ class PhaseSync {
   };
   std::vector<Watch> watches_;
   int64_t peer_gone_since_ns_ = 0;  // when a wait first saw a watched peer gone; 0: none
+  int64_t timeout_ns_ = 0;
 };
 
 }  // namespace strata::common::shm
