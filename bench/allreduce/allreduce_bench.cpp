@@ -292,7 +292,8 @@ int main(int argc, char** argv) {
                   "%zu bytes\n",
                   gloo_flat_config.c_str(), gloo_hier_config.c_str(), gloo_tcp_config.c_str(),
                   gloo_max_bytes);
-      std::printf("%12s %12s %12s %12s %12s %12s %12s %12s %8s %8s %8s %8s %8s %8s   (busbw GB/s)\n",
+      std::printf("%12s %12s %12s %12s %12s %12s %12s %12s %8s %8s %8s %8s %8s %8s"
+                  "   (busbw GB/s)\n",
                   "bytes", "mpi", "plugin-mpi", "plugin-shm", "plugin-hier", "gloo", "gloo-hier",
                   "gloo-tcp", "shm/mpi", "pmpi/mpi", "phier/pm", "gloo/mpi", "tcp/mpi",
                   "hier/flat");
@@ -330,7 +331,9 @@ int main(int argc, char** argv) {
       tcp_ratio = bw[kGlooTcp] / bw[kMpi];
       hier_ratio = bw[kGlooHier] / bw[kGloo];
       gloo_tcp_min = std::min(gloo_tcp_min, tcp_ratio);
-      if (bytes >= (size_t{64} << 10)) hier_min_from_64kib = std::min(hier_min_from_64kib, hier_ratio);
+      if (bytes >= (size_t{64} << 10)) {
+        hier_min_from_64kib = std::min(hier_min_from_64kib, hier_ratio);
+      }
     }
     if (rank == 0) {
       std::printf("%12zu %12.3f %12.3f %12.3f %12.3f", bytes, bw[kMpi], bw[kPluginMpi],

@@ -43,7 +43,8 @@ void* create_instance(const char* config) {
   // The job-wide summary follows ", " (allreduce-mpi) or "; " (allreduce-gloo); a hierarchical
   // instance's per-host group says "within hosts shm on (" further on, which does not count.
   for (const std::string& line : log_since(mark)) {
-    if (line.find(", shm on (") != std::string::npos || line.find("; shm on (") != std::string::npos) {
+    if (line.find(", shm on (") != std::string::npos ||
+        line.find("; shm on (") != std::string::npos) {
       g.on_shm.push_back(self);
     }
   }

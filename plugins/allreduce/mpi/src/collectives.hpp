@@ -36,6 +36,7 @@
 
 #include <functional>
 #include <utility>
+#include <vector>
 
 namespace strata::allreduce_mpi {
 
@@ -84,10 +85,21 @@ class Collectives {
   ReductionBuffers reduction_buffers(const char* call, const Buffer& send, const Buffer& recv,
                                      Request& request) const;
 
-  // `work`, preceded by the arrival gate when it runs blocking and the gate is on.
+  // `work` moving `bytes`, preceded by the arrival gate when it runs blocking and the gate is on.
+  // Below config_.arrival_gate_min_bytes a blocking run starts the MPI_I* variants and waits for
+  // them politely instead (MpiComm::wait_all): the waiters still sleep when a peer is late, and a
+  // small collective costs one exchange instead of a barrier and then the collective.
   using MpiWork = std::function<void(MpiComm::Pending)>;
-  MpiWork gated(MpiWork work) const {
+  MpiWork gated(uint64_t bytes, MpiWork work) const {
     if (!config_.arrival_gate) return work;
+    if (bytes < config_.arrival_gate_min_bytes) {
+      return [&comm = comm_, work = std::move(work)](MpiComm::Pending pending) {
+        if (pending != nullptr) return work(pending);
+        std::vector<MPI_Request> requests;
+        work(&requests);
+        comm.wait_all(requests);
+      };
+    }
     return [&comm = comm_, work = std::move(work)](MpiComm::Pending pending) {
       if (pending == nullptr) comm.arrival_gate();
       work(pending);

@@ -17,6 +17,10 @@ struct Config {
   // MpiComm::arrival_gate), so that ranks waiting on a stalled peer sleep instead of each burning
   // a core inside Open MPI's busy-polling collectives. Costs one barrier's latency per collective.
   bool arrival_gate;
+  // With the gate on, blocking collectives whose payload is below this run as MPI_I* calls waited
+  // without spinning (polite_wait.hpp) instead of gate + blocking call: one exchange instead of
+  // two, which is most of a small message's time across hosts. Default and figures: config.cpp.
+  uint64_t arrival_gate_min_bytes;
   // When every rank runs on one host, collectives of at least shm.min_bytes (the caller's payload:
   // see Collectives) go through shared memory (plugins/common/shm) instead of MPI, in rounds of
   // shm.chunk_bytes per rank. shm.enabled false: MPI only.

@@ -30,12 +30,12 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
                               });
     return;
   }
-  request.mpi_work = traced(
-      "mpi_allgather", recv.bytes(),
-      gated([&comm = comm_, input = in_place ? MPI_IN_PLACE : send.data, count,
+  request.mpi_work = traced("mpi_allgather", recv.bytes(),
+      gated(recv.bytes(),
+            [&comm = comm_, input = in_place ? MPI_IN_PLACE : send.data, count,
              type = transfer_type(send.dtype), out = recv.data](MpiComm::Pending p) {
-        comm.allgather(input, count, type, out, p);
-      }));
+              comm.allgather(input, count, type, out, p);
+            }));
 }
 
 void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer* recv_arg,
@@ -77,14 +77,14 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
                               });
     return;
   }
-  request.mpi_work = traced(
-      "mpi_allgatherv", recv.bytes(),
-      gated([&comm = comm_, input = in_place ? MPI_IN_PLACE : send.data,
+  request.mpi_work = traced("mpi_allgatherv", recv.bytes(),
+      gated(recv.bytes(),
+            [&comm = comm_, input = in_place ? MPI_IN_PLACE : send.data,
              count = request.counts[rank], type = transfer_type(send.dtype), out = recv.data,
              counts = request.counts.data(),
              offsets = request.displs.data()](MpiComm::Pending p) {
-        comm.allgatherv(input, count, type, out, counts, offsets, p);
-      }));
+              comm.allgatherv(input, count, type, out, counts, offsets, p);
+            }));
 }
 
 void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Request& request) const {
@@ -101,10 +101,11 @@ void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Reque
   }
   const int count = to_mpi_count(call, "buf.count", buffer.count);
   request.mpi_work = traced("mpi_broadcast", buffer.bytes(),
-                            gated([&comm = comm_, data = buffer.data, count,
+                            gated(buffer.bytes(),
+                                  [&comm = comm_, data = buffer.data, count,
                                    type = transfer_type(buffer.dtype), root](MpiComm::Pending p) {
-                              comm.broadcast(data, count, type, root, p);
-                            }));
+                                    comm.broadcast(data, count, type, root, p);
+                                  }));
 }
 
 void Collectives::barrier(Request& request) const {

@@ -53,7 +53,8 @@ MpiComm::MpiComm(bool hierarchical) {
   node_ = node;
   check(MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   int sizes[2] = {local_size_, -local_size_};  // the largest and the smallest host
-  check(MPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce(host sizes)");
+  check(MPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, comm_),
+        "MPI_Allreduce(host sizes)");
   two_level_ = sizes[0] == -sizes[1];
   // Two-level: every local rank allreduces across hosts with its namesakes. Uneven hosts: only
   // the hosts' first ranks do; the others get no cross communicator.

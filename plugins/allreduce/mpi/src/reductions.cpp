@@ -94,10 +94,11 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   const int32_t accumulate = accumulate_dtype(send.dtype);
   const auto [input, result] = reduction_buffers(call, send, recv, request);
   request.mpi_work = traced("mpi_allreduce", send.bytes(),
-                            gated([this, input, result, count = send.count, accumulate,
+                            gated(send.bytes(),
+                                  [this, input, result, count = send.count, accumulate,
                                    op](MpiComm::Pending p) {
-                              chunked_allreduce(input, result, count, accumulate, op, p);
-                            }));
+                                    chunked_allreduce(input, result, count, accumulate, op, p);
+                                  }));
   request.finish = reduction_epilogue(send.dtype, op, result, recv.data, send.count, comm_.size());
 }
 
@@ -123,11 +124,12 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   const int32_t accumulate = accumulate_dtype(send.dtype);
   const auto [input, result] = reduction_buffers(call, send, recv, request);
   request.mpi_work = traced("mpi_reduce_scatter", send.bytes(),
-                            gated([&comm = comm_, input, result, count,
+                            gated(send.bytes(),
+                                  [&comm = comm_, input, result, count,
                                    type = transfer_type(accumulate),
                                    mpi = mpi_op(op)](MpiComm::Pending p) {
-                              comm.reduce_scatter_block(input, result, count, type, mpi, p);
-                            }));
+                                    comm.reduce_scatter_block(input, result, count, type, mpi, p);
+                                  }));
   request.finish = reduction_epilogue(send.dtype, op, result, recv.data, recv.count, comm_.size());
 }
 

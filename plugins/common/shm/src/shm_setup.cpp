@@ -89,7 +89,9 @@ Setup set_up(const SetupChannel& channel, const Settings& settings, bool one_hos
   // The instruction set is chosen per instance; an unusable STRATA_CPU_ISA is an error (create
   // fails) rather than a silent fallback.
   const cpu::IsaChoice isa = cpu::choose_isa(kLegacyIsaVariable);
-  if (!isa.deprecation.empty()) host.log(STRATA_LOG_WARN, "%s: %s", plugin, isa.deprecation.c_str());
+  if (!isa.deprecation.empty()) {
+    host.log(STRATA_LOG_WARN, "%s: %s", plugin, isa.deprecation.c_str());
+  }
   const Kernels& kernels = kernels_for(isa.isa);
 
   std::string error;
@@ -146,7 +148,8 @@ Setup set_up(const SetupChannel& channel, const Settings& settings, bool one_hos
                         "-byte chunks, " + std::to_string(bytes >> 10) + " KiB segment, " +
                         isa.describe() + " kernels, waits " +
                         (group->spins() ? "spin then sleep" : "sleep (more ranks than cores)") +
-                        (one_pid_namespace ? "" : ", peers' exits not watched (pid namespaces differ)") +
+                        (one_pid_namespace ? ""
+                                           : ", peers' exits not watched (pid namespaces differ)") +
                         ")";
   return {std::move(group), std::move(summary),
           AccountedBytes(host, static_cast<int64_t>(bytes / static_cast<size_t>(size)))};

@@ -185,7 +185,8 @@ TEST(Config, MoreInstancesCanLiveSideBySide) {
 // host holds the same number of ranks and shared memory is on, else through each host's first
 // rank. The conformance tests' chunked instance checks results at every size.
 TEST(Config, HierarchicalAllreduceIsOnOnlyAcrossHosts) {
-  for (const char* config : {R"({"hierarchical": true})", R"({"hierarchical": true, "shm": false})"}) {
+  for (const char* config :
+       {R"({"hierarchical": true})", R"({"hierarchical": true, "shm": false})"}) {
     SCOPED_TRACE(config);
     const size_t mark = log_mark();
     strata_error err = sdk::make_error();
@@ -212,8 +213,9 @@ TEST(Config, HierarchicalAllreduceIsOnOnlyAcrossHosts) {
       off = off || line.find(", hierarchical allreduce off (one host)") != std::string::npos;
       on = on || (line.find(", hierarchical allreduce") != std::string::npos &&
                   line.find("hierarchical allreduce off") == std::string::npos);
-      two_level = two_level || line.find("hierarchical allreduce (two-level: within hosts shm on (") !=
-                                   std::string::npos;
+      two_level = two_level ||
+                  line.find("hierarchical allreduce (two-level: within hosts shm on (") !=
+                      std::string::npos;
       leaders = leaders || line.find("hierarchical allreduce (through each host's first rank") !=
                                std::string::npos;
     }

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <thread>
 
 namespace strata::test::comm {
@@ -82,6 +83,28 @@ TEST(StalledPeer, NonblockingAllreduceWaitsWithoutSpinning) {
   EXPECT_EQ(first_difference(data, expected_reduction(STRATA_F32, STRATA_AVG, world(), kCount),
                              STRATA_F32),
             "");
+}
+
+// The same over MPI itself (mpi_instance: shared memory off, where instance() takes it on one
+// host): a large allreduce passes the arrival gate, a small one (below arrival_gate_min_bytes)
+// runs as MPI_Iallreduce waited politely; both must sleep.
+TEST(StalledPeer, BlockingAllreduceOverMpiWaitsWithoutSpinningLargeAndSmall) {
+  ASSERT_GE(world(), 2) << "needs a rank to stall and one to wait";
+  for (uint64_t count : {kCount, uint64_t{256}}) {
+    Bytes data = rank_input(STRATA_F32, rank(), count);
+    strata_buffer buffer = view(data, STRATA_F32);
+    const std::string label =
+        "blocking allreduce over MPI of " + std::to_string(count * 4) + " bytes";
+    expect_waiting_ranks_sleep(label.c_str(), [&] {
+      strata_error err = sdk::make_error();
+      ASSERT_EQ(abi::allreduce(mpi_instance(), &buffer, &buffer, STRATA_SUM, nullptr, &err),
+                STRATA_OK)
+          << err.message;
+    });
+    EXPECT_EQ(first_difference(data, expected_reduction(STRATA_F32, STRATA_SUM, world(), count),
+                               STRATA_F32),
+              "");
+  }
 }
 
 }  // namespace
