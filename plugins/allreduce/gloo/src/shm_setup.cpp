@@ -52,9 +52,13 @@ shm::Setup set_up_shm(const GlooComm& comm, const Config& config, const sdk::Hos
 
 shm::Setup set_up_host_shm(const GlooComm& comm, const Config& config, const sdk::Host& host) {
   if (!comm.two_level() || !comm.cross()) return {nullptr, "", {}};
-  if (!comm.local()) return {nullptr, "shm off (one rank)", {}};
-  const GlooChannel channel(comm.local(), config.timeout);
-  return bounded(shm::set_up(channel, config.shm, true, host, kPluginName), config);
+  shm::Setup setup{nullptr, "shm off (one rank)", {}};
+  if (comm.local()) {
+    const GlooChannel channel(comm.local(), config.timeout);
+    setup = shm::set_up(channel, config.shm, true, host, kPluginName);
+  }
+  shm::keep_only_if_everyone_has_one(setup, GlooChannel(comm.world(), config.timeout));
+  return bounded(std::move(setup), config);
 }
 
 }  // namespace strata::allreduce_gloo

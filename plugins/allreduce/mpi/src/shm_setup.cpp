@@ -41,7 +41,9 @@ shm::Setup set_up_shm(const MpiComm& comm, const Config& config, const sdk::Host
 shm::Setup set_up_host_shm(const MpiComm& comm, const Config& config, const sdk::Host& host) {
   if (!comm.two_level()) return {nullptr, "", {}};
   const MpiChannel channel(comm.node());
-  return shm::set_up(channel, config.shm, true, host, kPluginName);
+  shm::Setup setup = shm::set_up(channel, config.shm, true, host, kPluginName);
+  shm::keep_only_if_everyone_has_one(setup, MpiChannel(comm.handle()));
+  return setup;
 }
 
 }  // namespace strata::allreduce_mpi

@@ -155,4 +155,16 @@ Setup set_up(const SetupChannel& channel, const Settings& settings, bool one_hos
           AccountedBytes(host, static_cast<int64_t>(bytes / static_cast<size_t>(size)))};
 }
 
+void keep_only_if_everyone_has_one(Setup& setup, const SetupChannel& job) {
+  const int32_t mine = setup.group ? 1 : 0;
+  for (int32_t theirs : gather(job, mine)) {
+    if (theirs != 0) continue;
+    setup = {nullptr,
+             setup.group ? "shm off (a rank on another host has no group; see its create line)"
+                         : setup.summary,
+             {}};
+    return;
+  }
+}
+
 }  // namespace strata::common::shm

@@ -61,12 +61,22 @@ class AccountedBytes {
   }
   AccountedBytes(AccountedBytes&& other) noexcept
       : host_(other.host_), bytes_(std::exchange(other.bytes_, 0)) {}
-  AccountedBytes& operator=(AccountedBytes&&) = delete;
-  ~AccountedBytes() {
-    if (bytes_ != 0) host_.account(STRATA_MEM_COMM_BUFFERS, STRATA_MEM_HOST, -bytes_);
+  AccountedBytes& operator=(AccountedBytes&& other) noexcept {
+    if (this != &other) {
+      release();
+      host_ = other.host_;
+      bytes_ = std::exchange(other.bytes_, 0);
+    }
+    return *this;
   }
+  ~AccountedBytes() { release(); }
 
  private:
+  void release() {
+    if (bytes_ != 0) host_.account(STRATA_MEM_COMM_BUFFERS, STRATA_MEM_HOST, -bytes_);
+    bytes_ = 0;
+  }
+
   sdk::Host host_;
   int64_t bytes_ = 0;
 };
@@ -83,5 +93,10 @@ struct Setup {
 // that saw why), and an unusable STRATA_CPU_ISA fails create (STRATA_ERR_INVALID_ARGUMENT).
 Setup set_up(const SetupChannel& channel, const Settings& settings, bool one_host,
              const sdk::Host& host, const char* plugin);
+
+// For groups set up per host (the two-level allreduce): every rank of the job must take the same
+// path, so unless every rank of `job` (a channel over all the job's ranks) came out with a group,
+// every rank drops its own and says why. Collective over `job`.
+void keep_only_if_everyone_has_one(Setup& setup, const SetupChannel& job);
 
 }  // namespace strata::common::shm
