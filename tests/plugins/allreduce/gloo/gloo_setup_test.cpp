@@ -367,19 +367,25 @@ TEST(GlooSetup, RankWithAnotherJobsSecretCannotJoin) {
   EXPECT_TRUE(contains(o0.message, "rank 1 did not arrive within 3 s")) << o0.message;
 }
 
+// Rank 0's outcome when rank 1 exits, or stays connected but silent for 4 s, after create();
+// rank 0's allreduce and a second call are timed (warnings[1], "seconds: ...").
+Outcome survivor_of_peer_that(After after, const std::string& config) {
+  const uint16_t port = free_port();
+  Child c0 = spawn(job_env(0, 2, port), config);
+  Child c1 = spawn(job_env(1, 2, port), config, after);
+  const Outcome o0 = collect(c0);
+  collect(c1);
+  std::printf("rank 0: %s\n", o0.message.c_str());
+  return o0;
+}
+
 // A peer that exits, or stays connected but silent, fails the survivor's collective with
 // STRATA_ERR_COMM (at once, or after timeout_ms), never a hang; later calls fail at once. Over
 // Gloo's TCP pairs here; through shared memory in the next test.
 TEST(GlooSetup, PeerThatExitsOrStallsFailsTheCollective) {
   for (After after : {After::Exit, After::StallThenExit}) {
     SCOPED_TRACE(after == After::Exit ? "exit" : "stall");
-    const uint16_t port = free_port();
-    const std::string config = R"({"timeout_ms": 1500, "shm": false})";
-    Child c0 = spawn(job_env(0, 2, port), config);
-    Child c1 = spawn(job_env(1, 2, port), config, after);
-    const Outcome o0 = collect(c0);
-    collect(c1);
-    std::printf("rank 0: %s\n", o0.message.c_str());
+    const Outcome o0 = survivor_of_peer_that(after, R"({"timeout_ms": 1500, "shm": false})");
     EXPECT_EQ(o0.status, STRATA_ERR_COMM) << o0.message;
     EXPECT_TRUE(contains(o0.message, "gloo allreduce: a peer failed or timed out")) << o0.message;
     // Gloo names the closed connection's address; the plugin says which rank is there.
@@ -399,13 +405,7 @@ TEST(GlooSetup, PeerThatExitsOrStallsFailsTheCollective) {
 TEST(GlooSetup, PeerThatExitsOrStallsFailsTheSharedMemoryCollective) {
   for (After after : {After::Exit, After::StallThenExit}) {
     SCOPED_TRACE(after == After::Exit ? "exit" : "stall");
-    const uint16_t port = free_port();
-    const std::string config = R"({"timeout_ms": 1500})";
-    Child c0 = spawn(job_env(0, 2, port), config);
-    Child c1 = spawn(job_env(1, 2, port), config, after);
-    const Outcome o0 = collect(c0);
-    collect(c1);
-    std::printf("rank 0: %s\n", o0.message.c_str());
+    const Outcome o0 = survivor_of_peer_that(after, R"({"timeout_ms": 1500})");
     EXPECT_EQ(o0.status, STRATA_ERR_COMM) << o0.message;
     EXPECT_TRUE(contains(o0.message, "allreduce over shared memory: rank 1 (pid ")) << o0.message;
     EXPECT_TRUE(contains(o0.message, after == After::Exit
