@@ -24,6 +24,7 @@
 #include "request.hpp"
 #include "validate.hpp"
 #include <strata_common/shm_group.hpp>
+#include <strata_common/shm_two_level.hpp>
 
 #include <strata/plugin.hpp>
 
@@ -99,8 +100,6 @@ class Collectives {
   void allreduce_in_place(void* data, size_t count, int32_t dtype, int32_t op) const;
   void flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count,
                       size_t element_size, const ReduceFn& fn) const;
-  // Hierarchical across hosts in two levels (reductions.cpp).
-  void two_level_allreduce(void* data, size_t count, int32_t dtype, int32_t op) const;
 
   const GlooComm& comm_;
   common::shm::ShmGroup* shm_;

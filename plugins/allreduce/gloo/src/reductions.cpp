@@ -9,7 +9,6 @@
 #include <gloo/reduce.h>
 
 #include <cstring>
-#include <vector>
 
 namespace strata::allreduce_gloo {
 
@@ -57,38 +56,8 @@ void Collectives::flat_allreduce(const std::shared_ptr<gloo::Context>& context, 
   gloo::allreduce(options);
 }
 
-// Two levels, with the same number of ranks L on every host and a host group (NCCL's and
-// Horovod's split: every local rank carries 1/L of the message across the network):
-// reduce-scatter within the host through shared memory, every local rank allreduces its block
-// with the same local rank on the other hosts (L cross-host rings at once), allgather within the
-// host. The count % L elements after the last block: reduced within the host, across hosts by
-// local rank 0, broadcast within the host. Every rank ends with the same bits (each block is one
-// cross-host ring's result, copied); the sum order differs from the flat ring's.
-void Collectives::two_level_allreduce(void* data, size_t count, int32_t dtype, int32_t op) const {
-  common::shm::ShmGroup& host = *host_shm_;
-  const auto local = static_cast<size_t>(host.local_size());
-  const size_t element_size = sdk::dtype_size(dtype);
-  // AVG is summed here and divided once in the request's finish, as on the flat path.
-  const int32_t fold = op == STRATA_AVG ? STRATA_SUM : op;
-  const ReduceFn fn = reduce_function(dtype, op);
-  const size_t block = count / local;
-  if (block > 0) {
-    Scratch slice(host_, block * element_size);
-    host.reduce_scatter(data, slice.data(), block, dtype, fold);
-    flat_allreduce(comm_.cross(), slice.data(), block, element_size, fn);
-    std::vector<uint64_t> counts(local, block), displs(local);
-    for (size_t r = 0; r < local; ++r) displs[r] = r * block;
-    host.allgatherv(slice.data(), data, counts.data(), displs.data(), dtype);
-  }
-  const size_t rest = count - block * local;
-  if (rest == 0) return;
-  void* tail = static_cast<char*>(data) + block * local * element_size;
-  host.allreduce(tail, tail, rest, dtype, fold);
-  if (host.local_rank() == 0) flat_allreduce(comm_.cross(), tail, rest, element_size, fn);
-  host.broadcast(tail, rest, dtype, 0);
-}
-
-// Hierarchical: in two levels where the hosts hold the same number of ranks (above); otherwise
+// Hierarchical: in two levels where the hosts hold the same number of ranks and there is a host
+// group (plugins/common/shm's two_level_allreduce, the cross-host step on comm_.cross()); otherwise
 // reduce to each host's first rank, allreduce among those, broadcast within hosts. The broadcast
 // makes the result bitwise the same on every rank; it equals the flat result up to the order of
 // floating-point additions (integers exactly).
@@ -97,7 +66,12 @@ void Collectives::allreduce_in_place(void* data, size_t count, int32_t dtype, in
   const size_t element_size = sdk::dtype_size(dtype);
   const ReduceFn fn = reduce_function(dtype, op);
   if (!config_.hierarchical) return flat_allreduce(comm_.world(), data, count, element_size, fn);
-  if (host_shm_ != nullptr) return two_level_allreduce(data, count, dtype, op);
+  if (host_shm_ != nullptr) {
+    return common::shm::two_level_allreduce(
+        *host_shm_, host_, data, count, dtype, op, [&](void* block, uint64_t elements) {
+          flat_allreduce(comm_.cross(), block, elements, element_size, fn);
+        });
+  }
   if (const auto& local = comm_.local()) {
     gloo::ReduceOptions reduce(local);
     set_output(reduce, data, count, element_size);

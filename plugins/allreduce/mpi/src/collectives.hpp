@@ -30,6 +30,7 @@
 #include "mpi_comm.hpp"
 #include "request.hpp"
 #include <strata_common/shm_group.hpp>
+#include <strata_common/shm_two_level.hpp>
 #include "validate.hpp"
 
 #include <strata/plugin.hpp>
@@ -137,8 +138,6 @@ class Collectives {
   // host group, else through MpiComm.
   void chunked_allreduce(const void* send, void* recv, uint64_t count, int32_t dtype, int32_t op,
                          MpiComm::Pending pending) const;
-  // One piece in place on `data`, across hosts in two levels (two_level.cpp).
-  void two_level_allreduce(void* data, uint64_t count, int32_t dtype, int32_t op) const;
 
   const MpiComm& comm_;
   shm::ShmGroup* shm_;

@@ -102,6 +102,10 @@ void MpiComm::allreduce(const void* send, void* recv, int count, MPI_Datatype ty
         "MPI_Iallreduce");
 }
 
+void MpiComm::allreduce_across_hosts(void* data, int count, MPI_Datatype type, MPI_Op op) const {
+  check(MPI_Allreduce(MPI_IN_PLACE, data, count, type, op, cross_), "MPI_Allreduce(across hosts)");
+}
+
 void MpiComm::allgather(const void* send, int count, MPI_Datatype type, void* recv,
                         Pending pending) const {
   if (pending == nullptr) {

@@ -48,6 +48,8 @@ class MpiComm {
                             Pending pending) const;
   void broadcast(void* buffer, int count, MPI_Datatype type, int root, Pending pending) const;
   void barrier(Pending pending) const;
+  // Blocking, in place, over cross(): the two-level allreduce's step across hosts.
+  void allreduce_across_hosts(void* data, int count, MPI_Datatype type, MPI_Op op) const;
 
   // Returns once every rank has called it (a barrier), sleeping between polls while some rank has
   // not (polite_wait.hpp). Blocking collectives pass it first when the arrival_gate config option

@@ -64,7 +64,11 @@ void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count
     const int n = static_cast<int>(std::min(piece, count - offset));
     char* piece_recv = static_cast<char*>(recv) + offset * element_size;
     if (two_level) {
-      two_level_allreduce(piece_recv, static_cast<uint64_t>(n), dtype, op);
+      shm::two_level_allreduce(*host_shm_, host_, piece_recv, static_cast<uint64_t>(n), dtype, op,
+                               [&](void* block, uint64_t elements) {
+                                 comm_.allreduce_across_hosts(block, static_cast<int>(elements),
+                                                              transfer_type(dtype), mpi_op(op));
+                               });
       continue;
     }
     const void* piece_send = send == MPI_IN_PLACE
