@@ -23,6 +23,9 @@
 // checked element by element against the exact sum (the data are small integers, so every
 // variant's f32 sum is exact whatever its order): a fast but wrong path aborts the run.
 // Memory per rank: one send and one receive buffer of the largest size, shared by the variants.
+// --collective reduce_scatter times reduce_scatter instead (raw MPI_Reduce_scatter_block, each
+// rank keeping 1/n of the message; a message's element count rounded down to a multiple of n),
+// with busbw = (n-1)/n * bytes / time and the headline's keys prefixed "rs_".
 #include <plugin_harness.hpp>
 
 #include <CLI/CLI.hpp>
@@ -65,37 +68,57 @@ int iterations_for(size_t bytes) {
 // The element i of rank r's input: small integers, so sums over a few ranks are exact in f32.
 float input_value(size_t i, int rank) { return static_cast<float>(static_cast<int>(i % 61) + rank); }
 
+// Whether the run times reduce_scatter (--collective reduce_scatter) instead of allreduce.
+bool g_reduce_scatter = false;
+
 struct Variant {
   const strata_comm_ops* ops = nullptr;  // nullptr: raw MPI_Allreduce
   void* self = nullptr;
   size_t max_bytes = ~size_t{0};         // larger messages are not run ("-" in the table)
 };
 
-void run_once(const Variant& v, float* send, float* recv, size_t count) {
+// This rank's share of a `count`-element message: all of it, or 1/size for reduce_scatter.
+size_t received_count(size_t count, int size) {
+  return g_reduce_scatter ? count / static_cast<size_t>(size) : count;
+}
+
+void run_once(const Variant& v, float* send, float* recv, size_t count, int size) {
+  const size_t out = received_count(count, size);
   if (v.ops == nullptr) {
-    MPI_Allreduce(send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    if (g_reduce_scatter) {
+      MPI_Reduce_scatter_block(send, recv, static_cast<int>(out), MPI_FLOAT, MPI_SUM,
+                               MPI_COMM_WORLD);
+    } else {
+      MPI_Allreduce(send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    }
     return;
   }
   strata_buffer send_buf = strata::sdk::host_buffer(send, count, STRATA_F32);
-  strata_buffer recv_buf = strata::sdk::host_buffer(recv, count, STRATA_F32);
+  strata_buffer recv_buf = strata::sdk::host_buffer(recv, out, STRATA_F32);
   strata_coll_args args = strata::sdk::Comm::args(&send_buf, &recv_buf);
   args.op = STRATA_SUM;
   strata_error err = strata::sdk::make_error();
-  if (v.ops->allreduce(v.self, &args, nullptr, &err) != STRATA_OK) {
-    std::fprintf(stderr, "plugin allreduce failed: %s\n", err.message);
+  const auto call = g_reduce_scatter ? v.ops->reduce_scatter : v.ops->allreduce;
+  if (call(v.self, &args, nullptr, &err) != STRATA_OK) {
+    std::fprintf(stderr, "plugin %s failed: %s\n", g_reduce_scatter ? "reduce_scatter" : "allreduce",
+                 err.message);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
 }
 
 // Runs `v` once into a poisoned `recv` and aborts the job if any element differs from the sum.
-void verify(const Variant& v, const char* name, float* send, float* recv, size_t count, int size) {
-  std::fill(recv, recv + count, std::numeric_limits<float>::quiet_NaN());
+void verify(const Variant& v, const char* name, float* send, float* recv, size_t count, int size,
+            int rank) {
+  const size_t out = received_count(count, size);
+  // Element i of recv is element first + i of the whole message.
+  const size_t first = g_reduce_scatter ? out * static_cast<size_t>(rank) : 0;
+  std::fill(recv, recv + out, std::numeric_limits<float>::quiet_NaN());
   MPI_Barrier(MPI_COMM_WORLD);
-  run_once(v, send, recv, count);
+  run_once(v, send, recv, count, size);
   const int rank_sum = size * (size - 1) / 2;
   long long bad = -1;
-  for (size_t i = 0; i < count; ++i) {
-    const float want = static_cast<float>(size * static_cast<int>(i % 61) + rank_sum);
+  for (size_t i = 0; i < out; ++i) {
+    const float want = static_cast<float>(size * static_cast<int>((first + i) % 61) + rank_sum);
     if (recv[i] != want) {
       bad = static_cast<long long>(i);
       break;
@@ -107,7 +130,7 @@ void verify(const Variant& v, const char* name, float* send, float* recv, size_t
     if (bad >= 0) {
       std::fprintf(stderr, "WRONG RESULT: %s, %zu bytes: element %lld is %g, expected %g\n", name,
                    count * sizeof(float), bad, static_cast<double>(recv[bad]),
-                   static_cast<double>(size * static_cast<int>(bad % 61) + rank_sum));
+                   static_cast<double>(size * static_cast<int>((first + bad) % 61) + rank_sum));
     }
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
@@ -115,7 +138,7 @@ void verify(const Variant& v, const char* name, float* send, float* recv, size_t
 
 // Median over iterations of the slowest rank's time for each variant in `active` (others: NaN).
 std::vector<double> measure(const std::vector<Variant>& variants, const std::vector<int>& active,
-                            float* send, float* recv, size_t count) {
+                            float* send, float* recv, size_t count, int size) {
   const int iterations = iterations_for(count * sizeof(float));
   const int warmup = std::max(1, iterations / 4);
   std::vector<std::vector<double>> times(variants.size());
@@ -123,7 +146,7 @@ std::vector<double> measure(const std::vector<Variant>& variants, const std::vec
     for (int v : active) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
-      run_once(variants[v], send, recv, count);
+      run_once(variants[v], send, recv, count, size);
       const double seconds = MPI_Wtime() - start;
       if (i >= warmup) times[v].push_back(seconds);
     }
@@ -198,6 +221,7 @@ int main(int argc, char** argv) {
   std::string config = "{}", shm_config = "{}", gloo_config = "{}";
   size_t min_bytes = 1024, max_bytes = size_t{256} << 20, gloo_max_bytes = size_t{64} << 20;
   bool no_gloo = false;
+  std::string collective = "allreduce";
   app.add_option("--plugin", plugin_path, "MPI plugin library to load");
   app.add_option("--config", config,
                  "config object for both MPI plugin instances, e.g. {\"chunk_bytes\": 4194304}");
@@ -210,7 +234,10 @@ int main(int argc, char** argv) {
   app.add_flag("--no-gloo", no_gloo, "leave out the gloo variants");
   app.add_option("--min-bytes", min_bytes, "smallest message size (sizes grow x4 from it)");
   app.add_option("--max-bytes", max_bytes, "largest message size");
+  app.add_option("--collective", collective, "what to time: allreduce or reduce_scatter")
+      ->check(CLI::IsMember({"allreduce", "reduce_scatter"}));
   CLI11_PARSE(app, argc, argv);
+  g_reduce_scatter = collective == "reduce_scatter";
 
   std::string mpi_config, shm_full_config, mpi_hier_config, gloo_flat_config, gloo_hier_config,
       gloo_tcp_config;
@@ -279,14 +306,16 @@ int main(int argc, char** argv) {
   const size_t max_count = max_bytes / sizeof(float);
   std::vector<float> send(max_count), recv(max_count, 0.0f);
   for (size_t i = 0; i < max_count; ++i) send[i] = input_value(i, rank);
-  const double bus_factor = size > 1 ? 2.0 * (size - 1) / size : 1.0;
+  const double ring_factor = g_reduce_scatter ? 1.0 : 2.0;
+  const double bus_factor = size > 1 ? ring_factor * (size - 1) / size : 1.0;
   const double inf = std::numeric_limits<double>::infinity();
   double plugin_min_from_1mib = inf, shm_min_from_16mib = inf, shm_min = inf;
   double gloo_min = inf, gloo_tcp_min = inf, hier_min_from_64kib = inf, mpi_hier_min = inf;
   if (rank == 0) {
-    std::printf("allreduce f32 SUM, %d ranks; plugin-mpi config %s; plugin-shm config %s; "
+    std::printf("%s f32 SUM, %d ranks; plugin-mpi config %s; plugin-shm config %s; "
                 "plugin-hier config %s\n",
-                size, mpi_config.c_str(), shm_full_config.c_str(), mpi_hier_config.c_str());
+                collective.c_str(), size, mpi_config.c_str(), shm_full_config.c_str(),
+                mpi_hier_config.c_str());
     if (with_gloo) {
       std::printf("gloo config %s; gloo-hier config %s; gloo-tcp config %s; the last two up to "
                   "%zu bytes\n",
@@ -305,13 +334,16 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 4) {
-    const size_t count = bytes / sizeof(float);
+    const size_t count = bytes / sizeof(float) / static_cast<size_t>(g_reduce_scatter ? size : 1) *
+                         static_cast<size_t>(g_reduce_scatter ? size : 1);
     std::vector<int> active;
     for (int v = 0; v < static_cast<int>(variants.size()); ++v) {
       if (bytes <= variants[v].max_bytes) active.push_back(v);
     }
-    for (int v : active) verify(variants[v], kNames[v], send.data(), recv.data(), count, size);
-    const std::vector<double> t = measure(variants, active, send.data(), recv.data(), count);
+    for (int v : active) {
+      verify(variants[v], kNames[v], send.data(), recv.data(), count, size, rank);
+    }
+    const std::vector<double> t = measure(variants, active, send.data(), recv.data(), count, size);
     std::vector<double> bw(variants.size());
     for (size_t v = 0; v < variants.size(); ++v) bw[v] = bus_factor * bytes / t[v] / 1e9;
     const double shm_ratio = bw[kPluginShm] / bw[kMpi];
@@ -353,12 +385,13 @@ int main(int argc, char** argv) {
     }
   }
   if (rank == 0) {
-    std::printf("headline ranks=%d shm_vs_mpi_16mib_up=%s shm_vs_mpi_min=%s plugin_vs_mpi_min=%s "
-                "gloo_vs_mpi_min=%s gloo_tcp_vs_mpi_min=%s hier_vs_flat_64kib_up=%s "
-                "mpi_hier_vs_flat_64kib_up=%s\n",
-                size, figure(shm_min_from_16mib).c_str(), figure(shm_min).c_str(),
-                figure(plugin_min_from_1mib).c_str(), figure(gloo_min).c_str(),
-                figure(gloo_tcp_min).c_str(), figure(hier_min_from_64kib).c_str(),
+    const char* p = g_reduce_scatter ? "rs_" : "";
+    std::printf("headline ranks=%d %sshm_vs_mpi_16mib_up=%s %sshm_vs_mpi_min=%s "
+                "%splugin_vs_mpi_min=%s %sgloo_vs_mpi_min=%s %sgloo_tcp_vs_mpi_min=%s "
+                "%shier_vs_flat_64kib_up=%s %smpi_hier_vs_flat_64kib_up=%s\n",
+                size, p, figure(shm_min_from_16mib).c_str(), p, figure(shm_min).c_str(), p,
+                figure(plugin_min_from_1mib).c_str(), p, figure(gloo_min).c_str(), p,
+                figure(gloo_tcp_min).c_str(), p, figure(hier_min_from_64kib).c_str(), p,
                 figure(mpi_hier_min).c_str());
   }
   for (size_t v = 1; v < variants.size(); ++v) variants[v].ops->destroy(variants[v].self);
