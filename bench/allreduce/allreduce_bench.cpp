@@ -220,7 +220,7 @@ int main(int argc, char** argv) {
   std::string gloo_path = STRATA_ALLREDUCE_GLOO_PLUGIN;
   std::string config = "{}", shm_config = "{}", gloo_config = "{}";
   size_t min_bytes = 1024, max_bytes = size_t{256} << 20, gloo_max_bytes = size_t{64} << 20;
-  bool no_gloo = false;
+  bool no_gloo = false, shm_only = false;
   std::string collective = "allreduce";
   app.add_option("--plugin", plugin_path, "MPI plugin library to load");
   app.add_option("--config", config,
@@ -232,6 +232,9 @@ int main(int argc, char** argv) {
                  "config object for both gloo instances, e.g. {\"timeout_ms\": 60000}");
   app.add_option("--gloo-max-bytes", gloo_max_bytes, "largest message the gloo variants run");
   app.add_flag("--no-gloo", no_gloo, "leave out the gloo variants");
+  app.add_flag("--shm-only", shm_only,
+               "time only mpi and plugin-shm (the others print as nan; implies --no-gloo): "
+               "vs_deepspeed.sh's rounds");
   app.add_option("--min-bytes", min_bytes, "smallest message size (sizes grow x4 from it)");
   app.add_option("--max-bytes", max_bytes, "largest message size");
   app.add_option("--collective", collective, "what to time: allreduce or reduce_scatter")
@@ -257,8 +260,8 @@ int main(int argc, char** argv) {
   // rank, so every rank decides alike.
   std::string gloo_skipped;
   const char* master_port = std::getenv("MASTER_PORT");
-  if (no_gloo) {
-    gloo_skipped = "--no-gloo";
+  if (no_gloo || shm_only) {
+    gloo_skipped = shm_only ? "--shm-only" : "--no-gloo";
   } else if (gloo_path.empty()) {
     gloo_skipped = "the gloo plugin was not built";
   } else if (std::getenv("MASTER_ADDR") == nullptr || master_port == nullptr ||
@@ -338,6 +341,7 @@ int main(int argc, char** argv) {
                          static_cast<size_t>(g_reduce_scatter ? size : 1);
     std::vector<int> active;
     for (int v = 0; v < static_cast<int>(variants.size()); ++v) {
+      if (shm_only && v != kMpi && v != kPluginShm) continue;
       if (bytes <= variants[v].max_bytes) active.push_back(v);
     }
     for (int v : active) {

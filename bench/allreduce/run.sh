@@ -12,6 +12,12 @@
 #                        no gloo)
 #   gloo_tcp_vs_mpi_min  lowest gloo over TCP only/MPI ratio up to 64 MiB, both runs
 #   example_gloo_vs_mpi  the example's samples/s at 4 ranks over strata-run --backend gloo / mpi
+#   shm_vs_deepspeed_min lowest plugin-shm/DeepSpeed bus bandwidth ratio from 64 KiB up, 2 and 4
+#                        ranks: DeepSpeed's shared-memory allreduce (deepspeed_shm.py, run by
+#                        PEER_PYTHON, a Python with deepspeed and torch) in DS_ROUNDS rounds
+#                        (default 3) alternating with the bench's plugin-shm, medians per size;
+#                        "nan" (and a line saying why) without PEER_PYTHON or when DeepSpeed's
+#                        shared-memory kernel cannot run
 # The gloo plugin meets its peers through rank 0's store: MASTER_ADDR, MASTER_PORT (and the two
 # ports above it, for the hierarchical and TCP-only instances) and STRATA_JOB_SECRET. When they are not set already
 # (strata-run --backend mpi sets them), this script sets 127.0.0.1, a free port and a fresh
@@ -57,21 +63,27 @@ lower() {
   awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || a == "nan") print b; else if (b == "" || b == "nan") print a; else print (a + 0 < b + 0 ? a : b) }'
 }
 
+# mpirun as every run here starts it: see the comment on btl_vader_single_copy_mechanism below.
+launch() {  # np command...
+  local np=$1
+  shift
+  mpirun --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none \
+    -x MASTER_ADDR -x MASTER_PORT -x STRATA_JOB_SECRET "${extra[@]}" -np "$np" "$@"
+}
+set_port() {
+  if [[ -n $fixed_port ]]; then MASTER_PORT=$fixed_port; else MASTER_PORT=$(free_port); fi
+  export MASTER_PORT
+}
+
 shm16="" shmmin="" plugin="" gloo="" gloo_tcp=""
 for np in 2 4; do
-  if [[ -n $fixed_port ]]; then
-    MASTER_PORT=$fixed_port
-  else
-    MASTER_PORT=$(free_port)
-  fi
-  export MASTER_PORT
+  set_port
   # btl_vader_single_copy_mechanism none: Open MPI's shared-memory transport copies through its
   # own shared buffers (copy-in/copy-out) instead of single-copy CMA (process_vm_readv). Kept as
   # the comparison baseline: it is what the figures in plugins/allreduce/mpi/src/config.cpp were
   # measured against, and it is the same everywhere, whereas CMA needs ptrace permission between
   # the ranks, which containers often withhold (vader then warns or fails on large messages).
-  out=$(mpirun --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none \
-    -x MASTER_ADDR -x MASTER_PORT -x STRATA_JOB_SECRET "${extra[@]}" -np "$np" "$bench" "$@")
+  out=$(launch "$np" "$bench" "$@")
   echo "$out" | grep -v '^headline'
   line=$(echo "$out" | grep '^headline ' || true)
   [[ -n $line ]] || { echo "run.sh: no headline from the $np-rank run" >&2; exit 1; }
@@ -108,4 +120,56 @@ else
   echo "example: not run (needs $example, $launcher and dataset-fashion-mnist)"
 fi
 
-echo "headline shm_vs_mpi_16mib_up=${shm16:-nan} shm_vs_mpi_min=${shmmin:-nan} plugin_vs_mpi_min=${plugin:-nan} gloo_vs_mpi_min=${gloo:-nan} gloo_tcp_vs_mpi_min=${gloo_tcp:-nan} example_gloo_vs_mpi=$example_ratio"
+# DeepSpeed's shared-memory allreduce beside plugin-shm, rounds alternating (the two cannot share
+# a process): per size the median of each over the rounds, then plugin-shm / DeepSpeed.
+ds_ratio=nan
+peer="$(dirname "$0")/deepspeed_shm.py"
+if [[ -z ${PEER_PYTHON:-} ]]; then
+  echo "deepspeed: not run (set PEER_PYTHON to a Python with deepspeed and torch)"
+elif ! "$PEER_PYTHON" -c "import deepspeed, torch" > /dev/null 2>&1; then
+  echo "deepspeed: not run ($PEER_PYTHON cannot import deepspeed and torch)"
+else
+  rounds_file=$(mktemp)
+  trap 'rm -f "$rounds_file"' EXIT
+  ds_failed=""
+  for np in 2 4; do
+    for round in $(seq "${DS_ROUNDS:-3}"); do
+      set_port
+      launch "$np" "$bench" --shm-only --min-bytes 65536 |
+        awk -v np="$np" -v round="$round" '$1 ~ /^[0-9]+$/ { print np, "strata", $1, $4 }' >> "$rounds_file"
+      set_port
+      if ! launch "$np" "$PEER_PYTHON" "$peer" --min-bytes 65536 > "$rounds_file.ds" 2>&1; then
+        grep -E "^deepspeed:|WRONG" "$rounds_file.ds" || tail -5 "$rounds_file.ds"
+        echo "deepspeed: the $np-rank run failed"
+        ds_failed=1
+        rm -f "$rounds_file.ds"
+        break 2
+      fi
+      awk -v np="$np" '$1 == "deepspeed" { print np, "deepspeed", $2, $3 }' "$rounds_file.ds" >> "$rounds_file"
+      rm -f "$rounds_file.ds"
+    done
+  done
+  # Per (ranks, size): the median busbw of each side over the rounds, and their ratio.
+  table=""
+  [[ -n $ds_failed ]] || table=$(sort -k1,1n -k3,3n -k2,2 "$rounds_file" | awk '
+    function median(list,   n, v, i, j, t) {
+      n = split(list, v, " ")
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+    }
+    { key = $1 " " $3; seen[key] = 1; order[key] = $1 * 1e12 + $3; all[key, $2] = all[key, $2] " " $4 }
+    END {
+      for (key in seen) {
+        s = median(all[key, "strata"]); d = median(all[key, "deepspeed"])
+        printf "%d %s %.3f %.3f %.2f\n", order[key], key, s, d, (d > 0 ? s / d : 0)
+      }
+    }' | sort -n | cut -d" " -f2-)
+  if [[ -n $table ]]; then
+    echo "plugin-shm vs DeepSpeed's shared-memory allreduce (f32 SUM, busbw GB/s, median of ${DS_ROUNDS:-3} alternating rounds)"
+    printf '%6s %12s %12s %12s %8s\n' ranks bytes plugin-shm deepspeed shm/ds
+    echo "$table" | awk '{ printf "%6s %12s %12s %12s %8s\n", $1, $2, $3, $4, $5 }'
+    ds_ratio=$(echo "$table" | awk 'NR == 1 || $5 + 0 < m { m = $5 + 0 } END { printf "%.2f", m }')
+  fi
+fi
+
+echo "headline shm_vs_mpi_16mib_up=${shm16:-nan} shm_vs_mpi_min=${shmmin:-nan} plugin_vs_mpi_min=${plugin:-nan} gloo_vs_mpi_min=${gloo:-nan} gloo_tcp_vs_mpi_min=${gloo_tcp:-nan} example_gloo_vs_mpi=$example_ratio shm_vs_deepspeed_min=$ds_ratio"

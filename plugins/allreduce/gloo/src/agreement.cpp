@@ -37,25 +37,33 @@ uint64_t digest(const uint64_t* values, size_t count, uint64_t seed) {
   return h;
 }
 
-void check_agreement(const std::shared_ptr<gloo::Context>& world, const CallHeader& mine,
-                     std::chrono::milliseconds timeout) {
-  if (world->size == 1) return;
-  std::vector<CallHeader> all(static_cast<size_t>(world->size));
-  CallHeader in = mine;
+std::vector<Frame> check_agreement(const std::shared_ptr<gloo::Context>& world,
+                                   const CallHeader& mine, const void* payload,
+                                   size_t payload_bytes, std::chrono::milliseconds timeout) {
+  if (world->size == 1) return {};
+  const bool fold = payload_bytes <= kFoldBytes;
+  std::vector<Frame> all(static_cast<size_t>(world->size));
+  Frame in{};
+  in.header = mine;
+  if (fold && payload_bytes > 0) std::memcpy(in.payload, payload, payload_bytes);
   gloo::AllgatherOptions options(world);
   options.setInput(reinterpret_cast<unsigned char*>(&in), sizeof in);
   options.setOutput(reinterpret_cast<unsigned char*>(all.data()), all.size() * sizeof in);
   options.setTimeout(timeout);
   gloo::allgather(options);
   for (size_t r = 1; r < all.size(); ++r) {
-    if (same(all[r], all[0])) continue;
-    std::string message = "ranks disagree: rank 0 called " + describe(all[0]) + ", rank " +
-                          std::to_string(r) + " called " + describe(all[r]);
-    if (all[r].kind == STRATA_COLL_ALLGATHERV && describe(all[r]) == describe(all[0])) {
+    if (same(all[r].header, all[0].header)) continue;
+    const CallHeader& first = all[0].header;
+    const CallHeader& other = all[r].header;
+    std::string message = "ranks disagree: rank 0 called " + describe(first) + ", rank " +
+                          std::to_string(r) + " called " + describe(other);
+    if (other.kind == STRATA_COLL_ALLGATHERV && describe(other) == describe(first)) {
       message += " with different recv_counts or displs";
     }
     sdk::fail(STRATA_ERR_MISMATCH, message);
   }
+  if (!fold) return {};
+  return all;
 }
 
 }  // namespace strata::allreduce_gloo

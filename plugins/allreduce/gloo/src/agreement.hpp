@@ -2,14 +2,23 @@
 // dtype, op, count, root and a digest of allgatherv's counts) and compare. Gloo itself would hang
 // until the timeout, or read past a block, when ranks disagree; with the check, every rank fails
 // the call alike with STRATA_ERR_MISMATCH and a sentence such as "rank 0 called allreduce SUM of 10
-// f32, rank 1 called allreduce SUM of 11 f32". Costs one small allgather per collective.
+// f32, rank 1 called allreduce SUM of 11 f32".
+//
+// The exchange is one allgather of a fixed-size frame: the header and up to kFoldBytes of payload.
+// A reduction whose payload fits travels in it, so the header costs no round of its own: every
+// rank reduces the gathered payloads itself, in rank order, and the collective needs no second
+// exchange (small allreduces were two rounds of Gloo latency, agreement then data). The frame's
+// size is the same for every call, so ranks that disagree on the payload's size still exchange
+// whole frames and fail with the mismatch, not with a transport error.
 #pragma once
 
 #include <gloo/context.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace strata::allreduce_gloo {
 
@@ -22,9 +31,23 @@ struct CallHeader {
   uint64_t digest = 0;  // allgatherv: FNV-1a of recv_counts and displs
 };
 
-// Throws sdk::Error(STRATA_ERR_MISMATCH) when some rank's header differs from rank 0's.
-void check_agreement(const std::shared_ptr<gloo::Context>& world, const CallHeader& mine,
-                     std::chrono::milliseconds timeout);
+// The payload a frame carries: a reduction's input of at most this many bytes (1 KiB: 256 f32
+// or, widened, 512 halves) rides with the header.
+inline constexpr size_t kFoldBytes = 1024;
+
+struct Frame {
+  CallHeader header;
+  unsigned char payload[kFoldBytes];
+};
+
+// Exchanges `mine` with every rank of `world` and throws sdk::Error(STRATA_ERR_MISMATCH) when some
+// rank's header differs from rank 0's. When `payload_bytes` <= kFoldBytes, `payload` travels in
+// this rank's frame and the frames come back (index: rank), the payloads ready to reduce;
+// otherwise the result is empty. The headers agreeing means every rank's payload size agrees, so
+// either every rank gets the frames or none does.
+std::vector<Frame> check_agreement(const std::shared_ptr<gloo::Context>& world,
+                                   const CallHeader& mine, const void* payload,
+                                   size_t payload_bytes, std::chrono::milliseconds timeout);
 
 uint64_t digest(const uint64_t* values, size_t count, uint64_t seed = 1469598103934665603ull);
 

@@ -4,7 +4,8 @@
 // is what runs later, in order, on the instance's progress thread, and request.finish what remains
 // afterwards (on the thread that completes the request).
 // Every work item first checks that the ranks agree on the call (agreement.hpp), then runs Gloo
-// with config.timeout; Gloo's exceptions become STRATA_ERR_COMM (errors.hpp). After a transport
+// with config.timeout (an allreduce or reduce_scatter of at most kFoldBytes is done by then: its
+// payload travelled with the check); Gloo's exceptions become STRATA_ERR_COMM (errors.hpp). After a transport
 // failure Gloo's pairs are unusable, so every later collective of the instance fails at once with
 // the first failure's message instead of waiting for another timeout.
 //
@@ -32,8 +33,18 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace strata::allreduce_gloo {
+
+// A reduction small enough to travel in the agreement frame (agreement.hpp): `bytes` of `data`
+// (as they stand when the work item runs), and what to do with every rank's copy instead of the
+// collective itself. The default folds nothing.
+struct Fold {
+  const void* data = nullptr;
+  size_t bytes = ~size_t{0};
+  std::function<void(const std::vector<Frame>&)> reduce;
+};
 
 class Collectives {
  public:
@@ -74,9 +85,11 @@ class Collectives {
   };
   // `body` as a work item: agreement check, error translation, failure latch; with a timeline, one
   // span `span` (a string literal, "gloo_<call>") of `bytes` (the caller's payload) on the
-  // progress thread, agreement check included.
+  // progress thread, agreement check included. When `fold` fits the agreement frame, its reduce
+  // runs on the gathered frames instead of `body`.
   std::function<void()> guarded(const char* call, const char* span, uint64_t bytes,
-                                const CallHeader& header, std::function<void()> body) const;
+                                const CallHeader& header, std::function<void()> body,
+                                Fold fold = {}) const;
   // Whether a collective moving `payload_bytes` goes through the shared-memory group.
   bool use_shm(uint64_t payload_bytes) const {
     return shm_ != nullptr && config_.shm.takes(payload_bytes);

@@ -13,10 +13,23 @@
 
 namespace strata::allreduce_gloo {
 
+namespace {
+
+// `out` = the `count` elements at `offset` bytes of every frame's payload, reduced by `fn` in rank
+// order: the same on every rank.
+void reduce_frames(const std::vector<Frame>& frames, size_t offset, void* out, size_t count,
+                   size_t element_size, const ReduceFn& fn) {
+  std::memcpy(out, frames[0].payload + offset, count * element_size);
+  for (size_t r = 1; r < frames.size(); ++r) fn(out, out, frames[r].payload + offset, count);
+}
+
+}  // namespace
+
 std::function<void()> Collectives::guarded(const char* call, const char* span, uint64_t bytes,
-                                           const CallHeader& header,
-                                           std::function<void()> body) const {
-  return [this, call, span, bytes, header, body = std::move(body), failure = failure_] {
+                                           const CallHeader& header, std::function<void()> body,
+                                           Fold fold) const {
+  return [this, call, span, bytes, header, body = std::move(body), fold = std::move(fold),
+          failure = failure_] {
     const int64_t begin = tracer_.now();
     {
       std::lock_guard lock(failure->mutex);
@@ -28,8 +41,10 @@ std::function<void()> Collectives::guarded(const char* call, const char* span, u
     }
     try {
       translate(std::string("gloo ") + call, [&] {
-        check_agreement(comm_.world(), header, config_.timeout);
-        body();
+        const std::vector<Frame> frames =
+            check_agreement(comm_.world(), header, fold.data, fold.bytes, config_.timeout);
+        if (frames.empty()) return body();
+        fold.reduce(frames);
       });
     } catch (const sdk::Error& e) {
       // Disagreement leaves the connections intact; a transport error does not.
@@ -118,10 +133,17 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   } else if (!in_place && send.count > 0) {
     std::memcpy(recv.data, send.data, send.bytes());
   }
+  const size_t accumulate_size = sdk::dtype_size(accumulate);
+  Fold fold{result, send.count * accumulate_size,
+            [result, count = send.count, accumulate, accumulate_size,
+             op](const std::vector<Frame>& frames) {
+              reduce_frames(frames, 0, result, count, accumulate_size,
+                            reduce_function(accumulate, op));
+            }};
   request.work = guarded(call, "gloo_allreduce", send.bytes(), header,
                          [this, result, count = send.count, accumulate, op] {
     allreduce_in_place(result, count, accumulate, op);
-  });
+  }, std::move(fold));
   if (op != STRATA_AVG && !is_half(send.dtype)) return;
   request.finish = [=, out = recv.data, dtype = send.dtype, count = send.count] {
     if (op == STRATA_AVG && world > 1) divide_in_place(result, count, accumulate, world);
@@ -160,6 +182,13 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   } else if (send.count > 0) {
     std::memcpy(all, send.data, send.bytes());
   }
+  const size_t mine_at = recv.count * static_cast<size_t>(comm_.rank()) * accumulate_size;
+  Fold fold{all, send.count * accumulate_size,
+            [all, mine_at, block = recv.count, accumulate, accumulate_size,
+             op](const std::vector<Frame>& frames) {
+              reduce_frames(frames, mine_at, static_cast<char*>(all) + mine_at, block,
+                            accumulate_size, reduce_function(accumulate, op));
+            }};
   request.work = guarded(call, "gloo_reduce_scatter", send.bytes(), header,
                          [this, all, ring, count = send.count, block = recv.count, accumulate, op] {
     if (!ring) return allreduce_in_place(all, count, accumulate, op);
@@ -168,7 +197,7 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
     void* incoming = static_cast<char*>(all) + count * element_size;
     ring_reduce_scatter(*comm_.world(), all, incoming, block, element_size,
                         reduce_function(accumulate, op), config_.timeout);
-  });
+  }, std::move(fold));
   const int world = comm_.size();
   request.finish = [=, out = recv.data, dtype = send.dtype, count = recv.count,
                     rank = comm_.rank()] {
