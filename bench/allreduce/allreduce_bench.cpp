@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-gloo", no_gloo, "leave out the gloo variants");
   app.add_flag("--shm-only", shm_only,
                "time only mpi and plugin-shm (the others print as nan; implies --no-gloo): "
-               "vs_deepspeed.sh's rounds");
+               "run.sh's DeepSpeed rounds");
   app.add_option("--min-bytes", min_bytes, "smallest message size (sizes grow x4 from it)");
   app.add_option("--max-bytes", max_bytes, "largest message size");
   app.add_option("--collective", collective, "what to time: allreduce or reduce_scatter")

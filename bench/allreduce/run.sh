@@ -13,7 +13,7 @@
 #   gloo_tcp_vs_mpi_min  lowest gloo over TCP only/MPI ratio up to 64 MiB, both runs
 #   example_gloo_vs_mpi  the example's samples/s at 4 ranks over strata-run --backend gloo / mpi
 #   shm_vs_deepspeed_min lowest plugin-shm/DeepSpeed bus bandwidth ratio from 64 KiB up, 2 and 4
-#                        ranks: DeepSpeed's shared-memory allreduce (deepspeed_shm.py, run by
+#                        ranks: DeepSpeed's shared-memory allreduce (peer_allreduce.py, run by
 #                        PEER_PYTHON, a Python with deepspeed and torch) in DS_ROUNDS rounds
 #                        (default 3) alternating with the bench's plugin-shm, medians per size;
 #                        "nan" (and a line saying why) without PEER_PYTHON or when DeepSpeed's
@@ -123,7 +123,7 @@ fi
 # DeepSpeed's shared-memory allreduce beside plugin-shm, rounds alternating (the two cannot share
 # a process): per size the median of each over the rounds, then plugin-shm / DeepSpeed.
 ds_ratio=nan
-peer="$(dirname "$0")/deepspeed_shm.py"
+peer="$(dirname "$0")/peer_allreduce.py"
 if [[ -z ${PEER_PYTHON:-} ]]; then
   echo "deepspeed: not run (set PEER_PYTHON to a Python with deepspeed and torch)"
 elif ! "$PEER_PYTHON" -c "import deepspeed, torch" > /dev/null 2>&1; then
@@ -138,7 +138,7 @@ else
       launch "$np" "$bench" --shm-only --min-bytes 65536 |
         awk -v np="$np" -v round="$round" '$1 ~ /^[0-9]+$/ { print np, "strata", $1, $4 }' >> "$rounds_file"
       set_port
-      if ! launch "$np" "$PEER_PYTHON" "$peer" --min-bytes 65536 > "$rounds_file.ds" 2>&1; then
+      if ! launch "$np" "$PEER_PYTHON" "$peer" --impl deepspeed-shm --min-bytes 65536 > "$rounds_file.ds" 2>&1; then
         grep -E "^deepspeed:|WRONG" "$rounds_file.ds" || tail -5 "$rounds_file.ds"
         echo "deepspeed: the $np-rank run failed"
         ds_failed=1

@@ -10,9 +10,12 @@
 # local rank allreducing its slice across hosts, allgather through shared memory), and the gloo
 # plugin flat and hierarchical (the same two levels) up to 64 MiB. Ends with
 #   headline hier_vs_flat_2x2_min=R mpi_hier_vs_flat_2x2_min=M gloo_vs_mpi_2x2_min=G
+#            gloo_vs_torch_gloo_2x2_min=T
 # R: the lowest gloo-hier/gloo bus-bandwidth ratio from 64 KiB up; M: the same for plugin-hier/
 # plugin-mpi; G: the lowest gloo/MPI ratio from 64 KiB up ("nan" when the gloo plugin is not
-# built). Sizes run up to 64 MiB unless --max-bytes is given. Needs root (network namespaces);
+# built); T: the lowest gloo/torch.distributed gloo ratio over every size, torch's allreduce run by
+# peer_allreduce.py --impl torch-gloo under PEER_PYTHON (a Python with torch) right after the
+# bench on the same 2x2 ranks ("nan", saying why, without PEER_PYTHON). Sizes run up to 64 MiB unless --max-bytes is given. Needs root (network namespaces);
 # says SKIP and exits 77 otherwise.
 # On a shared machine run it as `chrt -r 1 bench/allreduce/run_multinode.sh build`.
 set -euo pipefail
@@ -43,13 +46,17 @@ STRATA_JOB_SECRET=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
 # mpi_yield_when_idle: each "host" has 2 slots, so Open MPI does not know that 4 ranks share this
 # machine's cores and would busy-poll; measured on the 2-core VM, that made a 1 KiB allreduce
 # take milliseconds (0.000 GB/s) and 256 KiB 0.007 GB/s, against 0.024 and 1.0 GB/s yielding.
-out=$(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 \
-  -H "$STRATA_MN_HOST_A:2,$STRATA_MN_HOST_B:2" -np 4 \
-  --mca plm_rsh_agent "$STRATA_MN_AGENT" \
-  --mca btl_tcp_if_include "$STRATA_MN_SUBNET" --mca oob_tcp_if_include "$STRATA_MN_SUBNET" \
-  --mca btl_vader_single_copy_mechanism none --mca rtc_hwloc_vmhole none \
-  -x MASTER_ADDR -x MASTER_PORT -x STRATA_JOB_SECRET \
-  "$bench" "${options[@]}")
+launch_2x2() {
+  mpirun --allow-run-as-root --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 \
+    -H "$STRATA_MN_HOST_A:2,$STRATA_MN_HOST_B:2" -np 4 \
+    --mca plm_rsh_agent "$STRATA_MN_AGENT" \
+    --mca btl_tcp_if_include "$STRATA_MN_SUBNET" --mca oob_tcp_if_include "$STRATA_MN_SUBNET" \
+    --mca btl_vader_single_copy_mechanism none --mca rtc_hwloc_vmhole none \
+    -x MASTER_ADDR -x MASTER_PORT -x STRATA_JOB_SECRET -x GLOO_SOCKET_IFNAME "$@"
+}
+# Each namespace's one interface (torch's gloo would otherwise pick one by the host name).
+export GLOO_SOCKET_IFNAME=eth0
+out=$(launch_2x2 "$bench" "${options[@]}")
 echo "$out" | grep -v '^headline'
 line=$(echo "$out" | grep '^headline ' || true)
 [[ -n $line ]] || { echo "run_multinode.sh: no headline from the 2x2 run" >&2; exit 1; }
@@ -58,4 +65,42 @@ launched=$(sort -u "$STRATA_MN_AGENT_LOG" | awk '{print $1}' | tr '\n' ' ')
 echo "# hosts started through the agent: $launched"
 # gloo/mpi from 64 KiB up, from the table (the bench's own key covers every size).
 gloo64=$(echo "$out" | awk '$1 ~ /^[0-9]+$/ && $1 >= 65536 && $6 != "-" { r = $6 / $2; if (min == "" || r < min) min = r } END { if (min == "") print "nan"; else printf "%.2f", min }')
-echo "headline hier_vs_flat_2x2_min=$(key hier_vs_flat_64kib_up) mpi_hier_vs_flat_2x2_min=$(key mpi_hier_vs_flat_64kib_up) gloo_vs_mpi_2x2_min=$gloo64"
+
+# torch.distributed's gloo on the same ranks and sizes: per size, the gloo plugin's busbw (the
+# bench's gloo column) over torch's.
+torch_ratio=nan
+max_bytes=$(printf '%s\n' "${options[@]}" | awk 'prev == "--max-bytes" { v = $1 } { prev = $1 } END { print v }')
+min_bytes=$(printf '%s\n' "${options[@]}" | awk 'prev == "--min-bytes" { v = $1 } { prev = $1 } END { print v + 0 ? v : 1024 }')
+if [[ -z ${PEER_PYTHON:-} ]]; then
+  echo "torch gloo: not run (set PEER_PYTHON to a Python with torch)"
+elif ! "$PEER_PYTHON" -c "import torch.distributed" > /dev/null 2>&1; then
+  echo "torch gloo: not run ($PEER_PYTHON cannot import torch.distributed)"
+else
+  MASTER_PORT=$((MASTER_PORT + 3))
+  if torch_out=$(launch_2x2 "$PEER_PYTHON" "$root/bench/allreduce/peer_allreduce.py" \
+                 --impl torch-gloo --min-bytes "$min_bytes" --max-bytes "$max_bytes" 2>&1); then
+    echo "gloo plugin vs torch.distributed gloo, 2x2 (busbw GB/s)"
+    printf '%12s %12s %12s %10s\n' bytes gloo torch-gloo gloo/torch
+    # The table, then one line with the lowest ratio.
+    table=$( { echo "$out" | awk '$1 ~ /^[0-9]+$/ && $6 != "-" { print "strata", $1, $6 }'
+               echo "$torch_out" | awk '$1 == "torch-gloo" { print "torch", $2, $3 }'; } |
+      sort -k2,2n | awk '
+        { v[$1, $2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
+        END {
+          for (i = 1; i <= n; i++) {
+            b = order[i]
+            if (!((("strata", b) in v) && (("torch", b) in v))) continue
+            r = v["strata", b] / v["torch", b]
+            printf "%12d %12.3f %12.3f %10.2f\n", b, v["strata", b], v["torch", b], r
+            if (m == "" || r < m) m = r
+          }
+          if (m == "") print "nan"; else printf "%.2f\n", m
+        }')
+    echo "$table" | sed '$d'
+    torch_ratio=$(echo "$table" | tail -1)
+  else
+    echo "$torch_out" | tail -5
+    echo "torch gloo: the 2x2 run failed"
+  fi
+fi
+echo "headline hier_vs_flat_2x2_min=$(key hier_vs_flat_64kib_up) mpi_hier_vs_flat_2x2_min=$(key mpi_hier_vs_flat_64kib_up) gloo_vs_mpi_2x2_min=$gloo64 gloo_vs_torch_gloo_2x2_min=$torch_ratio"

@@ -14,7 +14,10 @@ Config parse_config(const char* config_json) {
   config.timeout = std::chrono::milliseconds(
       c.unsigned_integer("timeout_ms", 30000, 1, 86'400'000,
                          "a positive integer of milliseconds (at most a day)"));
-  config.bcube = c.choice("algorithm", "ring", {"ring", "bcube"}) == "bcube";
+  const std::string algorithm = c.choice("algorithm", "auto", {"auto", "ring", "bcube"});
+  config.algorithm = algorithm == "ring"    ? Config::Algorithm::ring
+                     : algorithm == "bcube" ? Config::Algorithm::bcube
+                                            : Config::Algorithm::automatic;
   config.hierarchical = c.boolean("hierarchical", false);
   config.file_store = c.choice("store", "tcp", {"tcp", "file"}) == "file";
   const bool has_path = c.find("store_path") != nullptr;

@@ -52,7 +52,7 @@ struct Boundary {
     inst->host.log(STRATA_LOG_INFO,
                    "gloo on (%d rank%s, %d host%s, %s, %s%s); rank %d, local %d of %d; %s%s",
                    comm.size(), comm.size() == 1 ? "" : "s", comm.hosts(),
-                   comm.hosts() == 1 ? "" : "s", where.c_str(), config.bcube ? "bcube" : "ring",
+                   comm.hosts() == 1 ? "" : "s", where.c_str(), config.algorithm_name(),
                    config.hierarchical ? ", hierarchical" : "", comm.rank(), comm.local_rank(),
                    comm.local_size(), inst->shm.summary.c_str(), levels.c_str());
     return inst;

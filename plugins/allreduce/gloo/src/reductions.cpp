@@ -66,8 +66,9 @@ void Collectives::flat_allreduce(const std::shared_ptr<gloo::Context>& context, 
   gloo::AllreduceOptions options(context);
   set_output(options, data, count, element_size);
   options.setReduceFunction(fn);
-  options.setAlgorithm(config_.bcube ? gloo::AllreduceOptions::Algorithm::BCUBE
-                                     : gloo::AllreduceOptions::Algorithm::RING);
+  options.setAlgorithm(config_.bcube_for(count * element_size)
+                           ? gloo::AllreduceOptions::Algorithm::BCUBE
+                           : gloo::AllreduceOptions::Algorithm::RING);
   options.setTimeout(config_.timeout);
   gloo::allreduce(options);
 }

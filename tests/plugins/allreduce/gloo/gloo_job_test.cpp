@@ -85,7 +85,9 @@ TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
   // across hosts (tests/multinode) each rank's own address on the job's network.
   const char* master = std::getenv("MASTER_ADDR");
   const bool loopback = master != nullptr && std::string(master).rfind("127.", 0) == 0;
-  EXPECT_NE(lines[0].find(loopback ? "tcp 127.0.0.1, ring, hierarchical)" : ", ring, hierarchical)"),
+  EXPECT_NE(lines[0].find(loopback ? "tcp 127.0.0.1, auto: bcube below 2 MiB, else ring, "
+                                     "hierarchical)"
+                                   : ", auto: bcube below 2 MiB, else ring, hierarchical)"),
             std::string::npos)
       << lines[0];
   if (!loopback) {

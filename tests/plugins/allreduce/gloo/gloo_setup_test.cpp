@@ -198,7 +198,7 @@ TEST(GlooSetup, ConfigErrorsNameTheKey) {
                        "you mean 'timeout_ms'?"))
       << out.message;
   out = run_one(env, R"({"algorithm": "tree"})");
-  EXPECT_TRUE(contains(out.message, R"(algorithm: expected "ring" or "bcube", got "tree")")) << out.message;
+  EXPECT_TRUE(contains(out.message, R"(algorithm: expected "auto", "ring" or "bcube", got "tree")")) << out.message;
   out = run_one(env, R"({"store": "file"})");
   EXPECT_TRUE(contains(out.message, "store: \"file\" needs store_path")) << out.message;
 }
