@@ -145,7 +145,7 @@ else
         rm -f "$rounds_file.ds"
         break 2
       fi
-      awk -v np="$np" '$1 == "deepspeed" { print np, "deepspeed", $2, $3 }' "$rounds_file.ds" >> "$rounds_file"
+      awk -v np="$np" '$1 == "deepspeed-shm" { print np, "deepspeed", $2, $3 }' "$rounds_file.ds" >> "$rounds_file"
       rm -f "$rounds_file.ds"
     done
   done
@@ -157,18 +157,19 @@ else
       for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
       return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
     }
-    { key = $1 " " $3; seen[key] = 1; order[key] = $1 * 1e12 + $3; all[key, $2] = all[key, $2] " " $4 }
+    { key = $1 " " $3; seen[key] = 1; all[key, $2] = all[key, $2] " " $4 }
     END {
       for (key in seen) {
         s = median(all[key, "strata"]); d = median(all[key, "deepspeed"])
-        printf "%d %s %.3f %.3f %.2f\n", order[key], key, s, d, (d > 0 ? s / d : 0)
+        printf "%s %.3f %.3f %s\n", key, s, d, (d > 0 ? sprintf("%.2f", s / d) : "nan")
       }
-    }' | sort -n | cut -d" " -f2-)
+    }' | sort -k1,1n -k2,2n)
   if [[ -n $table ]]; then
     echo "plugin-shm vs DeepSpeed's shared-memory allreduce (f32 SUM, busbw GB/s, median of ${DS_ROUNDS:-3} alternating rounds)"
     printf '%6s %12s %12s %12s %8s\n' ranks bytes plugin-shm deepspeed shm/ds
     echo "$table" | awk '{ printf "%6s %12s %12s %12s %8s\n", $1, $2, $3, $4, $5 }'
-    ds_ratio=$(echo "$table" | awk 'NR == 1 || $5 + 0 < m { m = $5 + 0 } END { printf "%.2f", m }')
+    ds_ratio=$(echo "$table" | awk '$5 == "nan" { bad = 1 } NR == 1 || $5 + 0 < m { m = $5 + 0 }
+                                    END { if (bad || NR == 0) print "nan"; else printf "%.2f", m }')
   fi
 fi
 
