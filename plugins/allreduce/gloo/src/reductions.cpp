@@ -16,9 +16,10 @@ namespace strata::allreduce_gloo {
 namespace {
 
 // `out` = the `count` elements at `offset` bytes of every frame's payload, reduced by `fn` in rank
-// order: the same on every rank.
+// order: the same on every rank. Nothing when `count` is 0 (`out` may then be null).
 void reduce_frames(const std::vector<Frame>& frames, size_t offset, void* out, size_t count,
                    size_t element_size, const ReduceFn& fn) {
+  if (count == 0) return;
   std::memcpy(out, frames[0].payload + offset, count * element_size);
   for (size_t r = 1; r < frames.size(); ++r) fn(out, out, frames[r].payload + offset, count);
 }
@@ -187,6 +188,7 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   Fold fold{all, send.count * accumulate_size,
             [all, mine_at, block = recv.count, accumulate, accumulate_size,
              op](const std::vector<Frame>& frames) {
+              if (block == 0) return;  // `all` may be null
               reduce_frames(frames, mine_at, static_cast<char*>(all) + mine_at, block,
                             accumulate_size, reduce_function(accumulate, op));
             }};
