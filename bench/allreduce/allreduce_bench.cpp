@@ -337,8 +337,9 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 4) {
-    const size_t count = bytes / sizeof(float) / static_cast<size_t>(g_reduce_scatter ? size : 1) *
-                         static_cast<size_t>(g_reduce_scatter ? size : 1);
+    // reduce_scatter: a whole number of elements per rank.
+    const size_t multiple = g_reduce_scatter ? static_cast<size_t>(size) : 1;
+    const size_t count = bytes / sizeof(float) / multiple * multiple;
     std::vector<int> active;
     for (int v = 0; v < static_cast<int>(variants.size()); ++v) {
       if (shm_only && v != kMpi && v != kPluginShm) continue;
@@ -349,7 +350,8 @@ int main(int argc, char** argv) {
     }
     const std::vector<double> t = measure(variants, active, send.data(), recv.data(), count, size);
     std::vector<double> bw(variants.size());
-    for (size_t v = 0; v < variants.size(); ++v) bw[v] = bus_factor * bytes / t[v] / 1e9;
+    const double moved = static_cast<double>(count * sizeof(float));
+    for (size_t v = 0; v < variants.size(); ++v) bw[v] = bus_factor * moved / t[v] / 1e9;
     const double shm_ratio = bw[kPluginShm] / bw[kMpi];
     const double plugin_ratio = bw[kPluginMpi] / bw[kMpi];
     const double mpi_hier_ratio = bw[kPluginHier] / bw[kPluginMpi];

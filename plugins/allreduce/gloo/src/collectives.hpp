@@ -5,8 +5,8 @@
 // afterwards (on the thread that completes the request).
 // Every work item first checks that the ranks agree on the call (agreement.hpp), then runs Gloo
 // with config.timeout (an allreduce or reduce_scatter of at most kFoldBytes is done by then: its
-// payload travelled with the check); Gloo's exceptions become STRATA_ERR_COMM (errors.hpp). After a transport
-// failure Gloo's pairs are unusable, so every later collective of the instance fails at once with
+// payload travelled with the check); Gloo's exceptions become STRATA_ERR_COMM (errors.hpp).
+// After a transport failure Gloo's pairs are unusable, so every later collective of the instance fails at once with
 // the first failure's message instead of waiting for another timeout.
 //
 // When every rank runs on one host and shared memory could be set up (shm_setup.hpp), collectives

@@ -14,10 +14,10 @@ struct Config {
   // stops answering fails the call instead of hanging it).
   std::chrono::milliseconds timeout{30000};
   // Gloo's algorithm for flat allreduces over TCP. "auto" takes bcube (log2 n exchanges)
-  // below kAutoBcubeBelowBytes and the ring (2(n-1) steps, each with 1/n of the data) from there:
-  // measured in bench/allreduce over TCP at 3 and 4 ranks on one host and 2x2 across namespaces,
-  // bcube gave 1.1-1.9x the ring's bandwidth from 16 KiB to 1 MiB and the ring 1.1-1.4x bcube's
-  // from 4 MiB up at 3-4 ranks on one host.
+  // below kAutoBcubeBelowBytes and the ring (2(n-1) steps, each with 1/n of the data) from there.
+  // Measured in bench/allreduce over TCP (gloo-tcp column, 2026-12-06): at 3 and 4 ranks on one
+  // host bcube gave 1.1-1.9x the ring's bandwidth from 16 KiB to 1 MiB, the ring 1.0-1.4x bcube's
+  // from 4 MiB up; on 2 x 2 namespaces bcube was 1.0-1.4x the ring's at every size.
   enum class Algorithm { automatic, ring, bcube };
   Algorithm algorithm = Algorithm::automatic;
   static constexpr uint64_t kAutoBcubeBelowBytes = uint64_t{2} << 20;

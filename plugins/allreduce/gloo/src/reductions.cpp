@@ -15,11 +15,13 @@ namespace strata::allreduce_gloo {
 
 namespace {
 
-// `out` = the `count` elements at `offset` bytes of every frame's payload, reduced by `fn` in rank
-// order: the same on every rank. Nothing when `count` is 0 (`out` may then be null).
-void reduce_frames(const std::vector<Frame>& frames, size_t offset, void* out, size_t count,
+// The `count` elements at `offset` bytes of `base` = the same elements of every frame's payload,
+// reduced by `fn` in rank order: the same on every rank. Nothing when `count` is 0 (`base` may
+// then be null).
+void reduce_frames(const std::vector<Frame>& frames, void* base, size_t offset, size_t count,
                    size_t element_size, const ReduceFn& fn) {
   if (count == 0) return;
+  void* out = static_cast<char*>(base) + offset;
   std::memcpy(out, frames[0].payload + offset, count * element_size);
   for (size_t r = 1; r < frames.size(); ++r) fn(out, out, frames[r].payload + offset, count);
 }
@@ -139,7 +141,7 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   Fold fold{result, send.count * accumulate_size,
             [result, count = send.count, accumulate, accumulate_size,
              op](const std::vector<Frame>& frames) {
-              reduce_frames(frames, 0, result, count, accumulate_size,
+              reduce_frames(frames, result, 0, count, accumulate_size,
                             reduce_function(accumulate, op));
             }};
   request.work = guarded(call, "gloo_allreduce", send.bytes(), header,
@@ -188,17 +190,16 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   Fold fold{all, send.count * accumulate_size,
             [all, mine_at, block = recv.count, accumulate, accumulate_size,
              op](const std::vector<Frame>& frames) {
-              if (block == 0) return;  // `all` may be null
-              reduce_frames(frames, mine_at, static_cast<char*>(all) + mine_at, block,
-                            accumulate_size, reduce_function(accumulate, op));
+              reduce_frames(frames, all, mine_at, block, accumulate_size,
+                            reduce_function(accumulate, op));
             }};
   request.work = guarded(call, "gloo_reduce_scatter", send.bytes(), header,
-                         [this, all, ring, count = send.count, block = recv.count, accumulate, op] {
+                         [this, all, ring, count = send.count, block = recv.count, accumulate,
+                          accumulate_size, op] {
     if (!ring) return allreduce_in_place(all, count, accumulate, op);
     if (comm_.size() == 1) return;
-    const size_t element_size = sdk::dtype_size(accumulate);
-    void* incoming = static_cast<char*>(all) + count * element_size;
-    ring_reduce_scatter(*comm_.world(), all, incoming, block, element_size,
+    void* incoming = static_cast<char*>(all) + count * accumulate_size;
+    ring_reduce_scatter(*comm_.world(), all, incoming, block, accumulate_size,
                         reduce_function(accumulate, op), config_.timeout);
   }, std::move(fold));
   const int world = comm_.size();
