@@ -10,11 +10,14 @@ export OPENBLAS_NUM_THREADS=1
 # PTX; warnings as errors); GPU tests then skip with a message when the machine has no device.
 cuda=AUTO
 if command -v nvcc > /dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON; fi
-# Line tables (-g1), not full debug info, in both builds: sanitizer reports and crash traces need
-# only file:line, and the full info made compiling 28 % slower (engine.cpp: 11.2 s at -O2 -g, 8.1 s
-# at -O2 -g1) in a pass whose time CI counts.
-line_tables=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
-"$root/scripts/build.sh" "$root/build" -DSTRATA_CUDA=$cuda "${line_tables[@]}"
+# The plain build is Release (-O2, as the main job, the wheel and the .deb are built) and compiles
+# through ccache, so the Release trees that tests build from the same sources with the same flags
+# (tests/install: the README's main job and `pip install .`) are compiled from the cache, not again
+# (install.main_job_build took 357 s of CI's time compiling them before). Crash traces in this pass
+# name functions; the sanitizer pass below has line tables (-g1) for file:line.
+export CCACHE_DIR="$root/build-ccache"
+export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+"$root/scripts/build.sh" "$root/build" -DSTRATA_CUDA=$cuda -DCMAKE_BUILD_TYPE=Release
 # The Python build backend for tests/install's offline `pip install .` (from PyPI). Without it
 # (PyPI unreachable) the other tests still run, and tests/install's pip tests fail saying so.
 "$root/scripts/python-build-deps.sh" "$root/build/wheelhouse" ||
@@ -25,6 +28,8 @@ line_tables=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS
 ctest --test-dir "$root/build" --output-on-failure --timeout 600 -j 2 --repeat until-pass:2
 # The manifest and checkpoint readers under libFuzzer (clang), 30 s each: the time the suite leaves
 # for it under CI's 45 minutes (scripts/fuzz.sh defaults to 60 s when run by hand).
+# The builds below share no flags with the cache's objects: they compile without it.
+unset CMAKE_C_COMPILER_LAUNCHER CMAKE_CXX_COMPILER_LAUNCHER
 FUZZ_SECONDS=30 "$root/scripts/fuzz.sh" "$root/build-fuzz"
 
 # The sanitizer build leaves CUDA out: nvcc's device code is not instrumented, the plain build above

@@ -21,19 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "strata-ckpt-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~ScratchDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // Where the state lives: an offload_optimizer block ($DIR: a scratch directory) and its
 // sub_group_size (small ones cut the nvme file into many pieces).
 struct Store {

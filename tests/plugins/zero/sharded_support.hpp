@@ -19,6 +19,8 @@ namespace strata::zero_test {
 // [7]: six buckets.
 inline const std::vector<uint64_t> kOddSizes = {7, 300, 1, 1000, 0, 33, 129, 250, 5};
 inline const std::vector<uint64_t> kOddBuckets = {255, 162, 1000, 1, 300, 7};
+// kOddSizes as three layers (the group tests): g0 = params 0-2, g1 = 3-5 (4 is empty), g2 = 6-8.
+inline const std::vector<std::vector<uint32_t>> kGroups = {{0, 1, 2}, {3, 4, 5}, {6, 7, 8}};
 
 inline uint64_t expected_slice(uint64_t count, int ranks) {
   const auto n = static_cast<uint64_t>(ranks);

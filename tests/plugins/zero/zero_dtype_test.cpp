@@ -10,7 +10,7 @@
 namespace strata::zero_test {
 namespace {
 
-const std::vector<uint64_t> kSizes = {7, 300, 33};
+const std::vector<uint64_t> kDtypeSizes = {7, 300, 33};
 
 // (stage, model dtype)
 class HalfStage : public ::testing::TestWithParam<std::tuple<int, int32_t>> {
@@ -18,13 +18,13 @@ class HalfStage : public ::testing::TestWithParam<std::tuple<int, int32_t>> {
   void SetUp() override {
     precision_.serve(host_);
     ASSERT_EQ(zero_.created(), STRATA_OK) << zero_.message();
-    for (uint32_t p = 0; p < kSizes.size(); ++p) {
-      data_.emplace_back(kSizes[p]);
-      grads_.emplace_back(kSizes[p], 0);
-      for (size_t i = 0; i < kSizes[p]; ++i) data_[p][i] = to_half(initial(p, i), dtype_);
+    for (uint32_t p = 0; p < kDtypeSizes.size(); ++p) {
+      data_.emplace_back(kDtypeSizes[p]);
+      grads_.emplace_back(kDtypeSizes[p], 0);
+      for (size_t i = 0; i < kDtypeSizes[p]; ++i) data_[p][i] = to_half(initial(p, i), dtype_);
       names_.push_back("w" + std::to_string(p));
       ASSERT_EQ(zero_.register_param(p, names_[p].c_str(), data_[p].data(), grads_[p].data(),
-                                     kSizes[p], dtype_),
+                                     kDtypeSizes[p], dtype_),
                 STRATA_OK) << zero_.message();
     }
     // One group holding everything; at stage 3 only w1 (300 > 100) is partitioned.
@@ -47,11 +47,11 @@ class HalfStage : public ::testing::TestWithParam<std::tuple<int, int32_t>> {
 TEST_P(HalfStage, ReducesInFp32AndPublishesTheModelDtype) {
   for (int micro = 0; micro < 2; ++micro) {
     ASSERT_EQ(zero_.gather(0, true), STRATA_OK) << zero_.message();
-    for (uint32_t p = 0; p < kSizes.size(); ++p) {
-      std::vector<float> g(kSizes[p]);
-      for (size_t i = 0; i < kSizes[p]; ++i) g[i] = from_half(grads_[p][i], dtype_);
-      TestModel::add_contribution(g.data(), p, kSizes[p], micro, rank_, size_);
-      for (size_t i = 0; i < kSizes[p]; ++i) grads_[p][i] = to_half(g[i], dtype_);
+    for (uint32_t p = 0; p < kDtypeSizes.size(); ++p) {
+      std::vector<float> g(kDtypeSizes[p]);
+      for (size_t i = 0; i < kDtypeSizes[p]; ++i) g[i] = from_half(grads_[p][i], dtype_);
+      TestModel::add_contribution(g.data(), p, kDtypeSizes[p], micro, rank_, size_);
+      for (size_t i = 0; i < kDtypeSizes[p]; ++i) grads_[p][i] = to_half(g[i], dtype_);
       ASSERT_EQ(zero_.grad_ready(p, micro == 1), STRATA_OK) << zero_.message();
     }
     ASSERT_EQ(zero_.release(0), STRATA_OK) << zero_.message();
@@ -87,13 +87,13 @@ TEST_P(HalfStage, ReducesInFp32AndPublishesTheModelDtype) {
   ASSERT_EQ(zero_.zero_grad(), STRATA_OK) << zero_.message();
   ASSERT_EQ(zero_.gather(0), STRATA_OK) << zero_.message();
   size_t wrong = 0;
-  for (uint32_t p = 0; p < kSizes.size(); ++p) {
+  for (uint32_t p = 0; p < kDtypeSizes.size(); ++p) {
     strata_param_view view{};
     ASSERT_EQ(zero_.param_view(p, &view), STRATA_OK) << zero_.message();
     EXPECT_EQ(view.dtype, dtype_);
     const auto* w = static_cast<const uint16_t*>(view.data);
     ASSERT_NE(w, nullptr);
-    for (size_t i = 0; i < kSizes[p]; ++i) {
+    for (size_t i = 0; i < kDtypeSizes[p]; ++i) {
       wrong += from_half(w[i], dtype_) != initial(p, i) + 1.0f ? 1 : 0;
     }
   }
@@ -109,8 +109,8 @@ TEST_P(HalfStage, ReducesInFp32AndPublishesTheModelDtype) {
 TEST_P(HalfStage, AveragesStayFp32) {
   const float ulp = dtype_ == STRATA_F16 ? 0x1p-10f : 0x1p-7f;
   ASSERT_EQ(zero_.gather(0, true), STRATA_OK) << zero_.message();
-  for (uint32_t p = 0; p < kSizes.size(); ++p) {
-    for (size_t i = 0; i < kSizes[p]; ++i) {
+  for (uint32_t p = 0; p < kDtypeSizes.size(); ++p) {
+    for (size_t i = 0; i < kDtypeSizes[p]; ++i) {
       grads_[p][i] = to_half(1.0f + static_cast<float>(rank_) * ulp, dtype_);
     }
     ASSERT_EQ(zero_.grad_ready(p, true), STRATA_OK) << zero_.message();

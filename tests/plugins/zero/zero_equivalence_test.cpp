@@ -9,7 +9,6 @@
 namespace strata::zero_test {
 namespace {
 
-const std::vector<std::vector<uint32_t>> kGroups = {{0, 1, 2}, {3, 4, 5}, {6, 7, 8}};
 constexpr int kSteps = 12;
 constexpr int kAccumulation = 2;
 constexpr double kClipping = 2.0;

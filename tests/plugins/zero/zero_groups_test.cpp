@@ -7,9 +7,6 @@
 namespace strata::zero_test {
 namespace {
 
-// Three layers of kOddSizes: g0 = params 0-2, g1 = 3-5 (4 is empty), g2 = 6-8.
-const std::vector<std::vector<uint32_t>> kGroups = {{0, 1, 2}, {3, 4, 5}, {6, 7, 8}};
-
 strata_status define_groups(Zero& zero) {
   for (uint32_t g = 0; g < kGroups.size(); ++g) {
     const strata_status s = zero.define_group(g, ("g" + std::to_string(g)).c_str(), kGroups[g]);

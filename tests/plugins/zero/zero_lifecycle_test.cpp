@@ -7,8 +7,8 @@
 namespace strata::zero_test {
 namespace {
 
-const std::vector<uint64_t> kSizes = {3, 17, 64};
-constexpr const char* kConfig = R"({"reduce_bucket_size": 32})";
+const std::vector<uint64_t> kLifecycleSizes = {3, 17, 64};
+constexpr const char* kLifecycleConfig = R"({"reduce_bucket_size": 32})";
 
 class ZeroLifecycle : public ::testing::Test {
  protected:
@@ -18,8 +18,8 @@ class ZeroLifecycle : public ::testing::Test {
     ASSERT_EQ(zero_.finalize(), STRATA_OK) << zero_.message();
   }
   RecordingHost host_;
-  Zero zero_{host_, kConfig};
-  TestModel model_{kSizes};
+  Zero zero_{host_, kLifecycleConfig};
+  TestModel model_{kLifecycleSizes};
 };
 
 TEST_F(ZeroLifecycle, IndicesMustBeDenseFromZero) {
@@ -73,11 +73,11 @@ TEST_F(ZeroLifecycle, OwnedShardsAreTheHostsWholeParameters) {
   const strata_shard* shards = nullptr;
   size_t count = 0;
   ASSERT_EQ(zero_.owned_shards(&shards, &count), STRATA_OK) << zero_.message();
-  ASSERT_EQ(count, kSizes.size());
+  ASSERT_EQ(count, kLifecycleSizes.size());
   for (size_t p = 0; p < count; ++p) {
     EXPECT_EQ(shards[p].param_index, p);
     EXPECT_EQ(shards[p].offset, 0u);
-    EXPECT_EQ(shards[p].count, kSizes[p]);
+    EXPECT_EQ(shards[p].count, kLifecycleSizes[p]);
     EXPECT_EQ(shards[p].master, model_.data(p).data());
     EXPECT_EQ(shards[p].grad, model_.grad(p).data());
   }

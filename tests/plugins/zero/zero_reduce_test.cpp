@@ -12,8 +12,8 @@ namespace {
 // [129, 33] (162; the empty param joins nothing), [1000] (oversized), [1], [300] (oversized),
 // [7]. Six buckets; the four of a single parameter are reduced in place, so the fusion buffers
 // hold 255 + 162 = 417 elements.
-const std::vector<uint64_t> kSizes = {7, 300, 1, 1000, 0, 33, 129, 250, 5};
-constexpr const char* kConfig = R"({"stage": 0, "reduce_bucket_size": 256})";
+const std::vector<uint64_t> kReduceSizes = {7, 300, 1, 1000, 0, 33, 129, 250, 5};
+constexpr const char* kReduceConfig = R"({"stage": 0, "reduce_bucket_size": 256})";
 constexpr size_t kFusedElements = 417;
 
 // Counts gradient elements that differ from the expected average; describes the first.
@@ -44,8 +44,8 @@ class ZeroStage0Reduce : public ::testing::Test {
   const int rank_ = CommEnvironment::rank();
   const int size_ = CommEnvironment::size();
   RecordingHost host_;
-  Zero zero_{host_, kConfig};
-  TestModel model_{kSizes};
+  Zero zero_{host_, kReduceConfig};
+  TestModel model_{kReduceSizes};
 };
 
 TEST_F(ZeroStage0Reduce, AveragesExactlyWhateverOrderAndSubsetEachRankReports) {
@@ -75,7 +75,7 @@ TEST_F(ZeroStage0Reduce, AveragesExactlyWhateverOrderAndSubsetEachRankReports) {
 }
 
 TEST_F(ZeroStage0Reduce, NonBoundaryMicroStepsOnlyAccumulate) {
-  TestModel local(kSizes);  // what this rank alone has accumulated
+  TestModel local(kReduceSizes);  // what this rank alone has accumulated
   for (int micro = 0; micro < 2; ++micro) {
     model_.add_micro_batch(micro, rank_, size_);
     local.add_micro_batch(micro, rank_, size_);
@@ -103,8 +103,8 @@ TEST_F(ZeroStage0Reduce, FinishReduceAloneReducesEveryParameter) {
 TEST(ZeroStage0Buffers, FusionBuffersAreAccountedAsCommBuffers) {
   RecordingHost host;
   {
-    Zero zero(host, kConfig);
-    TestModel model(kSizes);
+    Zero zero(host, kReduceConfig);
+    TestModel model(kReduceSizes);
     ASSERT_EQ(zero.created(), STRATA_OK) << zero.message();
     ASSERT_EQ(model.register_all(zero), STRATA_OK) << zero.message();
     EXPECT_EQ(host.bytes(STRATA_MEM_COMM_BUFFERS), 0u);
@@ -121,12 +121,12 @@ TEST(ZeroStage0Buffers, FusionBuffersAreAccountedAsCommBuffers) {
 TEST(ZeroStage0Buffers, DefaultBucketHoldsASmallModelWhole) {
   RecordingHost host;
   Zero zero(host, "{}");
-  TestModel model(kSizes);
+  TestModel model(kReduceSizes);
   ASSERT_EQ(zero.created(), STRATA_OK) << zero.message();
   ASSERT_EQ(model.register_all(zero), STRATA_OK) << zero.message();
   ASSERT_EQ(zero.finalize(), STRATA_OK) << zero.message();
   uint64_t total = 0;
-  for (uint64_t n : kSizes) total += n;
+  for (uint64_t n : kReduceSizes) total += n;
   EXPECT_EQ(host.bytes(STRATA_MEM_COMM_BUFFERS), total * sizeof(float));
   const auto info = host.lines(STRATA_LOG_INFO);
   ASSERT_EQ(info.size(), 1u);

@@ -14,7 +14,7 @@
 namespace strata::zero_test {
 namespace {
 
-constexpr const char* kConfig = R"({"stage": 0, "reduce_bucket_size": 256})";
+constexpr const char* kHalfConfig = R"({"stage": 0, "reduce_bucket_size": 256})";
 const uint64_t kElements = std::accumulate(kOddSizes.begin(), kOddSizes.end(), uint64_t{0});
 
 // Rank r's gradient: ±k·2^(4r-12) with k in [1, 255]: exact in f16 and bf16 (8 significant
@@ -84,7 +84,7 @@ class Stage0Half : public ::testing::TestWithParam<int32_t> {
   const int size_ = CommEnvironment::size();
   AmpPrecision precision_{dtype_};
   RecordingHost host_;
-  Zero zero_{host_, kConfig};
+  Zero zero_{host_, kHalfConfig};
   std::vector<std::vector<uint16_t>> data_, grads_;
   std::vector<std::string> names_;
 };
@@ -185,7 +185,7 @@ TEST_P(Stage0Half, MemoryByCategoryIsTheLayout) {
     RecordingHost host;
     precision_.serve(host);
     {
-      Zero zero(host, kConfig);
+      Zero zero(host, kHalfConfig);
       ASSERT_EQ(zero.created(), STRATA_OK) << zero.message();
       std::vector<std::vector<uint16_t>> data, grads;
       for (uint32_t p = 0; p < kOddSizes.size(); ++p) {
@@ -237,7 +237,7 @@ TEST_P(Stage0Half, MemoryByCategoryIsTheLayout) {
 
 TEST_P(Stage0Half, NeedsAPrecisionStratumToConvert) {
   RecordingHost bare;  // no precision stratum
-  Zero zero(bare, kConfig);
+  Zero zero(bare, kHalfConfig);
   std::vector<uint16_t> d(4), g(4);
   ASSERT_EQ(zero.register_param(0, "w", d.data(), g.data(), 4, dtype_), STRATA_OK)
       << zero.message();

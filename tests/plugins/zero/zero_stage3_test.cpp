@@ -9,7 +9,6 @@
 namespace strata::zero_test {
 namespace {
 
-const std::vector<std::vector<uint32_t>> kGroups = {{0, 1, 2}, {3, 4, 5}, {6, 7, 8}};
 // With param_persistence_threshold 100, parameters 1 (300), 3 (1000), 6 (129) and 7 (250) are
 // partitioned. Buckets never mix groups nor whole with partitioned parameters; in reverse order:
 // [8] 5, [7] 250, [6] 129, [5] 33, [3] 1000, [2] 1, [1] 300, [0] 7 (param 4 is empty).
