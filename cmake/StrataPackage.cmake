@@ -23,7 +23,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 # Debian's own naming: strata_0.2.0_amd64.deb.
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
-# A package ships stripped binaries (the build tree keeps its debug information).
+# A package ships stripped binaries (a build tree with debug information keeps it).
 set(CPACK_STRIP_FILES ON)
 
 # Shared-library dependencies (libopenmpi3, libgloo0, libboost-filesystem, libspdlog, ...) come

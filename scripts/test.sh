@@ -13,8 +13,8 @@ if command -v nvcc > /dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON;
 # The plain build is Release (-O2, as the main job, the wheel and the .deb are built) and compiles
 # through ccache, so the Release trees that tests build from the same sources with the same flags
 # (tests/install: the README's main job and `pip install .`) are compiled from the cache, not again
-# (install.main_job_build took 357 s of CI's time compiling them before). Crash traces in this pass
-# name functions; the sanitizer pass below has line tables (-g1) for file:line.
+# (install.main_job_build took 357 s of CI's time compiling them before). This pass has no line
+# tables; the sanitizer pass below keeps them (-g1) for its reports' file:line.
 export CCACHE_DIR="$root/build-ccache"
 export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
 "$root/scripts/build.sh" "$root/build" -DSTRATA_CUDA=$cuda -DCMAKE_BUILD_TYPE=Release

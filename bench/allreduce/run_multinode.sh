@@ -18,6 +18,9 @@
 # bench on the same 2x2 ranks ("nan", saying why, without PEER_PYTHON). Sizes run up to 64 MiB unless --max-bytes is given. Needs root (network namespaces);
 # says SKIP and exits 77 otherwise.
 # On a shared machine run it as `chrt -r 1 bench/allreduce/run_multinode.sh build`.
+# The veth links are far faster than a real network: STRATA_MN_LINK_RATE=10gbit (and, where the
+# kernel has netem, STRATA_MN_LINK_DELAY=25us) shapes each host's outgoing link
+# (tests/multinode/with_topology.sh); the run prints "links: ..." before its rows.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:?usage: run_multinode.sh <build-dir> [bench options]}
@@ -56,6 +59,7 @@ launch_2x2() {
 }
 # Each namespace's one interface (torch's gloo would otherwise pick one by the host name).
 export GLOO_SOCKET_IFNAME=eth0
+echo "links: ${STRATA_MN_LINK:-unshaped}"
 out=$(launch_2x2 "$bench" "${options[@]}")
 echo "$out" | grep -v '^headline'
 line=$(echo "$out" | grep '^headline ' || true)

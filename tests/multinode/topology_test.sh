@@ -3,8 +3,12 @@
 # status comes back), after SIGTERM to the script (143, the command is ended too), and after
 # SIGKILL (no trap runs: the next run removes the leftovers). "Nothing" means the two namespaces,
 # the bridge, the veth ends in the root namespace and the scratch folder with the agent. Exits 77
-# (SKIP) where with_topology.sh cannot build the network.
+# (SKIP) where with_topology.sh cannot build the network. Also: STRATA_MN_LINK_RATE shapes both
+# hosts' links (a tbf qdisc on each eth0, announced to the command), and a rate tc cannot read
+# fails the run naming the variable, with nothing left behind.
 set -uo pipefail
+# Cases 1-3 run on unshaped links whatever the caller exported; case 4 sets its own.
+unset STRATA_MN_LINK_RATE STRATA_MN_LINK_DELAY
 topology=$(dirname "$0")/with_topology.sh
 work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -65,4 +69,33 @@ kill -KILL "$sleeper" 2>/dev/null  # the orphaned command (sh exec'd sleep: same
 [[ -z $(leftovers "$tag") ]] || fail "the next run left the killed run's $(leftovers "$tag" | tr '\n' ' ')"
 [[ ! -e $dir ]] || fail "the next run left the killed run's $dir"
 echo "SIGKILL: the next run removed $tag"
+
+# 4. A shaped link: each host's eth0 carries a tbf at the rate; a bad rate is named, not ignored.
+# A kernel without the tbf qdisc skips this case (saying so): the benchmark's shaping cannot run
+# there, and with_topology.sh refuses it rather than run unshaped.
+shown='for ns in $(ip netns list | awk "{print \$1}" | grep -E "^${STRATA_MN_NAME_A%-a}[ab]$"); do
+         tc -n "$ns" qdisc show dev eth0; done; echo "link: $STRATA_MN_LINK"'
+out=$(STRATA_MN_LINK_RATE=1gbit "$topology" -- bash -c "$shown" 2>&1)
+rc=$?
+if [[ $rc -ne 0 && $out == *"Specified qdisc kind is unknown"* ]]; then
+  echo "rate 1gbit: SKIPPED, this kernel has no tbf qdisc ($out)"
+else
+  [[ $rc -eq 0 ]] || fail "a 1gbit link: $out"
+  [[ $(grep -c "qdisc tbf .* rate 1Gbit" <<<"$out") -eq 2 ]] || fail "no tbf at 1Gbit on both hosts: $out"
+  grep -q "^link: rate 1gbit$" <<<"$out" || fail "the command was not told the link: $out"
+  echo "rate 1gbit: a tbf on both hosts' eth0"
+fi
+# (RUN_SERIAL: no other topology comes or goes meanwhile)
+pieces() {
+  ip netns list | grep -c "^smn"
+  ip -o link show | grep -c ": smn"
+  find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'strata-multinode.*' | wc -l
+}
+before=$(pieces)
+out=$(STRATA_MN_LINK_RATE=fast "$topology" -- sh -c "$record $work/run5" 2>&1)
+rc=$?
+[[ $rc -eq 1 && $out == *"STRATA_MN_LINK_RATE='fast'"* ]] || fail "a bad rate: exit $rc, $out"
+[[ ! -e $work/run5 ]] || fail "the command ran on a link that was not shaped"
+[[ $(pieces) == "$before" ]] || fail "a bad rate left namespaces, links or a scratch folder behind"
+echo "rate fast: refused naming STRATA_MN_LINK_RATE"
 echo PASS

@@ -27,11 +27,18 @@
 #                                       `sh -c` on HOST (an address or a UTS name), stdin kept
 #   STRATA_MN_AGENT_LOG                 the agent appends "HOST NAMESPACE" per launch here
 #   STRATA_MN_DIR                       a scratch folder, removed at the end
+#   STRATA_MN_LINK                      how the hosts' links are shaped (below), or "unshaped"
 #
 # Without the rights or the tools to build the network (not root, no iproute2, no unshare, no
 # veth or bridge support) it prints "SKIP: ..." and exits 77, which the tests' SKIP_RETURN_CODE
 # reports as skipped. Any other failure while building or checking the network exits 1.
 # STRATA_MN_SUBNET_FIRST (default 10) is the first index tried.
+#
+# A real network is slower than veth pairs through a bridge. STRATA_MN_LINK_RATE (tc's units, e.g.
+# 10gbit) shapes each host's outgoing link (its eth0) to that rate with tbf; STRATA_MN_LINK_DELAY
+# (e.g. 25us) adds that one-way delay with netem (rate and delay both: one netem qdisc). A kernel
+# without the qdisc fails the run naming it ("Specified qdisc kind is unknown"), it never runs
+# unshaped. COMMAND sees STRATA_MN_LINK ("rate 10gbit delay 25us", or "unshaped").
 set -uo pipefail
 
 skip() {
@@ -133,6 +140,23 @@ for side in a b; do
   run ip link set "${tag}${side}0" up
 done
 
+# The hosts' links, shaped as asked (tbf's burst: 256 KiB, above a 64 KiB GSO segment; its queue:
+# 10 ms at the rate before it drops).
+link="unshaped"
+rate=${STRATA_MN_LINK_RATE:-} delay=${STRATA_MN_LINK_DELAY:-}
+if [[ -n $rate || -n $delay ]]; then
+  if [[ -n $delay ]]; then
+    qdisc=(netem delay "$delay" ${rate:+rate "$rate"})
+  else
+    qdisc=(tbf rate "$rate" burst 256kb latency 10ms)
+  fi
+  for ns in "$ns_a" "$ns_b"; do
+    tc -n "$ns" qdisc add dev eth0 root "${qdisc[@]}" 2>"$work/err" ||
+      die "STRATA_MN_LINK_RATE='$rate' STRATA_MN_LINK_DELAY='$delay': tc qdisc add dev eth0 root ${qdisc[*]} failed: $(head -c 300 "$work/err")"
+  done
+  link="${rate:+rate $rate}${rate:+${delay:+ }}${delay:+delay $delay}"
+fi
+
 # The launch agent, with this run's addresses, names and namespaces written in.
 agent=$work/agent.sh
 agent_log=$work/agent.log
@@ -182,11 +206,11 @@ got_b=$("$agent" "$host_b" hostname </dev/null) || die "the agent failed on $hos
 stdin_back=$(echo secret | "$agent" "$host_b" cat) || die "the agent failed on $host_b"
 [[ $stdin_back == secret ]] || die "the agent did not pass stdin through (got '$stdin_back')"
 : >"$agent_log"
-echo "with_topology.sh: $name_a=$host_a ($ns_a), $name_b=$host_b ($ns_b), bridge $bridge=$root_addr; reachable both ways"
+echo "with_topology.sh: $name_a=$host_a ($ns_a), $name_b=$host_b ($ns_b), bridge $bridge=$root_addr; reachable both ways; links $link"
 
 export STRATA_MN_HOST_A=$host_a STRATA_MN_HOST_B=$host_b
 export STRATA_MN_NAME_A=$name_a STRATA_MN_NAME_B=$name_b
-export STRATA_MN_ROOT_ADDR=$root_addr STRATA_MN_SUBNET=$net.0/24
+export STRATA_MN_ROOT_ADDR=$root_addr STRATA_MN_SUBNET=$net.0/24 STRATA_MN_LINK=$link
 export STRATA_MN_AGENT=$agent STRATA_MN_AGENT_LOG=$agent_log STRATA_MN_DIR=$work
 # COMMAND runs in a process group of its own (setsid), to which a signal to this script is
 # passed on as SIGTERM (mpirun then stops its ranks; a shell's children go with it), and the

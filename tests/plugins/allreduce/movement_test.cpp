@@ -9,7 +9,7 @@
 namespace strata::test::comm {
 namespace {
 
-std::string label(int32_t dtype, Mode mode, uint64_t count) {
+std::string movement_label(int32_t dtype, Mode mode, uint64_t count) {
   return std::string(sdk::dtype_name(dtype)) + " " + mode_name(mode) + " count " +
          std::to_string(count);
 }
@@ -23,8 +23,8 @@ Bytes concatenated_inputs(int32_t dtype, uint64_t count) {
   return all;
 }
 
-void check_allgather(int32_t dtype, Mode mode, uint64_t count, bool in_place) {
-  SCOPED_TRACE(label(dtype, mode, count) + (in_place ? " in place" : ""));
+void check_allgather(void* self, int32_t dtype, Mode mode, uint64_t count, bool in_place) {
+  SCOPED_TRACE(movement_label(dtype, mode, count) + (in_place ? " in place" : ""));
   const size_t block = count * sdk::dtype_size(dtype);
   Bytes send = rank_input(dtype, rank(), count);
   Bytes recv(block * world(), 0xAB);
@@ -32,27 +32,31 @@ void check_allgather(int32_t dtype, Mode mode, uint64_t count, bool in_place) {
   strata_buffer send_view = view(send, dtype);
   if (in_place) send_view.data = recv.data() + block * rank();
   strata_buffer recv_view = view(recv, dtype);
-  run(mode, instance(), [&](strata_request* req, strata_error* err) {
-    return abi::allgather(instance(), &send_view, &recv_view, req, err);
+  run(mode, self, [&](strata_request* req, strata_error* err) {
+    return abi::allgather(self, &send_view, &recv_view, req, err);
   });
   EXPECT_EQ(first_difference(recv, concatenated_inputs(dtype, count), dtype), "");
 }
 
+// The chunked instance is two-level across hosts (tests/multinode) where the plugin has that.
 TEST(Allgather, EveryDtypeModeAndCount) {
-  for (int32_t dtype : kAllDtypes)
-    for (Mode mode : kModes)
-      for (uint64_t count : kCounts) check_allgather(dtype, mode, count, false);
+  for (void* self : {instance(), chunked_instance()})
+    for (int32_t dtype : kAllDtypes)
+      for (Mode mode : kModes)
+        for (uint64_t count : kCounts) check_allgather(self, dtype, mode, count, false);
 }
 
 TEST(Allgather, InPlace) {
-  for (int32_t dtype : {STRATA_F16, STRATA_F64})
-    for (Mode mode : kModes) check_allgather(dtype, mode, 7, true);
+  for (void* self : {instance(), chunked_instance()})
+    for (int32_t dtype : {STRATA_F16, STRATA_F64})
+      for (Mode mode : kModes)
+        for (uint64_t count : {7, 3001}) check_allgather(self, dtype, mode, count, true);
 }
 
 // Rank r contributes base + r elements; blocks are laid out with a gap of r + 1 elements before
 // each, and the gaps must be left untouched.
 void check_allgatherv(int32_t dtype, Mode mode, uint64_t base) {
-  SCOPED_TRACE(label(dtype, mode, base));
+  SCOPED_TRACE(movement_label(dtype, mode, base));
   const size_t size = sdk::dtype_size(dtype);
   std::vector<uint64_t> counts(world()), displs(world());
   uint64_t total = 0;
@@ -113,7 +117,7 @@ TEST(Broadcast, EveryDtypeModeCountAndRoot) {
     for (Mode mode : kModes)
       for (uint64_t count : kCounts)
         for (int root = 0; root < world(); ++root) {
-          SCOPED_TRACE(label(dtype, mode, count) + " root " + std::to_string(root));
+          SCOPED_TRACE(movement_label(dtype, mode, count) + " root " + std::to_string(root));
           Bytes data = rank_input(dtype, rank(), count);
           strata_buffer buffer = view(data, dtype);
           run(mode, instance(), [&](strata_request* req, strata_error* err) {

@@ -141,7 +141,7 @@ Bytes reference_reduction(int32_t dtype, int32_t op, const std::vector<Bytes>& i
   return out;
 }
 
-std::string label(int32_t dtype, uint64_t count, Mode mode, bool in_place) {
+std::string shm_label(int32_t dtype, uint64_t count, Mode mode, bool in_place) {
   return std::string(sdk::dtype_name(dtype)) + " count " + std::to_string(count) + " " +
          mode_name(mode) + (in_place ? " in place" : "");
 }
@@ -213,7 +213,7 @@ TEST(Shm, AllreduceMatchesTheRankOrderReferenceAndTheTransportPath) {
       for (uint64_t count : kShmCounts) {
         for (Mode mode : kModes) {
           for (bool in_place : {false, true}) {
-            SCOPED_TRACE("allreduce " + op_label(op) + " " + label(dtype, count, mode, in_place));
+            SCOPED_TRACE("allreduce " + op_label(op) + " " + shm_label(dtype, count, mode, in_place));
             const auto inputs = random_inputs(dtype, count, salt_of(1, dtype, op, count, in_place));
             const Bytes got = allreduce_on(shm_for(count), mode, inputs[rank()], dtype, op, in_place);
             EXPECT_EQ(first_difference(got, reference_reduction(dtype, op, inputs, 0, count), dtype), "");
@@ -238,7 +238,7 @@ TEST(Shm, ReduceScatterMatchesTheRankOrderReferenceAndTheTransportPath) {
       for (uint64_t count : kShmCounts) {
         for (Mode mode : kModes) {
           for (bool in_place : {false, true}) {
-            SCOPED_TRACE("reduce_scatter " + op_label(op) + " " + label(dtype, count, mode, in_place));
+            SCOPED_TRACE("reduce_scatter " + op_label(op) + " " + shm_label(dtype, count, mode, in_place));
             const uint64_t salt = salt_of(2, dtype, op, count, in_place);
             // Every rank's slice of this rank's block, and this rank's whole input.
             std::vector<Bytes> blocks;
@@ -288,7 +288,7 @@ TEST(Shm, AllgatherMatchesEveryRanksInputAndTheTransportPath) {
     for (uint64_t count : kShmCounts) {
       for (Mode mode : kModes) {
         for (bool in_place : {false, true}) {
-          SCOPED_TRACE("allgather " + label(dtype, count, mode, in_place));
+          SCOPED_TRACE("allgather " + shm_label(dtype, count, mode, in_place));
           const auto inputs = random_inputs(dtype, count, salt_of(3, dtype, 0, count, in_place));
           Bytes expected;
           for (const Bytes& in : inputs) expected.insert(expected.end(), in.begin(), in.end());
@@ -329,7 +329,7 @@ TEST(Shm, AllgathervWithUnevenCountsMatchesEveryRanksInputAndTheTransportPath) {
       }
       for (Mode mode : kModes) {
         for (bool in_place : {false, true}) {
-          SCOPED_TRACE("allgatherv " + label(dtype, count, mode, in_place));
+          SCOPED_TRACE("allgatherv " + shm_label(dtype, count, mode, in_place));
           std::vector<Bytes> inputs;
           for (int r = 0; r < world(); ++r) {
             inputs.push_back(random_input(dtype, r, counts[r], salt_of(4, dtype, 0, count, in_place)));
@@ -356,7 +356,7 @@ TEST(Shm, BroadcastFromEveryRootMatchesTheRootsDataAndTheTransportPath) {
     for (uint64_t count : kShmCounts) {
       for (int root = 0; root < world(); ++root) {
         for (Mode mode : kModes) {
-          SCOPED_TRACE("broadcast from " + std::to_string(root) + " " + label(dtype, count, mode, false));
+          SCOPED_TRACE("broadcast from " + std::to_string(root) + " " + shm_label(dtype, count, mode, false));
           const uint64_t salt = salt_of(5, dtype, root, count, false);
           const Bytes expected = random_input(dtype, root, count, salt);
           for (void* self : {shm_for(count), mpi_instance()}) {

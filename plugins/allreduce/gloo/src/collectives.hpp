@@ -49,11 +49,12 @@ struct Fold {
 class Collectives {
  public:
   // `shm`: the shared-memory group, or nullptr for Gloo only. `host_shm`: the group of this host's
-  // ranks for the two-level allreduce across hosts, or nullptr. All must outlive this.
+  // ranks for the two-level collectives across hosts, or nullptr. All must outlive this.
   Collectives(const GlooComm& comm, common::shm::ShmGroup* shm, common::shm::ShmGroup* host_shm,
               const sdk::Host& host, const Config& config)
       : comm_(comm), shm_(shm), host_shm_(host_shm), host_(host), config_(config), tracer_(host),
-        failure_(std::make_shared<Failure>()) {}
+        failure_(std::make_shared<Failure>()),
+        grid_{comm.hosts(), comm.local_size(), comm.host_grid()} {}
 
   void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
                  Request& request) const;
@@ -121,6 +122,7 @@ class Collectives {
   Config config_;
   sdk::Tracer tracer_;
   std::shared_ptr<Failure> failure_;
+  common::shm::HostGrid grid_;
 };
 
 // Points Gloo options at `data` as `count` elements of `element_size` bytes (Gloo takes the

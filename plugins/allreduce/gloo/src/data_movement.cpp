@@ -38,8 +38,26 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
   request.work = guarded(call, "gloo_allgather", recv.bytes(), header,
                          [this, send = send, recv = recv] {
     if (send.count == 0) return;
-    std::memmove(recv.at(send.count * comm_.rank()), send.data, send.bytes());
+    void* mine = recv.at(send.count * comm_.rank());
+    std::memmove(mine, send.data, send.bytes());
     if (comm_.size() == 1) return;
+    if (config_.hierarchical && host_shm_ != nullptr) {
+      // Two levels: among the same local rank's ranks on the cross context (this rank's block
+      // at its host index), then within the host through shared memory.
+      return common::shm::two_level_allgather(
+          *host_shm_, host_, grid_, mine, recv.data, send.count, send.count, send.dtype,
+          [&](const void* block, void* slice, uint64_t elements) {
+            const auto& cross = comm_.cross();
+            const size_t bytes = elements * send.element_size;
+            std::memcpy(static_cast<char*>(slice) + bytes * static_cast<size_t>(cross->rank),
+                        block, bytes);
+            gloo::AllgatherOptions options(cross);
+            set_output(options, slice, elements * static_cast<size_t>(cross->size),
+                       send.element_size);
+            options.setTimeout(config_.timeout);
+            gloo::allgather(options);
+          });
+    }
     gloo::AllgatherOptions options(comm_.world());
     set_output(options, recv.data, recv.count, recv.element_size);
     options.setTimeout(config_.timeout);

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace strata::allreduce_gloo {
@@ -162,15 +163,18 @@ void GlooComm::learn_hosts() {
   }
   std::vector<std::string> hosts;  // distinct identities, in order of first rank
   std::vector<int> ranks_on;        // ranks per host, in the same order
+  std::vector<std::pair<int, int>> places;  // every rank's (local rank, host index)
   for (size_t r = 0; r < n; ++r) {
     const std::string id(&records[r * kHostIdBytes]);
     rank_addresses_.emplace_back(&records[r * kHostIdBytes + kAddressOffset]);
     const auto it = std::find(hosts.begin(), hosts.end(), id);
     if (it == hosts.end()) {
+      places.emplace_back(0, static_cast<int>(hosts.size()));
       hosts.push_back(id);
       ranks_on.push_back(1);
     } else {
-      ++ranks_on[static_cast<size_t>(it - hosts.begin())];
+      const auto host = static_cast<size_t>(it - hosts.begin());
+      places.emplace_back(ranks_on[host]++, static_cast<int>(host));
     }
     if (id != my_id) continue;
     if (static_cast<int>(r) < env_.rank) ++local_rank_;
@@ -181,6 +185,14 @@ void GlooComm::learn_hosts() {
   }
   hosts_ = static_cast<int>(hosts.size());
   two_level_ = hosts_ > 1 && std::count(ranks_on.begin(), ranks_on.end(), ranks_on[0]) == hosts_;
+  if (!two_level_) return;
+  // The cross contexts number the hosts by node_, so (local rank l, host j) is cross rank j of
+  // local rank l's context.
+  host_grid_.assign(n, -1);
+  for (size_t r = 0; r < n; ++r) {
+    host_grid_[static_cast<size_t>(places[r].first) * static_cast<size_t>(hosts_) +
+               static_cast<size_t>(places[r].second)] = static_cast<int>(r);
+  }
 }
 
 std::string GlooComm::ranks_at(const std::string& message) const {

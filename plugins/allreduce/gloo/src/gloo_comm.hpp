@@ -47,6 +47,9 @@ class GlooComm {
   // Several hosts, each with the same number of ranks: the two-level allreduce's slices line up,
   // and every rank has a cross context (when hierarchical).
   bool two_level() const { return two_level_; }
+  // Two-level only: the rank of local rank l on host j (cross()'s rank j) is
+  // host_grid()[l * hosts() + j]. Empty otherwise.
+  const std::vector<int>& host_grid() const { return host_grid_; }
   const Env& env() const { return env_; }
   const std::shared_ptr<gloo::Context>& world() const { return world_; }
   // Hierarchical contexts: null when not hierarchical, or when this rank's group has one rank
@@ -75,6 +78,7 @@ class GlooComm {
   int node_ = 0;  // index of this rank's host, in order of each host's first rank
   int hosts_ = 1;
   bool two_level_ = false;
+  std::vector<int> host_grid_;
 };
 
 }  // namespace strata::allreduce_gloo

@@ -157,8 +157,10 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
 
 // Reduce-scatter over Gloo: a ring (ring_reduce_scatter.hpp) on a scratch copy of the send buffer,
 // with one more block of scratch for the incoming one. With the two-level hierarchy (a host group
-// and even hosts) it stays an allreduce of the whole buffer that keeps this rank's block: that
-// crosses hosts with 1/L of the bytes per rank, where a flat ring sends (N - 1)/N of them over TCP.
+// and even hosts) it runs in two levels (plugins/common/shm's two_level_reduce_scatter): within
+// the host through shared memory, then a ring among the same local rank's ranks on the cross
+// context, which carries about 1/L of the bytes per rank over TCP where a flat ring carries
+// (N - 1)/N of them.
 void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                                  int32_t op, Request& request) const {
   const char* call = "reduce_scatter";
@@ -178,8 +180,7 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   const CallHeader header{STRATA_COLL_REDUCE_SCATTER, send.dtype, op, -1, recv.count, 0};
   const int32_t accumulate = accumulate_dtype(send.dtype);
   const size_t accumulate_size = sdk::dtype_size(accumulate);
-  const bool ring = !(config_.hierarchical && host_shm_ != nullptr);
-  request.scratch = Scratch(host_, (send.count + (ring ? recv.count : 0)) * accumulate_size);
+  request.scratch = Scratch(host_, (send.count + recv.count) * accumulate_size);
   void* all = request.scratch.data();
   if (is_half(send.dtype)) {
     half_to_f32(send.dtype, send.data, request.scratch.floats(), send.count);
@@ -194,13 +195,25 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
                             reduce_function(accumulate, op));
             }};
   request.work = guarded(call, "gloo_reduce_scatter", send.bytes(), header,
-                         [this, all, ring, count = send.count, block = recv.count, accumulate,
+                         [this, all, mine_at, count = send.count, block = recv.count, accumulate,
                           accumulate_size, op] {
-    if (!ring) return allreduce_in_place(all, count, accumulate, op);
-    if (comm_.size() == 1) return;
     void* incoming = static_cast<char*>(all) + count * accumulate_size;
-    ring_reduce_scatter(*comm_.world(), all, incoming, block, accumulate_size,
-                        reduce_function(accumulate, op), config_.timeout);
+    const ReduceFn fn = reduce_function(accumulate, op);
+    if (config_.hierarchical && host_shm_ != nullptr) {
+      // Across hosts: a ring in the slice, then this host's block (cross rank = host index).
+      return common::shm::two_level_reduce_scatter(
+          *host_shm_, host_, grid_, all, block, static_cast<char*>(all) + mine_at, block,
+          accumulate, op, [&](void* slice, void* out, uint64_t elements) {
+            gloo::Context& cross = *comm_.cross();
+            ring_reduce_scatter(cross, slice, incoming, elements, accumulate_size, fn,
+                                config_.timeout);
+            std::memcpy(out, static_cast<char*>(slice) + elements * accumulate_size * cross.rank,
+                        elements * accumulate_size);
+          });
+    }
+    if (comm_.size() == 1) return;
+    ring_reduce_scatter(*comm_.world(), all, incoming, block, accumulate_size, fn,
+                        config_.timeout);
   }, std::move(fold));
   const int world = comm_.size();
   request.finish = [=, out = recv.data, dtype = send.dtype, count = recv.count,

@@ -47,12 +47,13 @@ namespace shm = common::shm;
 class Collectives {
  public:
   // `shm`: the shared-memory group, or nullptr for MPI only. `host_shm`: the group of this host's
-  // ranks for the two-level allreduce across hosts, or nullptr. All must outlive this.
+  // ranks for the two-level collectives across hosts, or nullptr. All must outlive this.
   // `device_mask`: the memory this plugin moves (caps.device_mask); buffers elsewhere are refused.
   Collectives(const MpiComm& comm, shm::ShmGroup* shm, shm::ShmGroup* host_shm,
               const sdk::Host& host, const Config& config, uint32_t device_mask)
       : comm_(comm), shm_(shm), host_shm_(host_shm), host_(host), config_(config), tracer_(host),
-        device_mask_(device_mask) {}
+        device_mask_(device_mask),
+        grid_{comm.hosts(), comm.local_size(), comm.host_grid()} {}
 
   void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
                  Request& request) const;
@@ -138,6 +139,13 @@ class Collectives {
   // host group, else through MpiComm.
   void chunked_allreduce(const void* send, void* recv, uint64_t count, int32_t dtype, int32_t op,
                          MpiComm::Pending pending) const;
+  // reduce_scatter (`count` elements per rank; `send` may be `recv`, in place) and allgather in
+  // two levels through host_shm_, in rounds of config_.chunk_bytes of the whole message.
+  void two_level_reduce_scatter(const void* send, void* recv, uint64_t count, int32_t dtype,
+                                int32_t op) const;
+  void two_level_allgather(const void* send, void* recv, uint64_t count, int32_t dtype) const;
+  // Elements per rank in one round of a two-level reduce_scatter or allgather.
+  uint64_t two_level_round(int32_t dtype) const;
 
   const MpiComm& comm_;
   shm::ShmGroup* shm_;
@@ -146,6 +154,7 @@ class Collectives {
   Config config_;
   sdk::Tracer tracer_;
   uint32_t device_mask_;
+  shm::HostGrid grid_;
 };
 
 }  // namespace strata::allreduce_mpi

@@ -3,6 +3,7 @@
 #include "collectives.hpp"
 #include "dtypes.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -32,10 +33,29 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
   }
   request.mpi_work = traced("mpi_allgather", recv.bytes(),
       gated(recv.bytes(),
-            [&comm = comm_, input = in_place ? MPI_IN_PLACE : send.data, count,
-             type = transfer_type(send.dtype), out = recv.data](MpiComm::Pending p) {
-              comm.allgather(input, count, type, out, p);
+            [this, input = in_place ? MPI_IN_PLACE : send.data, block = send.data, count,
+             dtype = send.dtype, out = recv.data](MpiComm::Pending p) {
+              if (p == nullptr && host_shm_ != nullptr) {
+                two_level_allgather(block, out, static_cast<uint64_t>(count), dtype);
+                return;
+              }
+              comm_.allgather(input, count, transfer_type(dtype), out, p);
             }));
+}
+
+void Collectives::two_level_allgather(const void* send, void* recv, uint64_t count,
+                                      int32_t dtype) const {
+  const size_t element_size = sdk::dtype_size(dtype);
+  const uint64_t round = two_level_round(dtype);
+  for (uint64_t offset = 0; offset < count; offset += round) {
+    shm::two_level_allgather(
+        *host_shm_, host_, grid_, static_cast<const char*>(send) + offset * element_size,
+        static_cast<char*>(recv) + offset * element_size, count, std::min(round, count - offset),
+        dtype, [&](const void* block, void* slice, uint64_t elements) {
+          comm_.allgather_across_hosts(block, slice, static_cast<int>(elements),
+                                       transfer_type(dtype));
+        });
+  }
 }
 
 void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer* recv_arg,

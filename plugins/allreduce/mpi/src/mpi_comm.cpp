@@ -66,6 +66,21 @@ MpiComm::MpiComm(bool hierarchical) {
   }
   // Every rank learns the number of hosts (the non-leaders of uneven hosts have no cross_).
   check(MPI_Bcast(&hosts_, 1, MPI_INT, 0, comm_), "MPI_Bcast(hosts)");
+  if (two_level_) learn_host_grid();
+}
+
+// Which global rank holds each (local rank, host) place: reduce_scatter's and allgather's blocks
+// belong to global ranks, whatever order the launcher placed them in.
+void MpiComm::learn_host_grid() {
+  int place[2] = {local_rank_, 0};
+  check(MPI_Comm_rank(cross_, &place[1]), "MPI_Comm_rank(across hosts)");
+  std::vector<int> places(2 * static_cast<size_t>(size_));
+  check(MPI_Allgather(place, 2, MPI_INT, places.data(), 2, MPI_INT, comm_),
+        "MPI_Allgather(host grid)");
+  host_grid_.assign(static_cast<size_t>(size_), -1);
+  for (int g = 0; g < size_; ++g) {
+    host_grid_[static_cast<size_t>(places[2 * g]) * hosts_ + places[2 * g + 1]] = g;
+  }
 }
 
 MpiComm::~MpiComm() {
@@ -104,6 +119,17 @@ void MpiComm::allreduce(const void* send, void* recv, int count, MPI_Datatype ty
 
 void MpiComm::allreduce_across_hosts(void* data, int count, MPI_Datatype type, MPI_Op op) const {
   check(MPI_Allreduce(MPI_IN_PLACE, data, count, type, op, cross_), "MPI_Allreduce(across hosts)");
+}
+
+void MpiComm::reduce_scatter_across_hosts(const void* send, void* recv, int count,
+                                          MPI_Datatype type, MPI_Op op) const {
+  check(MPI_Reduce_scatter_block(send, recv, count, type, op, cross_),
+        "MPI_Reduce_scatter_block(across hosts)");
+}
+
+void MpiComm::allgather_across_hosts(const void* send, void* recv, int count,
+                                     MPI_Datatype type) const {
+  check(MPI_Allgather(send, count, type, recv, count, type, cross_), "MPI_Allgather(across hosts)");
 }
 
 void MpiComm::allgather(const void* send, int count, MPI_Datatype type, void* recv,

@@ -37,6 +37,9 @@ class MpiComm {
   MPI_Comm handle() const { return comm_; }
   MPI_Comm node() const { return node_; }
   MPI_Comm cross() const { return cross_; }
+  // Two-level only: the global rank of local rank l on the j-th host (in cross()'s order) is
+  // host_grid()[l * hosts() + j]. Empty otherwise.
+  const std::vector<int>& host_grid() const { return host_grid_; }
 
   using Pending = std::vector<MPI_Request>*;
   void allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
@@ -48,8 +51,11 @@ class MpiComm {
                             Pending pending) const;
   void broadcast(void* buffer, int count, MPI_Datatype type, int root, Pending pending) const;
   void barrier(Pending pending) const;
-  // Blocking, in place, over cross(): the two-level allreduce's step across hosts.
+  // Blocking, over cross(): the two-level collectives' steps across hosts (allreduce in place).
   void allreduce_across_hosts(void* data, int count, MPI_Datatype type, MPI_Op op) const;
+  void reduce_scatter_across_hosts(const void* send, void* recv, int count, MPI_Datatype type,
+                                   MPI_Op op) const;
+  void allgather_across_hosts(const void* send, void* recv, int count, MPI_Datatype type) const;
 
   // Returns once every rank has called it (a barrier), sleeping between polls while some rank has
   // not (polite_wait.hpp). Blocking collectives pass it first when the arrival_gate config option
@@ -64,6 +70,7 @@ class MpiComm {
 
  private:
   void refuse_singleton_in_a_larger_job() const;
+  void learn_host_grid();
   void hierarchical_allreduce(const void* send, void* recv, int count, MPI_Datatype type,
                               MPI_Op op) const;
   // Throws with "<what> failed: <MPI_Error_string>" unless rc == MPI_SUCCESS.
@@ -75,6 +82,7 @@ class MpiComm {
   MPI_Comm node_ = MPI_COMM_NULL;
   MPI_Comm cross_ = MPI_COMM_NULL;
   bool two_level_ = false;
+  std::vector<int> host_grid_;
   int hosts_ = 1;
   int rank_ = 0;
   int size_ = 1;

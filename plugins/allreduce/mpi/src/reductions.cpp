@@ -78,6 +78,26 @@ void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count
   }
 }
 
+uint64_t Collectives::two_level_round(int32_t dtype) const {
+  const uint64_t whole = config_.chunk_bytes / sdk::dtype_size(dtype);
+  return std::max<uint64_t>(1, whole / static_cast<uint64_t>(comm_.size()));
+}
+
+void Collectives::two_level_reduce_scatter(const void* send, void* recv, uint64_t count,
+                                           int32_t dtype, int32_t op) const {
+  const size_t element_size = sdk::dtype_size(dtype);
+  const uint64_t round = two_level_round(dtype);
+  for (uint64_t offset = 0; offset < count; offset += round) {
+    shm::two_level_reduce_scatter(
+        *host_shm_, host_, grid_, static_cast<const char*>(send) + offset * element_size, count,
+        static_cast<char*>(recv) + offset * element_size, std::min(round, count - offset), dtype,
+        op, [&](void* slice, void* block, uint64_t elements) {
+          comm_.reduce_scatter_across_hosts(slice, block, static_cast<int>(elements),
+                                            transfer_type(dtype), mpi_op(op));
+        });
+  }
+}
+
 void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                             int32_t op, Request& request) const {
   const char* call = "allreduce";
@@ -127,13 +147,17 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
 
   const int32_t accumulate = accumulate_dtype(send.dtype);
   const auto [input, result] = reduction_buffers(call, send, recv, request);
-  request.mpi_work = traced("mpi_reduce_scatter", send.bytes(),
-                            gated(send.bytes(),
-                                  [&comm = comm_, input, result, count,
-                                   type = transfer_type(accumulate),
-                                   mpi = mpi_op(op)](MpiComm::Pending p) {
-                                    comm.reduce_scatter_block(input, result, count, type, mpi, p);
-                                  }));
+  request.mpi_work = traced(
+      "mpi_reduce_scatter", send.bytes(),
+      gated(send.bytes(), [this, input, result, count, accumulate, op](MpiComm::Pending p) {
+        if (p == nullptr && host_shm_ != nullptr) {
+          two_level_reduce_scatter(input == MPI_IN_PLACE ? result : input, result,
+                                   static_cast<uint64_t>(count), accumulate, op);
+          return;
+        }
+        comm_.reduce_scatter_block(input, result, count, transfer_type(accumulate), mpi_op(op),
+                                   p);
+      }));
   request.finish = reduction_epilogue(send.dtype, op, result, recv.data, recv.count, comm_.size());
 }
 

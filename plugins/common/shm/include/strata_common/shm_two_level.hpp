@@ -1,4 +1,4 @@
-// strata_common/shm_two_level.hpp — the two-level allreduce across hosts, for a comm plugin with a
+// strata_common/shm_two_level.hpp — two-level collectives across hosts, for a comm plugin with a
 // shared-memory group per host (`host`, the same number of ranks L on every host) and its own
 // transport across hosts: NCCL's and Horovod's split, where every local rank carries 1/L of the
 // message across the network instead of one leader per host carrying all of it.
@@ -21,11 +21,50 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace strata::common::shm {
 
 void two_level_allreduce(ShmGroup& host, const sdk::Host& memory, void* data, uint64_t count,
                          int32_t dtype, int32_t op,
                          const std::function<void(void* data, uint64_t count)>& across);
+
+// Where the job's ranks sit for reduce_scatter and allgather, whose blocks belong to global ranks:
+// `hosts` hosts of `local` ranks each; the rank of local rank l on the j-th host (in the order of
+// the plugin's cross-host group of local rank l) is global rank `global[l * hosts + j]`.
+struct HostGrid {
+  int hosts = 1;
+  int local = 1;
+  std::vector<int> global;
+  int at(int l, int j) const { return global[static_cast<size_t>(l) * hosts + j]; }
+};
+
+// reduce_scatter in two levels: global rank g's block is elements [g * stride, g * stride + count)
+// of `send` (count <= stride; a caller cutting large blocks into rounds passes the round's offset
+// into `send` and `recv`). Each rank sends about (hosts - 1) / hosts of its slice, 1/L of the
+// input, across hosts, where a flat ring sends (n - 1) / n of the whole input over the network:
+//  1. the blocks are packed so that local rank l's slice holds the blocks of the ranks of local
+//     rank l, in host order (one copy), and reduce-scattered within the host through shared memory
+//     (`op` AVG summed, as in the allreduce);
+//  2. `across(slice, recv, count)`: the plugin reduce-scatters the slice (hosts blocks of count;
+//     it may reduce in it) with the same local rank on the other hosts into `recv`: the j-th
+//     host's rank gets block j, its own.
+// Sum order: within the host in rank order, then the plugin's across hosts (as the two-level
+// allreduce). `recv` may be `send`'s block of this rank (in place): it is written after the
+// packing read it. Scratch of count * n + count * hosts elements is accounted to `memory`.
+void two_level_reduce_scatter(
+    ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send,
+    uint64_t stride, void* recv, uint64_t count, int32_t dtype, int32_t op,
+    const std::function<void(void* slice, void* block, uint64_t count)>& across);
+
+// allgather in two levels, the reverse: `across(block, slice, count)` allgathers this rank's
+// `count` elements with the same local rank on the other hosts (slice: hosts blocks, host order),
+// the slices are allgathered within the host through shared memory and unpacked into `recv`,
+// where global rank g's block starts at element g * stride. `send` may be this rank's block in
+// `recv` (in place). Scratch of count * hosts + count * n elements is accounted to `memory`.
+void two_level_allgather(
+    ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send, void* recv,
+    uint64_t stride, uint64_t count, int32_t dtype,
+    const std::function<void(const void* block, void* slice, uint64_t count)>& across);
 
 }  // namespace strata::common::shm
