@@ -25,7 +25,8 @@
 // Memory per rank: one send and one receive buffer of the largest size, shared by the variants.
 // --collective reduce_scatter times reduce_scatter instead (raw MPI_Reduce_scatter_block, each
 // rank keeping 1/n of the message; a message's element count rounded down to a multiple of n),
-// with busbw = (n-1)/n * bytes / time and the headline's keys prefixed "rs_".
+// with busbw = (n-1)/n * bytes / time and the headline's keys prefixed "rs_". --collective
+// allgather likewise (raw MPI_Allgather, each rank sending 1/n of the message; keys "ag_").
 #include <plugin_harness.hpp>
 
 #include <CLI/CLI.hpp>
@@ -68,8 +69,9 @@ int iterations_for(size_t bytes) {
 // The element i of rank r's input: small integers, so sums over a few ranks are exact in f32.
 float input_value(size_t i, int rank) { return static_cast<float>(static_cast<int>(i % 61) + rank); }
 
-// Whether the run times reduce_scatter (--collective reduce_scatter) instead of allreduce.
+// Whether the run times reduce_scatter or allgather (--collective) instead of allreduce.
 bool g_reduce_scatter = false;
+bool g_allgather = false;
 
 struct Variant {
   const strata_comm_ops* ops = nullptr;  // nullptr: raw MPI_Allreduce
@@ -77,15 +79,23 @@ struct Variant {
   size_t max_bytes = ~size_t{0};         // larger messages are not run ("-" in the table)
 };
 
-// This rank's share of a `count`-element message: all of it, or 1/size for reduce_scatter.
+// This rank's share of a `count`-element message: all of it, or 1/size for reduce_scatter; and
+// what it sends: 1/size for allgather, all of it otherwise.
 size_t received_count(size_t count, int size) {
   return g_reduce_scatter ? count / static_cast<size_t>(size) : count;
+}
+size_t sent_count(size_t count, int size) {
+  return g_allgather ? count / static_cast<size_t>(size) : count;
 }
 
 void run_once(const Variant& v, float* send, float* recv, size_t count, int size) {
   const size_t out = received_count(count, size);
+  const size_t in = sent_count(count, size);
   if (v.ops == nullptr) {
-    if (g_reduce_scatter) {
+    if (g_allgather) {
+      MPI_Allgather(send, static_cast<int>(in), MPI_FLOAT, recv, static_cast<int>(in), MPI_FLOAT,
+                    MPI_COMM_WORLD);
+    } else if (g_reduce_scatter) {
       MPI_Reduce_scatter_block(send, recv, static_cast<int>(out), MPI_FLOAT, MPI_SUM,
                                MPI_COMM_WORLD);
     } else {
@@ -93,15 +103,16 @@ void run_once(const Variant& v, float* send, float* recv, size_t count, int size
     }
     return;
   }
-  strata_buffer send_buf = strata::sdk::host_buffer(send, count, STRATA_F32);
+  strata_buffer send_buf = strata::sdk::host_buffer(send, in, STRATA_F32);
   strata_buffer recv_buf = strata::sdk::host_buffer(recv, out, STRATA_F32);
   strata_coll_args args = strata::sdk::Comm::args(&send_buf, &recv_buf);
   args.op = STRATA_SUM;
   strata_error err = strata::sdk::make_error();
-  const auto call = g_reduce_scatter ? v.ops->reduce_scatter : v.ops->allreduce;
+  const auto call = g_allgather        ? v.ops->allgather
+                    : g_reduce_scatter ? v.ops->reduce_scatter
+                                       : v.ops->allreduce;
   if (call(v.self, &args, nullptr, &err) != STRATA_OK) {
-    std::fprintf(stderr, "plugin %s failed: %s\n", g_reduce_scatter ? "reduce_scatter" : "allreduce",
-                 err.message);
+    std::fprintf(stderr, "plugin collective failed: %s\n", err.message);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
 }
@@ -117,8 +128,14 @@ void verify(const Variant& v, const char* name, float* send, float* recv, size_t
   run_once(v, send, recv, count, size);
   const int rank_sum = size * (size - 1) / 2;
   long long bad = -1;
+  // allgather: element i is element i % block of its owner's input; otherwise the sum.
+  const size_t block = sent_count(count, size);
+  const auto expected = [&](size_t i) {
+    if (g_allgather) return input_value(i % block, static_cast<int>(i / block));
+    return static_cast<float>(size * static_cast<int>((first + i) % 61) + rank_sum);
+  };
   for (size_t i = 0; i < out; ++i) {
-    const float want = static_cast<float>(size * static_cast<int>((first + i) % 61) + rank_sum);
+    const float want = expected(i);
     if (recv[i] != want) {
       bad = static_cast<long long>(i);
       break;
@@ -130,7 +147,7 @@ void verify(const Variant& v, const char* name, float* send, float* recv, size_t
     if (bad >= 0) {
       std::fprintf(stderr, "WRONG RESULT: %s, %zu bytes: element %lld is %g, expected %g\n", name,
                    count * sizeof(float), bad, static_cast<double>(recv[bad]),
-                   static_cast<double>(size * static_cast<int>((first + bad) % 61) + rank_sum));
+                   static_cast<double>(expected(static_cast<size_t>(bad))));
     }
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
@@ -237,10 +254,12 @@ int main(int argc, char** argv) {
                "run.sh's DeepSpeed rounds");
   app.add_option("--min-bytes", min_bytes, "smallest message size (sizes grow x4 from it)");
   app.add_option("--max-bytes", max_bytes, "largest message size");
-  app.add_option("--collective", collective, "what to time: allreduce or reduce_scatter")
-      ->check(CLI::IsMember({"allreduce", "reduce_scatter"}));
+  app.add_option("--collective", collective,
+                 "what to time: allreduce, reduce_scatter or allgather")
+      ->check(CLI::IsMember({"allreduce", "reduce_scatter", "allgather"}));
   CLI11_PARSE(app, argc, argv);
   g_reduce_scatter = collective == "reduce_scatter";
+  g_allgather = collective == "allgather";
 
   std::string mpi_config, shm_full_config, mpi_hier_config, gloo_flat_config, gloo_hier_config,
       gloo_tcp_config;
@@ -309,7 +328,7 @@ int main(int argc, char** argv) {
   const size_t max_count = max_bytes / sizeof(float);
   std::vector<float> send(max_count), recv(max_count, 0.0f);
   for (size_t i = 0; i < max_count; ++i) send[i] = input_value(i, rank);
-  const double ring_factor = g_reduce_scatter ? 1.0 : 2.0;
+  const double ring_factor = g_reduce_scatter || g_allgather ? 1.0 : 2.0;
   const double bus_factor = size > 1 ? ring_factor * (size - 1) / size : 1.0;
   const double inf = std::numeric_limits<double>::infinity();
   double plugin_min_from_1mib = inf, shm_min_from_16mib = inf, shm_min = inf;
@@ -338,7 +357,7 @@ int main(int argc, char** argv) {
   }
   for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 4) {
     // reduce_scatter: a whole number of elements per rank.
-    const size_t multiple = g_reduce_scatter ? static_cast<size_t>(size) : 1;
+    const size_t multiple = g_reduce_scatter || g_allgather ? static_cast<size_t>(size) : 1;
     const size_t count = bytes / sizeof(float) / multiple * multiple;
     std::vector<int> active;
     for (int v = 0; v < static_cast<int>(variants.size()); ++v) {
@@ -391,7 +410,7 @@ int main(int argc, char** argv) {
     }
   }
   if (rank == 0) {
-    const char* p = g_reduce_scatter ? "rs_" : "";
+    const char* p = g_reduce_scatter ? "rs_" : g_allgather ? "ag_" : "";
     std::printf("headline ranks=%d %sshm_vs_mpi_16mib_up=%s %sshm_vs_mpi_min=%s "
                 "%splugin_vs_mpi_min=%s %sgloo_vs_mpi_min=%s %sgloo_tcp_vs_mpi_min=%s "
                 "%shier_vs_flat_64kib_up=%s %smpi_hier_vs_flat_64kib_up=%s\n",

@@ -15,7 +15,8 @@
 # plugin-mpi; G: the lowest gloo/MPI ratio from 64 KiB up ("nan" when the gloo plugin is not
 # built); T: the lowest gloo/torch.distributed gloo ratio over every size, torch's allreduce run by
 # peer_allreduce.py --impl torch-gloo under PEER_PYTHON (a Python with torch) right after the
-# bench on the same 2x2 ranks ("nan", saying why, without PEER_PYTHON). Sizes run up to 64 MiB unless --max-bytes is given. Needs root (network namespaces);
+# bench on the same 2x2 ranks ("nan", saying why, without PEER_PYTHON). Sizes run up to 64 MiB unless --max-bytes is given.
+# With --collective reduce_scatter or allgather the keys start with rs_ or ag_ (no torch column). Needs root (network namespaces);
 # says SKIP and exits 77 otherwise.
 # On a shared machine run it as `chrt -r 1 bench/allreduce/run_multinode.sh build`.
 # The veth links are far faster than a real network: STRATA_MN_LINK_RATE=10gbit (and, where the
@@ -65,6 +66,14 @@ echo "$out" | grep -v '^headline'
 line=$(echo "$out" | grep '^headline ' || true)
 [[ -n $line ]] || { echo "run_multinode.sh: no headline from the 2x2 run" >&2; exit 1; }
 key() { echo "$line" | sed -n "s/.* $1=\([0-9.a-z+-]*\).*/\1/p"; }
+# --collective reduce_scatter / allgather: the bench's keys and this headline's carry rs_ / ag_,
+# and torch's gloo (an allreduce peer) is not run.
+collective=$(printf '%s\n' "${options[@]}" | awk 'prev == "--collective" { v = $1 } { prev = $1 } END { print v }')
+case $collective in
+  reduce_scatter) p=rs_ ;;
+  allgather) p=ag_ ;;
+  *) p="" ;;
+esac
 launched=$(sort -u "$STRATA_MN_AGENT_LOG" | awk '{print $1}' | tr '\n' ' ')
 echo "# hosts started through the agent: $launched"
 # gloo/mpi from 64 KiB up, from the table (the bench's own key covers every size).
@@ -75,7 +84,9 @@ gloo64=$(echo "$out" | awk '$1 ~ /^[0-9]+$/ && $1 >= 65536 && $6 != "-" { r = $6
 torch_ratio=nan
 max_bytes=$(printf '%s\n' "${options[@]}" | awk 'prev == "--max-bytes" { v = $1 } { prev = $1 } END { print v }')
 min_bytes=$(printf '%s\n' "${options[@]}" | awk 'prev == "--min-bytes" { v = $1 } { prev = $1 } END { print v + 0 ? v : 1024 }')
-if [[ -z ${PEER_PYTHON:-} ]]; then
+if [[ -n $p ]]; then
+  echo "torch gloo: not run (--collective $collective; the peer times allreduce)"
+elif [[ -z ${PEER_PYTHON:-} ]]; then
   echo "torch gloo: not run (set PEER_PYTHON to a Python with torch)"
 elif ! "$PEER_PYTHON" -c "import torch.distributed" > /dev/null 2>&1; then
   echo "torch gloo: not run ($PEER_PYTHON cannot import torch.distributed)"
@@ -107,4 +118,8 @@ else
     echo "torch gloo: the 2x2 run failed"
   fi
 fi
-echo "headline hier_vs_flat_2x2_min=$(key hier_vs_flat_64kib_up) mpi_hier_vs_flat_2x2_min=$(key mpi_hier_vs_flat_64kib_up) gloo_vs_mpi_2x2_min=$gloo64 gloo_vs_torch_gloo_2x2_min=$torch_ratio"
+if [[ -n $p ]]; then
+  echo "headline ${p}hier_vs_flat_2x2_min=$(key ${p}hier_vs_flat_64kib_up) ${p}mpi_hier_vs_flat_2x2_min=$(key ${p}mpi_hier_vs_flat_64kib_up) ${p}gloo_vs_mpi_2x2_min=$gloo64"
+else
+  echo "headline hier_vs_flat_2x2_min=$(key hier_vs_flat_64kib_up) mpi_hier_vs_flat_2x2_min=$(key mpi_hier_vs_flat_64kib_up) gloo_vs_mpi_2x2_min=$gloo64 gloo_vs_torch_gloo_2x2_min=$torch_ratio"
+fi
