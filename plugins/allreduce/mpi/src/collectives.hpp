@@ -125,6 +125,15 @@ class Collectives {
     return shm_ != nullptr && config_.shm.takes(payload_bytes) &&
            (buffer == nullptr || buffer->device.type == STRATA_DEVICE_HOST);
   }
+  // Whether blocking calls on `send` and `recv` may run in two levels across hosts: there is a host
+  // group and both buffers are host memory (the packing copies and shared-memory loops cannot
+  // read device memory). Ranks agree on where their buffers live, as for use_shm.
+  bool two_level_on(const strata_buffer* send, const strata_buffer* recv) const {
+    const auto on_host = [](const strata_buffer* b) {
+      return b == nullptr || b->device.type == STRATA_DEVICE_HOST;
+    };
+    return host_shm_ != nullptr && on_host(send) && on_host(recv);
+  }
   // Device buffers go to MPI as they are: what the plugin would do to them on the host (widening
   // halves to f32, AVG's division) is refused, naming the call.
   void check_device_reduction(const char* call, const strata_buffer* send, int32_t op) const;
@@ -135,10 +144,10 @@ class Collectives {
   }
 
   // Issues an allreduce of `count` elements of `dtype` (an accumulation dtype; `op` a strata op)
-  // as pieces of at most config_.chunk_bytes: each two-level when it runs blocking and there is a
-  // host group, else through MpiComm.
+  // as pieces of at most config_.chunk_bytes: each two-level when it runs blocking and
+  // `two_level` (two_level_on), else through MpiComm.
   void chunked_allreduce(const void* send, void* recv, uint64_t count, int32_t dtype, int32_t op,
-                         MpiComm::Pending pending) const;
+                         bool two_level, MpiComm::Pending pending) const;
   // reduce_scatter (`count` elements per rank; `send` may be `recv`, in place) and allgather in
   // two levels through host_shm_, in rounds of config_.chunk_bytes of the whole message.
   void two_level_reduce_scatter(const void* send, void* recv, uint64_t count, int32_t dtype,

@@ -34,8 +34,9 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
   request.mpi_work = traced("mpi_allgather", recv.bytes(),
       gated(recv.bytes(),
             [this, input = in_place ? MPI_IN_PLACE : send.data, block = send.data, count,
-             dtype = send.dtype, out = recv.data](MpiComm::Pending p) {
-              if (p == nullptr && host_shm_ != nullptr) {
+             dtype = send.dtype, out = recv.data,
+             two_level = two_level_on(send_arg, recv_arg)](MpiComm::Pending p) {
+              if (p == nullptr && two_level) {
                 two_level_allgather(block, out, static_cast<uint64_t>(count), dtype);
                 return;
               }

@@ -55,10 +55,11 @@ Collectives::ReductionBuffers Collectives::reduction_buffers(const char* call, c
 }
 
 void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count, int32_t dtype,
-                                    int32_t op, MpiComm::Pending pending) const {
+                                    int32_t op, bool two_level_on,
+                                    MpiComm::Pending pending) const {
   const size_t element_size = sdk::dtype_size(dtype);
   const uint64_t piece = std::clamp<uint64_t>(config_.chunk_bytes / element_size, 1, INT_MAX);
-  const bool two_level = pending == nullptr && host_shm_ != nullptr;
+  const bool two_level = pending == nullptr && two_level_on;
   if (two_level && send != MPI_IN_PLACE && count > 0) std::memcpy(recv, send, count * element_size);
   for (uint64_t offset = 0; offset < count; offset += piece) {
     const int n = static_cast<int>(std::min(piece, count - offset));
@@ -119,9 +120,11 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   const auto [input, result] = reduction_buffers(call, send, recv, request);
   request.mpi_work = traced("mpi_allreduce", send.bytes(),
                             gated(send.bytes(),
-                                  [this, input, result, count = send.count, accumulate,
-                                   op](MpiComm::Pending p) {
-                                    chunked_allreduce(input, result, count, accumulate, op, p);
+                                  [this, input, result, count = send.count, accumulate, op,
+                                   two_level = two_level_on(send_arg, recv_arg)](
+                                      MpiComm::Pending p) {
+                                    chunked_allreduce(input, result, count, accumulate, op,
+                                                      two_level, p);
                                   }));
   request.finish = reduction_epilogue(send.dtype, op, result, recv.data, send.count, comm_.size());
 }
@@ -149,8 +152,9 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   const auto [input, result] = reduction_buffers(call, send, recv, request);
   request.mpi_work = traced(
       "mpi_reduce_scatter", send.bytes(),
-      gated(send.bytes(), [this, input, result, count, accumulate, op](MpiComm::Pending p) {
-        if (p == nullptr && host_shm_ != nullptr) {
+      gated(send.bytes(), [this, input, result, count, accumulate, op,
+                           two_level = two_level_on(send_arg, recv_arg)](MpiComm::Pending p) {
+        if (p == nullptr && two_level) {
           two_level_reduce_scatter(input == MPI_IN_PLACE ? result : input, result,
                                    static_cast<uint64_t>(count), accumulate, op);
           return;
