@@ -202,7 +202,7 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
     if (config_.hierarchical && host_shm_ != nullptr) {
       // Across hosts: a ring in the slice, then this host's block (cross rank = host index).
       return common::shm::two_level_reduce_scatter(
-          *host_shm_, host_, grid_, all, block, static_cast<char*>(all) + mine_at, block,
+          *host_shm_, host_, grid_, all, static_cast<char*>(all) + mine_at, block, block,
           accumulate, op, [&](void* slice, void* out, uint64_t elements) {
             gloo::Context& cross = *comm_.cross();
             ring_reduce_scatter(cross, slice, incoming, elements, accumulate_size, fn,

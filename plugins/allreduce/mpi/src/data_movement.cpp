@@ -3,7 +3,6 @@
 #include "collectives.hpp"
 #include "dtypes.hpp"
 
-#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -46,17 +45,11 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
 
 void Collectives::two_level_allgather(const void* send, void* recv, uint64_t count,
                                       int32_t dtype) const {
-  const size_t element_size = sdk::dtype_size(dtype);
-  const uint64_t round = two_level_round(dtype);
-  for (uint64_t offset = 0; offset < count; offset += round) {
-    shm::two_level_allgather(
-        *host_shm_, host_, grid_, static_cast<const char*>(send) + offset * element_size,
-        static_cast<char*>(recv) + offset * element_size, count, std::min(round, count - offset),
-        dtype, [&](const void* block, void* slice, uint64_t elements) {
-          comm_.allgather_across_hosts(block, slice, static_cast<int>(elements),
-                                       transfer_type(dtype));
-        });
-  }
+  shm::two_level_allgather(*host_shm_, host_, grid_, send, recv, count, two_level_round(dtype),
+                           dtype, [&](const void* block, void* slice, uint64_t elements) {
+                             comm_.allgather_across_hosts(block, slice, static_cast<int>(elements),
+                                                          transfer_type(dtype));
+                           });
 }
 
 void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer* recv_arg,

@@ -86,17 +86,13 @@ uint64_t Collectives::two_level_round(int32_t dtype) const {
 
 void Collectives::two_level_reduce_scatter(const void* send, void* recv, uint64_t count,
                                            int32_t dtype, int32_t op) const {
-  const size_t element_size = sdk::dtype_size(dtype);
-  const uint64_t round = two_level_round(dtype);
-  for (uint64_t offset = 0; offset < count; offset += round) {
-    shm::two_level_reduce_scatter(
-        *host_shm_, host_, grid_, static_cast<const char*>(send) + offset * element_size, count,
-        static_cast<char*>(recv) + offset * element_size, std::min(round, count - offset), dtype,
-        op, [&](void* slice, void* block, uint64_t elements) {
-          comm_.reduce_scatter_across_hosts(slice, block, static_cast<int>(elements),
-                                            transfer_type(dtype), mpi_op(op));
-        });
-  }
+  shm::two_level_reduce_scatter(*host_shm_, host_, grid_, send, recv, count,
+                                two_level_round(dtype), dtype, op,
+                                [&](void* slice, void* block, uint64_t elements) {
+                                  comm_.reduce_scatter_across_hosts(
+                                      slice, block, static_cast<int>(elements),
+                                      transfer_type(dtype), mpi_op(op));
+                                });
 }
 
 void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* recv_arg,

@@ -2,6 +2,7 @@
 
 #include <strata/comm/scratch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -47,48 +48,60 @@ size_t global_at(const HostGrid& grid, int l, int j, size_t stride_bytes) {
 }  // namespace
 
 void two_level_reduce_scatter(
-    ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send,
-    uint64_t stride, void* recv, uint64_t count, int32_t dtype, int32_t op,
+    ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send, void* recv,
+    uint64_t count, uint64_t round, int32_t dtype, int32_t op,
     const std::function<void(void* slice, void* block, uint64_t count)>& across) {
   if (count == 0) return;
+  round = std::min(std::max<uint64_t>(round, 1), count);
   const size_t element_size = sdk::dtype_size(dtype);
-  const size_t bytes = count * element_size;
   const auto hosts = static_cast<uint64_t>(grid.hosts);
-  sdk::comm::Scratch packed(memory, static_cast<size_t>(grid.local) * hosts * bytes);
+  sdk::comm::Scratch packed(memory, static_cast<size_t>(grid.local) * hosts * round * element_size);
+  sdk::comm::Scratch slice(memory, hosts * round * element_size);
   auto* packed_bytes = static_cast<char*>(packed.data());
-  for (int l = 0; l < grid.local; ++l) {
-    for (int j = 0; j < grid.hosts; ++j) {
-      std::memcpy(packed_bytes + packed_at(grid, l, j, bytes),
-                  static_cast<const char*>(send) + global_at(grid, l, j, stride * element_size),
-                  bytes);
+  for (uint64_t offset = 0; offset < count; offset += round) {
+    const uint64_t n = std::min(round, count - offset);
+    const size_t bytes = n * element_size;
+    const char* first = static_cast<const char*>(send) + offset * element_size;
+    for (int l = 0; l < grid.local; ++l) {
+      for (int j = 0; j < grid.hosts; ++j) {
+        std::memcpy(packed_bytes + packed_at(grid, l, j, bytes),
+                    first + global_at(grid, l, j, count * element_size), bytes);
+      }
     }
+    host.reduce_scatter(packed.data(), slice.data(), hosts * n, dtype,
+                        op == STRATA_AVG ? STRATA_SUM : op);
+    across(slice.data(), static_cast<char*>(recv) + offset * element_size, n);
   }
-  sdk::comm::Scratch slice(memory, hosts * bytes);
-  host.reduce_scatter(packed.data(), slice.data(), hosts * count, dtype,
-                      op == STRATA_AVG ? STRATA_SUM : op);
-  across(slice.data(), recv, count);
 }
 
 void two_level_allgather(
     ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send, void* recv,
-    uint64_t stride, uint64_t count, int32_t dtype,
+    uint64_t count, uint64_t round, int32_t dtype,
     const std::function<void(const void* block, void* slice, uint64_t count)>& across) {
   if (count == 0) return;
+  round = std::min(std::max<uint64_t>(round, 1), count);
   const size_t element_size = sdk::dtype_size(dtype);
-  const size_t bytes = count * element_size;
   const auto hosts = static_cast<uint64_t>(grid.hosts);
   const auto local = static_cast<uint64_t>(grid.local);
-  sdk::comm::Scratch slice(memory, hosts * bytes);
-  across(send, slice.data(), count);
-  sdk::comm::Scratch packed(memory, local * hosts * bytes);
-  std::vector<uint64_t> counts(local, hosts * count), displs(local);
-  for (uint64_t l = 0; l < local; ++l) displs[l] = l * hosts * count;
-  host.allgatherv(slice.data(), packed.data(), counts.data(), displs.data(), dtype);
+  sdk::comm::Scratch slice(memory, hosts * round * element_size);
+  sdk::comm::Scratch packed(memory, local * hosts * round * element_size);
   const auto* packed_bytes = static_cast<const char*>(packed.data());
-  for (int l = 0; l < grid.local; ++l) {
-    for (int j = 0; j < grid.hosts; ++j) {
-      std::memcpy(static_cast<char*>(recv) + global_at(grid, l, j, stride * element_size),
-                  packed_bytes + packed_at(grid, l, j, bytes), bytes);
+  std::vector<uint64_t> counts(local), displs(local);
+  for (uint64_t offset = 0; offset < count; offset += round) {
+    const uint64_t n = std::min(round, count - offset);
+    const size_t bytes = n * element_size;
+    across(static_cast<const char*>(send) + offset * element_size, slice.data(), n);
+    for (uint64_t l = 0; l < local; ++l) {
+      counts[l] = hosts * n;
+      displs[l] = l * hosts * n;
+    }
+    host.allgatherv(slice.data(), packed.data(), counts.data(), displs.data(), dtype);
+    char* first = static_cast<char*>(recv) + offset * element_size;
+    for (int l = 0; l < grid.local; ++l) {
+      for (int j = 0; j < grid.hosts; ++j) {
+        std::memcpy(first + global_at(grid, l, j, count * element_size),
+                    packed_bytes + packed_at(grid, l, j, bytes), bytes);
+      }
     }
   }
 }

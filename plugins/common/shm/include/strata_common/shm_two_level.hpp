@@ -39,32 +39,34 @@ struct HostGrid {
   int at(int l, int j) const { return global[static_cast<size_t>(l) * hosts + j]; }
 };
 
-// reduce_scatter in two levels: global rank g's block is elements [g * stride, g * stride + count)
-// of `send` (count <= stride; a caller cutting large blocks into rounds passes the round's offset
-// into `send` and `recv`). Each rank sends about (hosts - 1) / hosts of its slice, 1/L of the
-// input, across hosts, where a flat ring sends (n - 1) / n of the whole input over the network:
+// reduce_scatter in two levels: global rank g's block is elements [g * count, (g + 1) * count) of
+// `send`; this rank's ends in `recv`. The blocks go in rounds of at most `round` elements each (a
+// plugin bounding its messages, as allreduce-mpi's chunk_bytes; `count` for one round), with the
+// scratch allocated once. Each rank sends about (hosts - 1) / hosts of its slice, 1/L of the
+// input, across hosts, where a flat ring sends (n - 1) / n of the whole input over the network.
+// Per round:
 //  1. the blocks are packed so that local rank l's slice holds the blocks of the ranks of local
 //     rank l, in host order (one copy), and reduce-scattered within the host through shared memory
 //     (`op` AVG summed, as in the allreduce);
-//  2. `across(slice, recv, count)`: the plugin reduce-scatters the slice (hosts blocks of count;
-//     it may reduce in it) with the same local rank on the other hosts into `recv`: the j-th
-//     host's rank gets block j, its own.
+//  2. `across(slice, recv, n)`: the plugin reduce-scatters the slice (hosts blocks of n; it may
+//     reduce in it) with the same local rank on the other hosts into `recv`: the j-th host's rank
+//     gets block j, its own.
 // Sum order: within the host in rank order, then the plugin's across hosts (as the two-level
-// allreduce). `recv` may be `send`'s block of this rank (in place): it is written after the
-// packing read it. Scratch of count * n + count * hosts elements is accounted to `memory`.
+// allreduce). `recv` may be this rank's block of `send` (in place): a round writes only elements
+// the packing already read. Scratch of round * (n + hosts) elements is accounted to `memory`.
 void two_level_reduce_scatter(
-    ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send,
-    uint64_t stride, void* recv, uint64_t count, int32_t dtype, int32_t op,
+    ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send, void* recv,
+    uint64_t count, uint64_t round, int32_t dtype, int32_t op,
     const std::function<void(void* slice, void* block, uint64_t count)>& across);
 
-// allgather in two levels, the reverse: `across(block, slice, count)` allgathers this rank's
-// `count` elements with the same local rank on the other hosts (slice: hosts blocks, host order),
-// the slices are allgathered within the host through shared memory and unpacked into `recv`,
-// where global rank g's block starts at element g * stride. `send` may be this rank's block in
-// `recv` (in place). Scratch of count * hosts + count * n elements is accounted to `memory`.
+// allgather in two levels, the reverse, in the same rounds: `across(block, slice, n)` allgathers
+// this rank's n elements with the same local rank on the other hosts (slice: hosts blocks, host
+// order), the slices are allgathered within the host through shared memory and unpacked into
+// `recv`, where global rank g's block is elements [g * count, (g + 1) * count). `send` may be this
+// rank's block in `recv` (in place). Scratch of round * (hosts + n) elements.
 void two_level_allgather(
     ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send, void* recv,
-    uint64_t stride, uint64_t count, int32_t dtype,
+    uint64_t count, uint64_t round, int32_t dtype,
     const std::function<void(const void* block, void* slice, uint64_t count)>& across);
 
 }  // namespace strata::common::shm
