@@ -9,10 +9,12 @@
 namespace strata::run {
 namespace {
 
-constexpr std::array<std::string_view, 11> kOwnNames = {
+constexpr std::array<std::string_view, 15> kOwnNames = {
     "RANK",        "LOCAL_RANK",  "WORLD_SIZE",        "LOCAL_SIZE",
     "CROSS_RANK",  "CROSS_SIZE",  "MASTER_ADDR",       "MASTER_PORT",
-    "STRATA_JOB_SECRET", "STRATA_NETWORK_INTERFACE", "STRATA_MANIFEST"};
+    "STRATA_JOB_SECRET", "STRATA_NETWORK_INTERFACE", "STRATA_MANIFEST",
+    "STRATA_RESTART_COUNT", "STRATA_PREVIOUS_WORLD_SIZE", "STRATA_FIRST_WORLD_SIZE",
+    "STRATA_CHECKPOINT_DIR"};
 
 bool valid_name(const std::string& name) {
   if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
@@ -40,6 +42,10 @@ EnvVars job_env(const JobEnv& job) {
   if (job.manifest) vars.emplace_back("STRATA_MANIFEST", *job.manifest);
   if (job.comm_library) vars.emplace_back("STRATA_COMM_LIBRARY", *job.comm_library);
   if (job.library) vars.emplace_back("STRATA_LIBRARY", *job.library);
+  vars.emplace_back("STRATA_RESTART_COUNT", std::to_string(job.restart_count));
+  vars.emplace_back("STRATA_PREVIOUS_WORLD_SIZE", std::to_string(job.previous_world_size));
+  if (job.first_world_size > 0) vars.emplace_back("STRATA_FIRST_WORLD_SIZE", std::to_string(job.first_world_size));
+  if (job.checkpoint_dir) vars.emplace_back("STRATA_CHECKPOINT_DIR", *job.checkpoint_dir);
   vars.insert(vars.end(), job.exports.begin(), job.exports.end());
   return vars;
 }

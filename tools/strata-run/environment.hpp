@@ -24,6 +24,12 @@ struct JobEnv {
   std::optional<std::string> library;            // STRATA_LIBRARY: the libstrata a host that
                                                  // loads it at run time (Python) should load
   EnvVars exports;                               // the -x variables, resolved
+  // --max-restarts: which run of the job this is (0: the first) and the world sizes of the one
+  // before (0: none) and of the first; the checkpoint folder (--checkpoint-dir, absolute).
+  int restart_count = 0;                         // STRATA_RESTART_COUNT
+  int previous_world_size = 0;                   // STRATA_PREVIOUS_WORLD_SIZE
+  int first_world_size = 0;                      // STRATA_FIRST_WORLD_SIZE (0: not set)
+  std::optional<std::string> checkpoint_dir;     // STRATA_CHECKPOINT_DIR
 };
 
 // MASTER_ADDR: 127.0.0.1 when every host used is local (hosts_local[i] for placement.hosts[i]);
@@ -34,7 +40,8 @@ std::string master_addr(const Placement& placement, const std::vector<bool>& hos
                         const std::string& this_host);
 
 // The variables every rank gets: MASTER_*, STRATA_JOB_SECRET, STRATA_NETWORK_INTERFACE,
-// STRATA_MANIFEST, STRATA_COMM_LIBRARY, STRATA_LIBRARY and the -x variables (these last, so a -x can override nothing of ours: a -x
+// STRATA_MANIFEST, STRATA_COMM_LIBRARY, STRATA_LIBRARY, STRATA_RESTART_COUNT,
+// STRATA_PREVIOUS_WORLD_SIZE, STRATA_FIRST_WORLD_SIZE, STRATA_CHECKPOINT_DIR and the -x variables (these last, so a -x can override nothing of ours: a -x
 // naming one of ours is rejected by resolve_exports).
 EnvVars job_env(const JobEnv& job);
 // job_env plus RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_SIZE, CROSS_RANK, CROSS_SIZE for one rank.

@@ -26,12 +26,6 @@ namespace {
 
 const char* lookup_env(const char* name) { return std::getenv(name); }
 
-std::vector<Host> hosts_of(const Options& options, int np) {
-  if (!options.host_list.empty()) return parse_host_list(options.host_list);
-  if (!options.hostfile.empty()) return read_hostfile(options.hostfile);
-  return {Host{"localhost", np > 0 ? np : 1, "default"}};
-}
-
 std::string quoted_command(const std::vector<std::string>& argv) {
   std::string out;
   for (const std::string& arg : argv) {
@@ -111,6 +105,9 @@ JobEnv job_env_of(const Options& options, const Placement& placement,
   }
   const CallerChoice library = caller_choice(job.exports, "STRATA_LIBRARY");
   if (!library.exported) job.library = library.value ? library.value : library_beside_launcher();
+  if (!options.checkpoint_dir.empty()) {
+    job.checkpoint_dir = std::filesystem::absolute(options.checkpoint_dir).lexically_normal().string();
+  }
   return job;
 }
 
@@ -134,7 +131,7 @@ void check_program_runs_here(const std::string& program) {
   throw UsageError("cannot run '" + program + "': not found in PATH");
 }
 
-int run_mpi(const Options& options, const Placement& placement, const JobEnv& job) {
+JobOutcome run_mpi(const Options& options, const Placement& placement, const JobEnv& job) {
   MpiJob mpi;
   mpi.mpirun = options.mpirun;
   mpi.as_root = geteuid() == 0;
@@ -155,7 +152,7 @@ int run_mpi(const Options& options, const Placement& placement, const JobEnv& jo
   return run_mpirun(argv, options.rank_prefix);
 }
 
-int run_gloo(const Options& options, const Placement& placement, const JobEnv& job,
+JobOutcome run_gloo(const Options& options, const Placement& placement, const JobEnv& job,
              const std::vector<bool>& hosts_local) {
   const std::string cwd = std::filesystem::current_path().string();
   const std::string agent = options.launch_agent.empty()
@@ -200,12 +197,19 @@ int run_gloo(const Options& options, const Placement& placement, const JobEnv& j
 
 }  // namespace
 
-int launch(const Options& options) {
-  const std::vector<Host> hosts = hosts_of(options, options.np);
-  const Placement placement = place_ranks(hosts, options.np);
+std::vector<Host> hosts_of(const Options& options, int np) {
+  if (!options.host_list.empty()) return parse_host_list(options.host_list);
+  if (!options.hostfile.empty()) return read_hostfile(options.hostfile);
+  return {Host{"localhost", np > 0 ? np : 1, "default"}};
+}
+
+JobOutcome run_once(const Options& options, const Placement& placement, const RunNumber& run) {
   std::vector<bool> hosts_local;
   for (const Host& host : placement.hosts) hosts_local.push_back(is_local_host(host.name));
-  const JobEnv job = job_env_of(options, placement, hosts_local);
+  JobEnv job = job_env_of(options, placement, hosts_local);
+  job.restart_count = run.restart_count;
+  job.previous_world_size = run.previous_world_size;
+  job.first_world_size = run.first_world_size;
   if (options.backend == "mpi") return run_mpi(options, placement, job);
   return run_gloo(options, placement, job, hosts_local);
 }

@@ -122,4 +122,24 @@ LineSplitter::OnLine MpiOutputParser::as_mpi_lines(const Source& source, const O
   };
 }
 
+std::optional<int> failed_rank_in_mpirun_line(std::string_view line) {
+  const auto digits_after = [&](std::string_view marker) -> std::optional<int> {
+    const size_t at = line.find(marker);
+    if (at == std::string_view::npos) return std::nullopt;
+    size_t i = at + marker.size();
+    int value = 0;
+    const size_t begin = i;
+    while (i < line.size() && i - begin < 9 && line[i] >= '0' && line[i] <= '9') value = value * 10 + (line[i++] - '0');
+    if (i == begin) return std::nullopt;
+    return value;
+  };
+  if (line.find("mpirun noticed that process rank ") != std::string_view::npos) {
+    return digits_after("process rank ");
+  }
+  const size_t name = line.find("Process name: [[");
+  if (name == std::string_view::npos) return std::nullopt;
+  line = line.substr(name);
+  return digits_after("],");  // the jobid's "[[2107,1]," is followed by the rank
+}
+
 }  // namespace strata::run

@@ -28,6 +28,11 @@ struct MpiLine {
   std::string_view text;    // without tag and '\n'
 };
 
+// The rank an Open MPI 4.1 banner line names as the job's first failure, if it is one of
+// "mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9 (Killed)." or
+// "  Process name: [[2107,1],2]" (after "The first process to do so was:").
+std::optional<int> failed_rank_in_mpirun_line(std::string_view line);
+
 class MpiOutputParser {
  public:
   using OnLine = std::function<void(const MpiLine& line)>;

@@ -33,7 +33,7 @@ class MpirunRun {
  public:
   MpirunRun(ChildProcess child, bool rank_prefix) : child_(child), rank_prefix_(rank_prefix) {}
 
-  int run(int signal_fd) {
+  JobOutcome run(int signal_fd) {
     std::optional<Clock::time_point> drain_deadline;
     for (;;) {
       if (!alive_) {
@@ -49,8 +49,12 @@ class MpirunRun {
     }
     close_pipe(out_);
     close_pipe(err_);
-    if (WIFSIGNALED(status_)) return 128 + WTERMSIG(status_);
-    return WEXITSTATUS(status_);
+    outcome_.exit_code = WIFSIGNALED(status_) ? 128 + WTERMSIG(status_) : WEXITSTATUS(status_);
+    if (outcome_.exit_code != 0 && outcome_.cause.empty()) {
+      outcome_.cause = "mpirun " + (WIFSIGNALED(status_) ? "was killed by " + signal_name(WTERMSIG(status_))
+                                                          : "exited with code " + std::to_string(outcome_.exit_code));
+    }
+    return outcome_;
   }
 
  private:
@@ -79,6 +83,13 @@ class MpirunRun {
   void print(const MpirunPipe& pipe, const MpiLine& line) {
     if (!line.rank) {  // mpirun's own line, on the stream it came on
       write_prefixed_line(pipe.own_fd, "", line.text);
+      if (!outcome_.failed_rank) {
+        outcome_.failed_rank = failed_rank_in_mpirun_line(line.text);
+        if (outcome_.failed_rank) {
+          outcome_.cause = "rank " + std::to_string(*outcome_.failed_rank) + " failed (mpirun: " +
+                           std::string(line.text.substr(line.text.find_first_not_of(' '))) + ")";
+        }
+      }
       return;
     }
     write_prefixed_line(line.is_stdout ? STDOUT_FILENO : STDERR_FILENO, rank_prefix(*line.rank, rank_prefix_),
@@ -89,6 +100,7 @@ class MpirunRun {
   // whole foreground group, mpirun included, and a second SIGINT would make mpirun force-abort.
   void forward_signals() {
     for (const CaughtSignal sig : take_signals()) {
+      if (sig.number != SIGCHLD) outcome_.stopped_by_signal = true;
       if (sig.number == SIGCHLD || !sig.from_process || !alive_) continue;  // reap() runs anyway
       std::fprintf(stderr, "strata-run: got %s, passing it on to mpirun\n", signal_name(sig.number).c_str());
       std::fflush(stderr);
@@ -104,13 +116,14 @@ class MpirunRun {
   bool rank_prefix_;
   bool alive_ = true;
   int status_ = 0;
+  JobOutcome outcome_;
   MpirunPipe out_{child_.out_fd, STDOUT_FILENO, MpiOutputParser(true)};
   MpirunPipe err_{child_.err_fd, STDERR_FILENO, MpiOutputParser(false)};
 };
 
 }  // namespace
 
-int run_mpirun(const std::vector<std::string>& argv, bool rank_prefix) {
+JobOutcome run_mpirun(const std::vector<std::string>& argv, bool rank_prefix) {
   // A closed stdout (strata-run | head) must not kill strata-run while mpirun runs on.
   signal(SIGPIPE, SIG_IGN);
   const int signal_fd = install_signal_pipe();

@@ -40,6 +40,24 @@ bool parse_options(int argc, char** argv, Options& options, int& exit_code) {
   // Named for what it drops: the "[R] " every rank line gets by default, on both backends.
   app.add_flag_callback("--no-rank-prefix", [&options] { options.rank_prefix = false; },
                         "print the ranks' whole lines without the '[R] ' prefix (both backends)");
+  app.add_option("--max-restarts", options.max_restarts,
+                     "restart the job after a failure, at most N times, on the hosts and slots left, "
+                     "from its latest checkpoint (needs --checkpoint-dir); 0: end at the first failure")
+      ->check(CLI::Range(0, 1000000));
+  CLI::Option* min_np = app.add_option("--min-np", options.min_np,
+                                       "with --max-restarts: the fewest ranks a restart may run at")
+                            ->check(CLI::Range(1, 1 << 20));
+  CLI::Option* max_np = app.add_option("--max-np", options.max_np,
+                                       "with --max-restarts: the most ranks a restart may run at")
+                            ->check(CLI::Range(1, 1 << 20));
+  CLI::Option* checkpoint_dir =
+      app.add_option("--checkpoint-dir", options.checkpoint_dir,
+                     "the job's checkpoint folder, exported to every rank as STRATA_CHECKPOINT_DIR "
+                     "(absolute); a restarted job resumes from its latest checkpoint");
+  CLI::Option* startup = app.add_option("--startup-seconds", options.startup_seconds,
+                                        "with --max-restarts: a rank that fails this soon after "
+                                        "its job started takes its whole host out of the restarts")
+                             ->check(CLI::Range(0, 86400));
   app.set_version_flag("--version", std::string("strata-run ") + STRATA_VERSION_TEXT,
                        "print strata-run's version and exit");
 
@@ -63,6 +81,19 @@ bool parse_options(int argc, char** argv, Options& options, int& exit_code) {
     throw UsageError("no program: usage: strata-run [options] -- PROGRAM [ARGS...]");
   }
   if (np->count() > 0 && options.np < 1) throw UsageError("-np " + std::to_string(options.np) + ": expected at least 1 rank");
+  if (options.max_restarts == 0) {
+    for (const CLI::Option* option : {min_np, max_np, startup}) {
+      if (option->count() > 0) throw UsageError(option->get_name() + " needs --max-restarts N (N >= 1)");
+    }
+  } else if (checkpoint_dir->count() == 0 || options.checkpoint_dir.empty()) {
+    throw UsageError("--max-restarts " + std::to_string(options.max_restarts) +
+                     ": a restarted job resumes from its latest checkpoint; give the job's checkpoint "
+                     "folder with --checkpoint-dir DIR");
+  }
+  if (max_np->count() > 0 && options.max_np < options.min_np) {
+    throw UsageError("--min-np " + std::to_string(options.min_np) + " is above --max-np " +
+                     std::to_string(options.max_np));
+  }
   if (!options.host_list.empty() && !options.hostfile.empty()) {
     throw UsageError("-H and --hostfile cannot be used together: give the hosts one way");
   }

@@ -20,6 +20,12 @@ struct Options {
   bool verbose = false;
   bool rank_prefix = true;  // "[R] " before each line of rank R (--no-rank-prefix: false)
   std::string mpirun = "mpirun";
+  // Elastic restarts (restarts.hpp): 0 restarts is a job that ends at its first failure.
+  int max_restarts = 0;
+  int min_np = 1;
+  int max_np = 0;  // 0: no limit but the slots
+  std::string checkpoint_dir;  // STRATA_CHECKPOINT_DIR for the ranks; required with restarts
+  int startup_seconds = 10;    // a failure this soon after a start drops the failed rank's host
   std::vector<std::string> program;
 };
 

@@ -40,7 +40,7 @@ class Supervisor {
     for (size_t i = 0; i < tasks.size(); ++i) ranks_[i].task = &tasks[i];
   }
 
-  int run() {
+  JobOutcome run() {
     signal_fd_ = install_signal_pipe();
     for (Rank& rank : ranks_) {
       if (stopping_) break;  // a signal or a failure during start-up
@@ -52,7 +52,7 @@ class Supervisor {
       drain_signals();
     }
     loop();
-    return exit_code_;
+    return outcome_;
   }
 
  private:
@@ -154,6 +154,7 @@ class Supervisor {
   void drain_signals() {
     for (const CaughtSignal sig : take_signals()) {
       if (sig.number == SIGCHLD) continue;  // reap() runs after every poll anyway
+      if (!stopping_) outcome_.stopped_by_signal = true;
       stop(128 + sig.number, "strata-run: got " + signal_name(sig.number) + ", stopping every rank");
     }
   }
@@ -193,6 +194,7 @@ class Supervisor {
       code = WEXITSTATUS(status);
       what = "exited with code " + std::to_string(code);
     }
+    if (!stopping_) outcome_.failed_rank = task.rank;
     stop(code, "strata-run: rank " + std::to_string(task.rank) + " (host " + task.host + ", pid " +
                    std::to_string(rank.child.pid) + ") " + what);
   }
@@ -209,6 +211,7 @@ class Supervisor {
   void unreachable(const Rank& rank, const std::string& fallback) {
     const RankTask& task = *rank.task;
     const std::string why = rank.last_stderr_line.empty() ? fallback : rank.last_stderr_line;
+    if (!stopping_) outcome_.lost_host = task.host;
     stop(255, "strata-run: host " + task.host + " (" + task.host_ranks +
                   ") could not be reached within " + std::to_string(options_.connect_timeout_s) +
                   " s: " + why);
@@ -219,7 +222,8 @@ class Supervisor {
   void stop(int code, const std::string& message) {
     if (stopping_) return;
     stopping_ = true;
-    exit_code_ = code;
+    outcome_.exit_code = code;
+    outcome_.cause = message;
     std::fprintf(stderr, "%s\n", message.c_str());
     std::fflush(stderr);
     for (Rank& rank : ranks_) {
@@ -247,14 +251,14 @@ class Supervisor {
   std::vector<Rank> ranks_;
   bool stopping_ = false;
   bool killed_ = false;
-  int exit_code_ = 0;
+  JobOutcome outcome_;
   Clock::time_point kill_deadline_;
   std::optional<Clock::time_point> drain_deadline_;
 };
 
 }  // namespace
 
-int supervise(const std::vector<RankTask>& tasks, const SupervisorOptions& options) {
+JobOutcome supervise(const std::vector<RankTask>& tasks, const SupervisorOptions& options) {
   // A closed stdout or an agent gone before reading its stdin must not kill strata-run.
   signal(SIGPIPE, SIG_IGN);
   Supervisor supervisor(tasks, options);

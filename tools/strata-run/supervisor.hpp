@@ -3,6 +3,8 @@
 // the launch agents of remote ranks) only through pipes.
 #pragma once
 
+#include "job_outcome.hpp"
+
 #include <string>
 #include <vector>
 
@@ -24,9 +26,9 @@ struct SupervisorOptions {
   bool rank_prefix = true;     // "[R] " before each line (false: --no-rank-prefix)
 };
 
-// Runs the ranks to the end. Returns 0 when every rank exited 0; else the first failure's exit
-// code (128 + signal for a signal, 255 for an unreachable host, 128 + signal when strata-run
-// itself got SIGINT/SIGTERM/SIGHUP).
-int supervise(const std::vector<RankTask>& tasks, const SupervisorOptions& options);
+// Runs the ranks to the end. exit_code is 0 when every rank exited 0; else the first failure's
+// (128 + signal for a signal, 255 for an unreachable host, 128 + signal when strata-run itself got
+// SIGINT/SIGTERM/SIGHUP), with the failed rank or the unreachable host beside it.
+JobOutcome supervise(const std::vector<RankTask>& tasks, const SupervisorOptions& options);
 
 }  // namespace strata::run

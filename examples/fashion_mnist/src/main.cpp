@@ -3,6 +3,7 @@
 //   mpirun -np 4 fashion_mnist --epochs 10 [--manifest FILE] [--overrides JSON] [--batch N]
 //                              [--data-dir DIR] [--hidden 256,128] [--max-steps N]
 //                              [--save-dir DIR --save-every N] [--resume DIR|DIR/TAG]
+//                              [--resume-if-present DIR]
 //                              [--loss-log FILE] [--dump-params FILE]
 //                              [--dump-initial-params FILE] [--dump-order FILE]
 //                              [--time-report [--time-report-skip N]]
@@ -56,6 +57,7 @@ struct Options {
   std::string save_dir;
   uint64_t save_every = 0;
   std::string resume;
+  std::string resume_if_present;
   std::string loss_log;
   std::string device = "cpu";  // "cuda": forward and backward on a CUDA device (cuda/)
   bool share_device = false;
@@ -233,12 +235,20 @@ int train(const Options& options) {
   config.seed = options.seed;
   config.max_steps = options.max_steps;
   config.global_step_loss = !options.loss_log.empty();
-  if (!options.resume.empty()) {
+  // --resume-if-present DIR: the same as --resume DIR when DIR has a latest checkpoint (a job
+  // strata-run restarted after a failure), else a fresh start. Every rank sees the same folder.
+  std::string resume_from = options.resume;
+  if (!options.resume_if_present.empty() && fs::exists(fs::path(options.resume_if_present) / "latest")) {
+    resume_from = options.resume_if_present;
+  }
+  std::optional<uint64_t> resumed_at;
+  if (!resume_from.empty()) {
     const ResumedState state =
-        resume(runtime, options.resume, training.train_batch_size, options.seed);  // collective
+        resume(runtime, resume_from, training.train_batch_size, options.seed);  // collective
     config.start = state.next;
     config.seed = state.seed;
     config.start_global_steps = state.global_steps;
+    resumed_at = state.global_steps;
   }
   Trainer trainer(runtime, trained, train_set, &test_set, config);
   if (world.rank == 0) {
@@ -264,7 +274,7 @@ int train(const Options& options) {
   }
   std::unique_ptr<LossLog> loss_log;
   if (!options.loss_log.empty() && world.rank == 0) {
-    loss_log = std::make_unique<LossLog>(options.loss_log);
+    loss_log = std::make_unique<LossLog>(options.loss_log, resumed_at);
   }
   trainer.on_step([&](const StepInfo& s) {
     if (options.time_report) report.on_step(s.result);
@@ -329,6 +339,10 @@ int main(int argc, char** argv) {
   app.add_option("--resume", options.resume,
                  "Continue from a checkpoint: DIR (its latest) or DIR/TAG; --max-steps counts "
                  "the checkpoint's steps too");
+  app.add_option("--resume-if-present", options.resume_if_present,
+                 "Resume from DIR's latest checkpoint when it has one (a restarted job), else "
+                 "start fresh; e.g. $STRATA_CHECKPOINT_DIR under strata-run --max-restarts")
+      ->excludes("--resume");
   app.add_option("--loss-log", options.loss_log,
                  "Rank 0 writes 'global_step loss' per optimizer step (mean over the global "
                  "batch, %.9e)");

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <exception>
 #include <initializer_list>
 #include <limits>
@@ -35,6 +37,21 @@ strata_group_args group_args(uint32_t group, uint32_t flags) {
   a.group = group;
   a.flags = flags;
   return a;
+}
+
+// STRATA_FIRST_WORLD_SIZE: strata-run sets it on every rank of a job it restarted at another
+// size (the size of the job's first run), so the batch keeps that run's global batch.
+uint64_t first_world_size_from_env() {
+  const char* text = std::getenv("STRATA_FIRST_WORLD_SIZE");
+  if (text == nullptr || *text == '\0') return 0;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (*end != '\0' || errno != 0 || value == 0 || text[0] == '-') {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT, std::string("STRATA_FIRST_WORLD_SIZE: expected a positive integer, got '") +
+                                                 text + "'");
+  }
+  return value;
 }
 
 PluginIdentity identity_of(const std::string& stratum, const LoadedPlugin& plugin) {
@@ -89,7 +106,7 @@ Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(o
   });
   agree_across_ranks(*collectives_, manifest_.source, agreement_entries(manifest_.json, plugins));
   run_agreed("start-up", [&] {
-    batch_ = resolve_batch(manifest_, world_.size);
+    batch_ = resolve_batch(manifest_, world_.size, first_world_size_from_env());
     create_training_strata(std::move(precision), std::move(sharding), std::move(offload));
     check_capabilities();
     create_schedule();

@@ -58,7 +58,10 @@ struct BatchConfig {
   uint64_t gradient_accumulation_steps;
 };
 
-// DeepSpeed's rule: train = micro * accumulation * world; any two determine the third.
-BatchConfig resolve_batch(const Manifest& manifest, int world_size);
+// DeepSpeed's rule: train = micro * accumulation * world; any two determine the third. With an
+// enabled "elasticity" block, DeepSpeed's elastic choice for this world size; in a job restarted
+// at another size (first_world_size: the size of its first run, 0 for none), the first run's
+// global batch and micro-batch with another accumulation (elastic/batch_rules.hpp).
+BatchConfig resolve_batch(const Manifest& manifest, int world_size, uint64_t first_world_size = 0);
 
 }  // namespace strata::rt

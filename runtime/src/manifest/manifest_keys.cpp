@@ -75,7 +75,7 @@ constexpr std::array<KeyRule, 54> kDeepSpeedKeys{{
     {"comms_logger", Expect::Object, Effect::Ignored, "collectives are not logged"},
     {"data_types", Expect::Object, Effect::Ignored, "gradients accumulate in the dtype the host registers"},
     {"aio", Expect::Object, Effect::Ignored, "NVMe offload takes its I/O settings from offload_optimizer"},
-    {"elasticity", Expect::Object, Effect::Ignored, "the world size is fixed at launch"},
+    {"elasticity", Expect::Object, Effect::Acts, ""},  // elastic/batch_rules.hpp
     {"autotuning", Expect::Object, Effect::Ignored, "there is no autotuner"},
     {"data_efficiency", Expect::Object, Effect::Ignored, "data sampling is the host's business"},
     {"curriculum_learning", Expect::Object, Effect::Ignored, "data sampling is the host's business"},

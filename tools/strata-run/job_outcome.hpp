@@ -1,0 +1,19 @@
+// How one run of a job ended, as both backends report it: the exit status strata-run returns and,
+// for --max-restarts, what failed first (which rank, or which host could not be reached) and
+// whether strata-run itself was told to stop (then nothing is restarted).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace strata::run {
+
+struct JobOutcome {
+  int exit_code = 0;  // the first failure's (see supervise and run_mpirun)
+  std::optional<int> failed_rank;          // the first rank that failed, when known
+  std::optional<std::string> lost_host;    // a host whose launch agent could not start its ranks
+  bool stopped_by_signal = false;          // strata-run got SIGINT/SIGTERM/SIGHUP
+  std::string cause;                       // the failure's one-line message, for the restart log
+};
+
+}  // namespace strata::run

@@ -1,0 +1,135 @@
+// strata-run's job loop: one run, and with --max-restarts N up to N more after failures, each on
+// the hosts and slots left (restarts.hpp) at the largest world size in [--min-np, --max-np] that
+// the manifest's batch rules allow (elastic/batch_rules.hpp: its elasticity block, else the first
+// run's global batch kept by another gradient accumulation). The ranks resume from the checkpoint
+// folder themselves (STRATA_CHECKPOINT_DIR); strata-run only chooses where and how many.
+#include "error.hpp"
+#include "launch.hpp"
+#include "restarts.hpp"
+
+#include "elastic/batch_rules.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+namespace strata::run {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The batch rules of the manifest the ranks will read (--manifest, else STRATA_MANIFEST from
+// strata-run's environment); none when neither names one (the host's embedded default or its
+// overrides are not visible here: then every size is tried, and the runtime refuses one that
+// breaks its rules at start-up).
+std::optional<elastic::BatchPlan> batch_plan_of(const Options& options) {
+  std::string path = options.manifest;
+  if (path.empty()) {
+    const char* env = std::getenv("STRATA_MANIFEST");
+    if (env == nullptr || *env == '\0') return std::nullopt;
+    path = env;
+  }
+  std::ifstream in(path);
+  if (!in) throw UsageError("--max-restarts: cannot read the manifest " + path + " for its batch rules");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    const nlohmann::json manifest = nlohmann::json::parse(text.str(), nullptr, true, true);
+    if (!manifest.is_object()) throw UsageError(path + ": expected a JSON object at the top level");
+    return elastic::read_batch_plan(manifest, path);
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(path + ": malformed JSON (" + std::string(e.what()) + ")");
+  } catch (const elastic::BatchError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// The failure's message without the "strata-run: " it was printed with.
+std::string cause_of(const JobOutcome& outcome) {
+  const std::string prefix = "strata-run: ";
+  return outcome.cause.rfind(prefix, 0) == 0 ? outcome.cause.substr(prefix.size()) : outcome.cause;
+}
+
+void say(const std::string& line) {
+  std::fprintf(stderr, "strata-run: %s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int launch(const Options& options) {
+  const bool elastic = options.max_restarts > 0;
+  const std::optional<elastic::BatchPlan> plan = elastic ? batch_plan_of(options) : std::nullopt;
+  std::vector<Host> hosts = hosts_of(options, options.np);
+  int np = options.np;
+  if (elastic && np == 0 && options.max_np > 0) np = std::min(total_slots(hosts), options.max_np);
+  SlotLedger ledger;
+  RunNumber run;
+  for (;;) {
+    const Placement placement = place_ranks(hosts, np);
+    const int world = static_cast<int>(placement.ranks.size());
+    if (elastic && run.restart_count == 0) {
+      if (world < options.min_np || (options.max_np > 0 && world > options.max_np)) {
+        throw UsageError("-np " + std::to_string(world) + " is outside --min-np " + std::to_string(options.min_np) +
+                         (options.max_np > 0 ? " .. --max-np " + std::to_string(options.max_np) : ""));
+      }
+      run.first_world_size = world;
+    }
+    const Clock::time_point started = Clock::now();
+    const JobOutcome outcome = run_once(options, placement, run);
+    if (outcome.exit_code == 0 || !elastic || outcome.stopped_by_signal) return outcome.exit_code;
+    if (run.restart_count == options.max_restarts) {
+      say("no restart left (--max-restarts " + std::to_string(options.max_restarts) +
+          " used); the job ends with the last failure's exit code " + std::to_string(outcome.exit_code) +
+          ": " + cause_of(outcome));
+      return outcome.exit_code;
+    }
+    const bool at_startup = Clock::now() - started < std::chrono::seconds(options.startup_seconds);
+    ledger.record(placement, outcome, at_startup);
+    std::vector<Host> left;
+    try {
+      left = ledger.apply(hosts_of(options, options.np));  // the hostfile as it reads now
+    } catch (const UsageError& e) {
+      say(std::string("cannot restart: ") + e.what());
+      return outcome.exit_code;
+    }
+    std::string refusal;
+    const auto allowed = [&](int n) {
+      if (!plan) return true;
+      try {
+        elastic::batch_at(*plan, static_cast<uint64_t>(run.first_world_size), static_cast<uint64_t>(n), "manifest");
+        return true;
+      } catch (const elastic::BatchError& e) {
+        if (refusal.empty()) refusal = e.what();
+        return false;
+      }
+    };
+    const int slots = total_slots(left);
+    const int next = restart_world_size(slots, options.min_np, options.max_np, allowed);
+    const std::string hosts_left = left.empty() ? "no host" : describe_slots(left);
+    if (next == 0) {
+      say("cannot restart after: " + cause_of(outcome) + "; " +
+          (slots < options.min_np ? "--min-np " + std::to_string(options.min_np) + " but " +
+                                        std::to_string(slots) + " slots are left (" + hosts_left + ")"
+                                  : "no world size from --min-np " + std::to_string(options.min_np) + " to " +
+                                        std::to_string(slots) + " slots (" + hosts_left +
+                                        ") keeps the batch rules: " + refusal));
+      return outcome.exit_code;
+    }
+    ++run.restart_count;
+    say("restart " + std::to_string(run.restart_count) + " of " + std::to_string(options.max_restarts) + " at " +
+        std::to_string(next) + " ranks (was " + std::to_string(world) + ") after: " + cause_of(outcome) +
+        (at_startup ? " (within the start-up window)" : "") + "; hosts left: " + hosts_left);
+    run.previous_world_size = world;
+    hosts = std::move(left);
+    np = next;
+  }
+}
+
+}  // namespace strata::run
