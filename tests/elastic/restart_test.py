@@ -9,6 +9,10 @@
                 the manifest's batch rules choose the size (3 would break the global batch: 2).
   exhausted     (gloo and mpi): a job that fails on every run ends after --max-restarts restarts
                 with the last failure's exit code and says so.
+  remap         (gloo) a checkpoint saved at one global batch resumes at another at the same
+                sample of its epoch, rounded down to a whole step.
+  hostfile      (gloo) the hostfile is read again before a restart.
+  unreachable   (gloo) a host whose launch agent cannot connect is dropped from the restart.
   min_np        a restart that would need more slots than are left ends with a message naming
                 the hosts that remain.
 
@@ -35,7 +39,7 @@ def check(condition, message):
         fail(message)
 
 
-def run_job(argv, timeout=240, **kwargs):
+def run_job(argv, timeout=120, **kwargs):
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kwargs)
     except subprocess.TimeoutExpired as e:
@@ -57,8 +61,12 @@ PROBE = r'''
 RANK=${RANK:-$OMPI_COMM_WORLD_RANK}
 WORLD_SIZE=${WORLD_SIZE:-$OMPI_COMM_WORLD_SIZE}
 echo "probe restart=$STRATA_RESTART_COUNT previous=$STRATA_PREVIOUS_WORLD_SIZE first=$STRATA_FIRST_WORLD_SIZE world=$WORLD_SIZE rank=$RANK dir=$STRATA_CHECKPOINT_DIR"
-# The failing rank waits a little, so the others print before the job is ended.
-if [ "$STRATA_RESTART_COUNT" = 0 ] && [ "$RANK" = "$FAIL_RANK" ]; then sleep 1; exit 3; fi
+# The failing rank waits a little, so the others print before the job is ended. With NEW_HOSTFILE,
+# it first rewrites the hostfile (an operator removing slots while the job runs).
+if [ "$STRATA_RESTART_COUNT" = 0 ] && [ "$RANK" = "$FAIL_RANK" ]; then
+  if [ -n "$NEW_HOSTFILE" ]; then echo "$NEW_HOSTFILE" > "$HOSTFILE"; fi
+  sleep 1; exit 3
+fi
 if [ "$ALWAYS_FAIL" = 1 ] && [ "$RANK" = 0 ]; then sleep 1; exit 7; fi
 exit 0
 '''
@@ -114,6 +122,39 @@ def mode_exhausted(a):
     print(f"{a.backend}: 3 runs (3, 2, 1 ranks), then exit 7 with the last failure's message")
 
 
+def mode_hostfile(a):
+    # The hostfile says 4 slots; while the job runs it is cut to 2, then rank 1 fails: the restart
+    # reads it again and runs on the 2 slots less the failed one.
+    hostfile = os.path.join(a.work, "hosts.txt")
+    with open(hostfile, "w") as f:
+        f.write("localhost slots=4\n")
+    env = dict(os.environ, FAIL_RANK="1", HOSTFILE=hostfile, NEW_HOSTFILE="localhost slots=2")
+    argv = elastic_argv(a, 4, "--hostfile", hostfile, "-x", "FAIL_RANK", "-x", "HOSTFILE", "-x", "NEW_HOSTFILE",
+                        "--", "sh", "-c", PROBE)
+    r = run_job(argv, env=env)
+    output = r.stdout + r.stderr
+    check(r.returncode == 0, f"exit {r.returncode}, expected 0:\n{output}")
+    runs = probe_lines(r.stdout)
+    check(sorted(runs) == [0, 1] and {x[2] for x in runs[1]} == {1},
+          f"the restart should run 1 rank (the hostfile's 2 slots less the failed one): {runs}")
+    check("hosts left: localhost:1" in r.stderr, f"no 'hosts left: localhost:1':\n{r.stderr}")
+    print("the hostfile read again before the restart: 4 -> 1 rank")
+
+
+def mode_unreachable(a):
+    # A host whose launch agent cannot connect is dropped whole; the job restarts on the others.
+    argv = [a.run, "--backend", "gloo", "-H", "localhost:2,unreachableB:2", "--launch-agent", a.agent,
+            "--max-restarts", "1", "--checkpoint-dir", os.path.join(a.work, "ck"), "--", "sh", "-c", PROBE]
+    r = run_job(argv)
+    output = r.stdout + r.stderr
+    check(r.returncode == 0, f"exit {r.returncode}, expected 0 after the restart:\n{output}")
+    check(re.search(r"restart 1 of 1 at 2 ranks \(was 4\) after: host unreachableB \(ranks 2-3\) could not be "
+                    r"reached .*; hosts left: localhost:2", r.stderr), f"no restart line dropping unreachableB:\n{r.stderr}")
+    runs = probe_lines(r.stdout)
+    check(1 in runs and sorted(x[3] for x in runs[1]) == [0, 1], f"the restart's ranks: {runs}")
+    print("the unreachable host dropped; restarted on localhost:2")
+
+
 def mode_min_np(a):
     env = dict(os.environ, FAIL_RANK="2")
     r = run_job(elastic_argv(a, 4, "--min-np", "4", "-x", "FAIL_RANK", "--", "sh", "-c", PROBE), env=env)
@@ -124,7 +165,14 @@ def mode_min_np(a):
     print("--min-np 4 with 3 slots left: no restart, the hosts left named")
 
 
-def rank_pid(rank, program):
+def parent_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def rank_pid(rank, program, job_pid):
+    """The pid of `program` with rank `rank` among the descendants of `job_pid` (other jobs may run
+    the same program beside this one)."""
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -134,11 +182,27 @@ def rank_pid(rank, program):
                     continue
             with open(f"/proc/{pid}/environ", "rb") as f:
                 variables = f.read().split(b"\0")
-                if f"RANK={rank}".encode() in variables or f"OMPI_COMM_WORLD_RANK={rank}".encode() in variables:
-                    return int(pid)
-        except OSError:
+            if f"RANK={rank}".encode() not in variables and f"OMPI_COMM_WORLD_RANK={rank}".encode() not in variables:
+                continue
+            ancestor = int(pid)
+            while ancestor > 1 and ancestor != job_pid:
+                ancestor = parent_of(ancestor)
+            if ancestor == job_pid:
+                return int(pid)
+        except (OSError, ValueError, IndexError):
             continue
     return None
+
+
+STEPS = 80  # the kill comes after step 20: the rest leaves time to find and kill rank 2
+
+
+def latest_step(folder):
+    try:
+        with open(os.path.join(folder, "latest")) as f:
+            return int(f.read().strip().removeprefix("global_step"))
+    except (OSError, ValueError):
+        return 0
 
 
 def mode_kill_restart(a):
@@ -146,24 +210,31 @@ def mode_kill_restart(a):
     manifest = write_manifest(a, train_batch_size=192, train_micro_batch_size_per_gpu=16)
     loss = os.path.join(a.work, "loss.txt")
     params = os.path.join(a.work, "params.bin")
-    train = [a.example, "--data-dir", a.data_dir, "--epochs", "1", "--max-steps", "40", "--save-dir", folder,
+    train = [a.example, "--data-dir", a.data_dir, "--epochs", "1", "--max-steps", str(STEPS), "--save-dir", folder,
              "--save-every", "10", "--resume-if-present", folder, "--loss-log", loss, "--dump-params", params]
     job = subprocess.Popen([a.run, "--backend", a.backend, "-np", "4", "--manifest", manifest, "--max-restarts", "2",
                             "--checkpoint-dir", folder, "--startup-seconds", "0", "--", *train],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 180
-    while not os.path.isdir(os.path.join(folder, "global_step20")):
-        check(job.poll() is None, f"the job ended (exit {job.returncode}) before its second checkpoint")
-        check(time.time() < deadline, "no second checkpoint within 180 s")
-        time.sleep(0.05)
-    pid = rank_pid(2, os.path.basename(a.example))
-    check(pid is not None, "rank 2's process not found")
-    os.kill(pid, signal.SIGKILL)
+    # The second checkpoint is complete once `latest` names it (its folder appears just before).
+    deadline = time.time() + 100
+    while latest_step(folder) < 20:
+        if job.poll() is not None:
+            fail(f"the job ended (exit {job.returncode}) before its second checkpoint:\n{job.stderr.read()}")
+        if time.time() > deadline:
+            job.kill()
+            fail("no second checkpoint within 100 s")
+        time.sleep(0.01)
+    pid = rank_pid(2, os.path.basename(a.example), job.pid)
     try:
-        out, err = job.communicate(timeout=240)
+        check(pid is not None, "rank 2's process not found (the job may have ended first)")
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        fail("rank 2 ended before it could be killed")
+    try:
+        out, err = job.communicate(timeout=120)
     except subprocess.TimeoutExpired:
         job.kill()
-        fail("the job did not end within 240 s of the kill")
+        fail("the job did not end within 120 s of the kill")
     check(job.returncode == 0, f"exit {job.returncode}, expected 0:\n{out}\n{err}")
     check(re.search(r"strata-run: restart 1 of 2 at 3 ranks \(was 4\) after: rank 2 .*(killed by signal SIGKILL|exited on signal 9)", err),
           f"no restart line:\n{err}")
@@ -173,19 +244,38 @@ def mode_kill_restart(a):
     check(tag >= 20, f"resumed from global_step{tag}, expected the second checkpoint or a later one")
     with open(loss) as f:
         steps = [int(line.split()[0]) for line in f]
-    check(steps == list(range(1, 41)), f"the loss log's steps are not 1..40 once each: {steps}")
+    check(steps == list(range(1, STEPS + 1)), f"the loss log's steps are not 1..{STEPS} once each: {steps}")
     # The same resume, started at 3 ranks by hand.
     reference = os.path.join(a.work, "reference.bin")
     r = run_job([a.run, "--backend", a.backend, "-np", "3", "--manifest", manifest, "--", a.example, "--data-dir",
-                 a.data_dir, "--epochs", "1", "--max-steps", "40", "--resume", os.path.join(folder, f"global_step{tag}"),
-                 "--dump-params", reference])
+                 a.data_dir, "--epochs", "1", "--max-steps", str(STEPS), "--resume",
+                 os.path.join(folder, f"global_step{tag}"), "--dump-params", reference], timeout=60)
     check(r.returncode == 0, f"the reference job failed: {r.stderr}")
     with open(params, "rb") as f, open(reference, "rb") as g:
         mine, theirs = f.read(), g.read()
     check(len(mine) > 0 and mine == theirs,
           f"the restarted job's parameters ({len(mine)} bytes) differ from a job started at 3 ranks from global_step{tag}")
-    print(f"rank 2 killed after global_step20; restarted at 3 ranks from global_step{tag}; steps 1-40 logged once; "
+    print(f"rank 2 killed after global_step20; restarted at 3 ranks from global_step{tag}; steps 1-{STEPS} logged once; "
           f"parameters equal the reference run's")
+
+
+def mode_remap(a):
+    # A checkpoint saved at global batch 192 resumed at 128 (as when an elastic job's batch changes
+    # with its size): 10 steps of 192 samples are 15 of 128; at 160, 12 whole steps and 0 repeated;
+    # at 300, 6 steps and 120 samples seen again.
+    folder = os.path.join(a.work, "ck")
+    manifest = write_manifest(a, train_batch_size=192)
+    base = [a.run, "--backend", a.backend, "-np", "2", "--manifest", manifest, "--", a.example, "--data-dir",
+            a.data_dir, "--epochs", "1"]
+    r = run_job(base + ["--max-steps", "10", "--save-dir", folder, "--save-every", "10"])
+    check(r.returncode == 0, f"the first job failed: {r.stderr}")
+    for batch, step, repeated in ((128, 15, 0), (160, 12, 0), (300, 6, 120)):
+        r = run_job(base + ["--batch", str(batch), "--max-steps", "11", "--resume", folder])
+        check(r.returncode == 0, f"the resumed job at batch {batch} failed: {r.stderr}")
+        expected = (f"the checkpoint's global batch 192 is {batch} now: its data position maps to step {step} of "
+                    f"the epoch ({repeated} samples seen again)")
+        check(expected in r.stdout, f"batch {batch}: no line '{expected}':\n{r.stdout}")
+    print("the data position maps through the sample count at global batches 128, 160 and 300")
 
 
 def main():
@@ -196,6 +286,7 @@ def main():
     parser.add_argument("--backend", default="gloo")
     parser.add_argument("--example")
     parser.add_argument("--data-dir")
+    parser.add_argument("--agent")
     a = parser.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)

@@ -130,8 +130,22 @@ TEST(Environment, PerRank) {
       {"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_SIZE", "2"},
       {"CROSS_RANK", "1"}, {"CROSS_SIZE", "2"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "29500"},
       {"STRATA_JOB_SECRET", std::string(64, 'f')}, {"STRATA_MANIFEST", "/abs/m.json"},
-      {"STRATA_NETWORK_INTERFACE", "10.0.0.0/24"}, {"FOO", "bar"}};
+      {"STRATA_NETWORK_INTERFACE", "10.0.0.0/24"}, {"STRATA_RESTART_COUNT", "0"},
+      {"STRATA_PREVIOUS_WORLD_SIZE", "0"}, {"FOO", "bar"}};
   EXPECT_EQ(env, expected);
+  // A restarted run (--max-restarts): which run, the sizes before and first, the checkpoints.
+  job.restart_count = 2;
+  job.previous_world_size = 6;
+  job.first_world_size = 8;
+  job.checkpoint_dir = "/abs/ck";
+  env.clear();
+  for (const auto& [k, v] : rank_env(p, 3, job)) env[k] = v;
+  EXPECT_EQ(env["STRATA_RESTART_COUNT"], "2");
+  EXPECT_EQ(env["STRATA_PREVIOUS_WORLD_SIZE"], "6");
+  EXPECT_EQ(env["STRATA_FIRST_WORLD_SIZE"], "8");
+  EXPECT_EQ(env["STRATA_CHECKPOINT_DIR"], "/abs/ck");
+  EXPECT_EQ(error_of([] { resolve_exports({"STRATA_RESTART_COUNT=1"}, [](const char*) -> const char* { return nullptr; }); }),
+            "-x STRATA_RESTART_COUNT=1: strata-run sets STRATA_RESTART_COUNT itself");
 }
 
 TEST(Environment, MasterAddr) {

@@ -3,6 +3,7 @@
 // whether strata-run itself was told to stop (then nothing is restarted).
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -14,6 +15,8 @@ struct JobOutcome {
   std::optional<std::string> lost_host;    // a host whose launch agent could not start its ranks
   bool stopped_by_signal = false;          // strata-run got SIGINT/SIGTERM/SIGHUP
   std::string cause;                       // the failure's one-line message, for the restart log
+  // When the first failure was seen (not when the run ended: ending the other ranks takes seconds).
+  std::optional<std::chrono::steady_clock::time_point> failed_at;
 };
 
 }  // namespace strata::run

@@ -50,6 +50,7 @@ class MpirunRun {
     close_pipe(out_);
     close_pipe(err_);
     outcome_.exit_code = WIFSIGNALED(status_) ? 128 + WTERMSIG(status_) : WEXITSTATUS(status_);
+    if (outcome_.exit_code != 0 && !outcome_.failed_at) outcome_.failed_at = Clock::now();
     if (outcome_.exit_code != 0 && outcome_.cause.empty()) {
       outcome_.cause = "mpirun " + (WIFSIGNALED(status_) ? "was killed by " + signal_name(WTERMSIG(status_))
                                                           : "exited with code " + std::to_string(outcome_.exit_code));
@@ -86,6 +87,7 @@ class MpirunRun {
       if (!outcome_.failed_rank) {
         outcome_.failed_rank = failed_rank_in_mpirun_line(line.text);
         if (outcome_.failed_rank) {
+          outcome_.failed_at = Clock::now();
           outcome_.cause = "rank " + std::to_string(*outcome_.failed_rank) + " failed (mpirun: " +
                            std::string(line.text.substr(line.text.find_first_not_of(' '))) + ")";
         }

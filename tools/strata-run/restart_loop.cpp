@@ -6,6 +6,7 @@
 #include "error.hpp"
 #include "launch.hpp"
 #include "restarts.hpp"
+#include "signals.hpp"
 
 #include "elastic/batch_rules.hpp"
 
@@ -19,6 +20,8 @@
 #include <optional>
 #include <sstream>
 
+#include <signal.h>
+
 namespace strata::run {
 namespace {
 
@@ -28,7 +31,12 @@ using Clock = std::chrono::steady_clock;
 // strata-run's environment); none when neither names one (the host's embedded default or its
 // overrides are not visible here: then every size is tried, and the runtime refuses one that
 // breaks its rules at start-up).
-std::optional<elastic::BatchPlan> batch_plan_of(const Options& options) {
+struct ManifestBatchPlan {
+  std::string path;
+  elastic::BatchPlan plan;
+};
+
+std::optional<ManifestBatchPlan> batch_plan_of(const Options& options) {
   std::string path = options.manifest;
   if (path.empty()) {
     const char* env = std::getenv("STRATA_MANIFEST");
@@ -42,7 +50,7 @@ std::optional<elastic::BatchPlan> batch_plan_of(const Options& options) {
   try {
     const nlohmann::json manifest = nlohmann::json::parse(text.str(), nullptr, true, true);
     if (!manifest.is_object()) throw UsageError(path + ": expected a JSON object at the top level");
-    return elastic::read_batch_plan(manifest, path);
+    return ManifestBatchPlan{path, elastic::read_batch_plan(manifest, path)};
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(path + ": malformed JSON (" + std::string(e.what()) + ")");
   } catch (const elastic::BatchError& e) {
@@ -56,6 +64,24 @@ std::string cause_of(const JobOutcome& outcome) {
   return outcome.cause.rfind(prefix, 0) == 0 ? outcome.cause.substr(prefix.size()) : outcome.cause;
 }
 
+// A signal that reached strata-run between two runs (the poll loops read it only while a run
+// lasts): SIGINT, SIGTERM or SIGHUP means stop, never start another run.
+bool stop_signal_pending() {
+  for (const CaughtSignal sig : take_signals()) {
+    if (sig.number != SIGCHLD) return true;
+  }
+  return false;
+}
+
+// Variables strata-run sets for its runs: a value inherited from strata-run's own environment (a
+// job started from inside another job's rank) must not reach the ranks where this job sets none.
+void forget_inherited_run_variables() {
+  for (const char* name : {"STRATA_RESTART_COUNT", "STRATA_PREVIOUS_WORLD_SIZE", "STRATA_FIRST_WORLD_SIZE",
+                           "STRATA_CHECKPOINT_DIR"}) {
+    unsetenv(name);
+  }
+}
+
 void say(const std::string& line) {
   std::fprintf(stderr, "strata-run: %s\n", line.c_str());
   std::fflush(stderr);
@@ -65,10 +91,12 @@ void say(const std::string& line) {
 
 int launch(const Options& options) {
   const bool elastic = options.max_restarts > 0;
-  const std::optional<elastic::BatchPlan> plan = elastic ? batch_plan_of(options) : std::nullopt;
+  const std::optional<ManifestBatchPlan> plan = elastic ? batch_plan_of(options) : std::nullopt;
+  forget_inherited_run_variables();
   std::vector<Host> hosts = hosts_of(options, options.np);
   int np = options.np;
   if (elastic && np == 0 && options.max_np > 0) np = std::min(total_slots(hosts), options.max_np);
+  int max_np = options.max_np;  // a restart never grows past the first run's size unless asked
   SlotLedger ledger;
   RunNumber run;
   for (;;) {
@@ -80,17 +108,21 @@ int launch(const Options& options) {
                          (options.max_np > 0 ? " .. --max-np " + std::to_string(options.max_np) : ""));
       }
       run.first_world_size = world;
+      if (max_np == 0) max_np = world;
     }
     const Clock::time_point started = Clock::now();
     const JobOutcome outcome = run_once(options, placement, run);
-    if (outcome.exit_code == 0 || !elastic || outcome.stopped_by_signal) return outcome.exit_code;
+    if (outcome.exit_code == 0 || !elastic || outcome.stopped_by_signal || stop_signal_pending()) {
+      return outcome.exit_code;
+    }
     if (run.restart_count == options.max_restarts) {
       say("no restart left (--max-restarts " + std::to_string(options.max_restarts) +
           " used); the job ends with the last failure's exit code " + std::to_string(outcome.exit_code) +
           ": " + cause_of(outcome));
       return outcome.exit_code;
     }
-    const bool at_startup = Clock::now() - started < std::chrono::seconds(options.startup_seconds);
+    const bool at_startup = outcome.failed_at.value_or(Clock::now()) - started <
+                            std::chrono::seconds(options.startup_seconds);
     ledger.record(placement, outcome, at_startup);
     std::vector<Host> left;
     try {
@@ -103,7 +135,8 @@ int launch(const Options& options) {
     const auto allowed = [&](int n) {
       if (!plan) return true;
       try {
-        elastic::batch_at(*plan, static_cast<uint64_t>(run.first_world_size), static_cast<uint64_t>(n), "manifest");
+        elastic::batch_at(plan->plan, static_cast<uint64_t>(run.first_world_size), static_cast<uint64_t>(n),
+                          plan->path);
         return true;
       } catch (const elastic::BatchError& e) {
         if (refusal.empty()) refusal = e.what();
@@ -111,15 +144,15 @@ int launch(const Options& options) {
       }
     };
     const int slots = total_slots(left);
-    const int next = restart_world_size(slots, options.min_np, options.max_np, allowed);
+    const int next = restart_world_size(slots, options.min_np, max_np, allowed);
     const std::string hosts_left = left.empty() ? "no host" : describe_slots(left);
     if (next == 0) {
       say("cannot restart after: " + cause_of(outcome) + "; " +
           (slots < options.min_np ? "--min-np " + std::to_string(options.min_np) + " but " +
                                         std::to_string(slots) + " slots are left (" + hosts_left + ")"
                                   : "no world size from --min-np " + std::to_string(options.min_np) + " to " +
-                                        std::to_string(slots) + " slots (" + hosts_left +
-                                        ") keeps the batch rules: " + refusal));
+                                        std::to_string(std::min(slots, max_np)) + " (" + hosts_left +
+                                        " left) keeps the batch rules: " + refusal));
       return outcome.exit_code;
     }
     ++run.restart_count;

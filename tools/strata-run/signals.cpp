@@ -11,12 +11,22 @@ namespace strata::run {
 namespace {
 
 int g_signal_pipe[2] = {-1, -1};
+pid_t g_owner = 0;  // the process that installed the handlers: strata-run itself
 
 // One byte per signal: the number (below 65) and, in the top bit, whether a process sent it.
 constexpr int kFromProcess = 0x80;
 
 void on_signal(int sig, siginfo_t* info, void*) {
   const int saved = errno;
+  // A child between fork() and its exec still has this handler (local_launch resets it, but a
+  // SIGTERM sent to a rank that fails at start-up can come first): it must not write into
+  // strata-run's pipe, where it would read as a signal to strata-run. It takes the default action.
+  if (getpid() != g_owner) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    errno = saved;
+    return;
+  }
   // si_code <= 0 is every code a process sets (SI_USER 0, SI_QUEUE, SI_TKILL... are negative); the
   // kernel's own, SI_KERNEL and the SIGCHLD codes, are positive.
   const bool from_process = info != nullptr && info->si_code <= 0;
@@ -28,6 +38,7 @@ void on_signal(int sig, siginfo_t* info, void*) {
 }  // namespace
 
 int install_signal_pipe() {
+  g_owner = getpid();
   if (g_signal_pipe[0] < 0 && pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
   struct sigaction action{};
   action.sa_sigaction = on_signal;

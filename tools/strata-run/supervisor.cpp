@@ -154,7 +154,7 @@ class Supervisor {
   void drain_signals() {
     for (const CaughtSignal sig : take_signals()) {
       if (sig.number == SIGCHLD) continue;  // reap() runs after every poll anyway
-      if (!stopping_) outcome_.stopped_by_signal = true;
+      outcome_.stopped_by_signal = true;  // also after a rank failed: a scheduler's scancel
       stop(128 + sig.number, "strata-run: got " + signal_name(sig.number) + ", stopping every rank");
     }
   }
@@ -224,6 +224,7 @@ class Supervisor {
     stopping_ = true;
     outcome_.exit_code = code;
     outcome_.cause = message;
+    outcome_.failed_at = Clock::now();
     std::fprintf(stderr, "%s\n", message.c_str());
     std::fflush(stderr);
     for (Rank& rank : ranks_) {

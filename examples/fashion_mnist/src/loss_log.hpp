@@ -6,7 +6,7 @@
 
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
+#include <cstdio>  // std::rename
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -19,13 +19,22 @@ namespace strata::fmnist {
 class LossLog {
  public:
   // resumed_at: the global step of the checkpoint this run resumed from (none: a fresh run).
+  // A resumed run writes the kept lines to a new file and renames it over the old one, so a crash
+  // in between leaves the old log whole.
   explicit LossLog(const std::string& path, std::optional<uint64_t> resumed_at = std::nullopt) {
     const std::string kept = resumed_at ? lines_through(path, *resumed_at) : std::string();
-    file_ = std::fopen(path.c_str(), "w");
+    const std::string written = resumed_at ? path + ".partial" : path;
+    file_ = std::fopen(written.c_str(), "w");
     if (file_ == nullptr) {
-      throw std::runtime_error(path + ": cannot open for writing (" + std::strerror(errno) + ")");
+      throw std::runtime_error(written + ": cannot open for writing (" + std::strerror(errno) + ")");
     }
+    if (!resumed_at) return;
     std::fputs(kept.c_str(), file_);
+    if (std::fflush(file_) != 0 || std::rename(written.c_str(), path.c_str()) != 0) {
+      const std::string why = std::strerror(errno);
+      std::fclose(file_);
+      throw std::runtime_error(path + ": cannot replace it with the steps up to the checkpoint (" + why + ")");
+    }
   }
   ~LossLog() { std::fclose(file_); }
   LossLog(const LossLog&) = delete;

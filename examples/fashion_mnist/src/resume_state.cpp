@@ -28,14 +28,19 @@ ResumedState parse_host_state(const std::string& text, const std::string& where,
                  "' (not saved by fashion_mnist?): " + text);
     }
   }
-  if (j["train_batch_size"].get<uint64_t>() != global_batch) {
-    throw fail("was saved at train_batch_size " +
-               std::to_string(j["train_batch_size"].get<uint64_t>()) + ", this run has " +
-               std::to_string(global_batch) + ": the data position would not match");
-  }
   ResumedState state;
   state.next = {j["epoch"].get<uint64_t>(), j["step_in_epoch"].get<uint64_t>()};
   state.seed = j["seed"].get<uint64_t>();
+  state.saved_global_batch = j["train_batch_size"].get<uint64_t>();
+  if (state.saved_global_batch != global_batch) {
+    // Another global batch (an elastic job's batch changed with its world size): the position is
+    // a count of the epoch's samples, so it maps to the whole steps of the new batch that fit in
+    // it. The samples of a partial step are seen again; none is skipped.
+    if (state.saved_global_batch == 0) throw fail("has train_batch_size 0");
+    const uint64_t samples = state.next.step * state.saved_global_batch;
+    state.next.step = samples / global_batch;
+    state.repeated_samples = samples - state.next.step * global_batch;
+  }
   return state;
 }
 
@@ -76,6 +81,13 @@ ResumedState resume(strata::Runtime& runtime, const std::string& path, uint64_t 
         static_cast<unsigned long long>(state.next.epoch + 1),
         static_cast<unsigned long long>(state.next.step),
         static_cast<unsigned long long>(state.seed));
+    if (state.saved_global_batch != global_batch) {
+        std::printf("fashion_mnist: the checkpoint's global batch %llu is %llu now: its data position maps to "
+                    "step %llu of the epoch (%llu samples seen again)\n",
+                    static_cast<unsigned long long>(state.saved_global_batch),
+                    static_cast<unsigned long long>(global_batch), static_cast<unsigned long long>(state.next.step),
+                    static_cast<unsigned long long>(state.repeated_samples));
+    }
     if (state.seed != seed_option) {
       std::printf("fashion_mnist: the checkpoint's seed %llu replaces --seed %llu\n",
                   static_cast<unsigned long long>(state.seed),

@@ -6,7 +6,8 @@
 // it) and the RNG state. The only randomness that continues through a run is the per-epoch
 // shuffle, which depends only on the seed and the epoch (BatchPlan); the model's init uses the
 // seed once and is overwritten by the load. So the seed is the whole RNG state. The global batch
-// is kept too: a position in steps means the same samples only at the same global batch.
+// is kept too: a position in steps means the same samples only at the same global batch, and is
+// mapped through the sample count when the batch changed.
 #pragma once
 
 #include <strata/strata.hpp>
@@ -25,11 +26,14 @@ struct ResumedState {
   DataPosition next;
   uint64_t seed = 0;
   uint64_t global_steps = 0;
+  uint64_t saved_global_batch = 0;  // the checkpoint's; another one maps the position
+  uint64_t repeated_samples = 0;    // of a partial step at the old batch, seen again
 };
 
 // Loads the checkpoint at `path` (DIR: its latest; DIR/TAG: that one) into the runtime and reads
-// the host state back; rank 0 says what it resumed. Throws when the host state is missing or was
-// saved at another global batch. Collective.
+// the host state back; rank 0 says what it resumed. A checkpoint saved at another global batch
+// resumes at the same sample of its epoch, rounded down to a whole step of this one. Throws when
+// the host state is missing. Collective.
 ResumedState resume(strata::Runtime& runtime, const std::string& path, uint64_t global_batch,
                     uint64_t seed_option);
 

@@ -75,8 +75,14 @@ BatchPlan read_batch_plan(const nlohmann::json& manifest, const std::string& sou
                positive_key(manifest, "train_micro_batch_size_per_gpu"),
                positive_key(manifest, "gradient_accumulation_steps")};
   if (!manifest.contains("elasticity") || manifest.at("elasticity").is_null()) return plan;
-  const ElasticityConfig config = parse_elasticity(manifest.at("elasticity"), source);
-  if (!config.enabled) return plan;
+  const nlohmann::json& block = manifest.at("elasticity");
+  // DeepSpeed reads the block only when it is enabled; a disabled one is left alone, whatever it
+  // holds ("enabled" must still be a boolean, or a typo would silently turn it off).
+  if (block.is_object() && block.contains("enabled") && !block.at("enabled").is_boolean()) {
+    throw BatchError(source + ": elasticity.enabled: expected true or false, got " + block.at("enabled").dump());
+  }
+  if (block.is_object() && !block.value("enabled", false)) return plan;
+  const ElasticityConfig config = parse_elasticity(block, source);
   if (!config.ignore_non_elastic_batch_info) {
     for (const char* key : {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"}) {
       if (manifest.contains(key)) {
@@ -93,7 +99,10 @@ BatchPlan read_batch_plan(const nlohmann::json& manifest, const std::string& sou
 Batch batch_at(const BatchPlan& plan, uint64_t first_world, uint64_t world, const std::string& source) {
   if (plan.elasticity) {
     const ElasticChoice choice = compute_elastic_config(*plan.elasticity, world, source);
-    return {choice.train_batch_size, choice.micro_batch_size, choice.gradient_accumulation_steps};
+    // DeepSpeed checks its choice as it checks a written batch (_batch_assertion): version 0.2
+    // can fit a global batch of 0 to a world size it was not built for.
+    return deepspeed_batch({choice.train_batch_size, choice.micro_batch_size, choice.gradient_accumulation_steps},
+                           world, source + " (the batch its elasticity block chose)");
   }
   if (first_world == 0 || first_world == world) return deepspeed_batch(plan.keys, world, source);
   const Batch first = deepspeed_batch(plan.keys, first_world, source);

@@ -31,14 +31,28 @@ std::string where(const std::string& source, const char* key) {
   return source + ": elasticity." + key;
 }
 
+// A whole number of at least 1: DeepSpeed reads 2000.0 or 1e4 as well as 2000 (Python compares
+// and divides them alike), so whole-valued floats count too.
+std::optional<uint64_t> whole_positive(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) {
+    return v.get<uint64_t>() >= 1 ? std::optional<uint64_t>(v.get<uint64_t>()) : std::nullopt;
+  }
+  if (v.is_number_integer()) return std::nullopt;  // negative
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (d >= 1 && d <= 9007199254740992.0 && std::floor(d) == d) return static_cast<uint64_t>(d);
+  }
+  return std::nullopt;
+}
+
 uint64_t positive_integer(const nlohmann::json& block, const char* key, const std::string& source,
                           uint64_t fallback) {
   if (!block.contains(key)) return fallback;
-  const nlohmann::json& v = block.at(key);
-  if (!v.is_number_integer() || v.get<int64_t>() < 1) {
-    throw BatchError(where(source, key) + ": expected an integer of at least 1, got " + v.dump());
+  const std::optional<uint64_t> value = whole_positive(block.at(key));
+  if (!value) {
+    throw BatchError(where(source, key) + ": expected an integer of at least 1, got " + block.at(key).dump());
   }
-  return v.get<uint64_t>();
+  return *value;
 }
 
 bool boolean(const nlohmann::json& block, const char* key, const std::string& source, bool fallback) {
@@ -213,14 +227,14 @@ ElasticityConfig parse_elasticity(const nlohmann::json& block, const std::string
   c.max_train_batch_size = positive_integer(block, "max_train_batch_size", source, c.max_train_batch_size);
   if (block.contains("micro_batch_sizes")) {
     const nlohmann::json& v = block.at("micro_batch_sizes");
-    const bool ok = v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& m) {
-                      return m.is_number_integer() && m.get<int64_t>() > 0;
-                    });
+    const bool ok = v.is_array() && !v.empty() &&
+                    std::all_of(v.begin(), v.end(), [](const nlohmann::json& m) { return whole_positive(m).has_value(); });
     if (!ok) {
       throw BatchError(where(source, "micro_batch_sizes") +
                             ": expected a non-empty list of positive integers, got " + v.dump());
     }
-    c.micro_batch_sizes = v.get<Sizes>();
+    c.micro_batch_sizes.clear();
+    for (const nlohmann::json& m : v) c.micro_batch_sizes.push_back(*whole_positive(m));
   }
   c.min_gpus = positive_integer(block, "min_gpus", source, c.min_gpus);
   c.max_gpus = positive_integer(block, "max_gpus", source, c.max_gpus);
