@@ -255,6 +255,33 @@ strata_status strata_load(strata_runtime* rt, const strata_load_args* args,
   });
 }
 
+strata_status strata_set_host_state(strata_runtime* rt, const char* extra_json, strata_error* err) {
+  return translate(err, [&] {
+    strata::rt::Engine& engine = engine_of(rt, "set_host_state");
+    if (extra_json == nullptr) {
+      throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT, "set_host_state: extra_json is NULL");
+    }
+    engine.set_host_state(extra_json);
+  });
+}
+
+strata_status strata_resumed(strata_runtime* rt, strata_load_result* out, strata_error* err) {
+  return translate(err, [&] {
+    strata::rt::Engine& engine = engine_of(rt, "resumed");
+    if (out == nullptr) throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT, "resumed: out is NULL");
+    strata::rt::check_host_struct<strata_load_result>(out->struct_size, "resumed");
+    strata_load_result result{};
+    result.struct_size = sizeof(result);
+    if (const strata::rt::Engine::Loaded* loaded = engine.resumed()) {
+      result.tag = loaded->tag.c_str();
+      result.extra_json = loaded->extra_json.c_str();
+      result.global_steps = loaded->global_steps;
+      result.skipped_steps = loaded->skipped_steps;
+    }
+    copy_sized(result, out);
+  });
+}
+
 strata_status strata_lr(const strata_runtime* rt, double* lr) {
   if (rt == nullptr || !rt->engine || lr == nullptr) return STRATA_ERR_INVALID_ARGUMENT;
   return translate(nullptr, [&] { *lr = rt->engine->lr(); });

@@ -180,6 +180,10 @@ int main(void) {
   CHECK(strata_api_version() == STRATA_API_VERSION_OF(STRATA_API_VERSION_MAJOR,
                                                       STRATA_API_VERSION_MINOR));
   CHECK(strata_api_version() >> 16 == 1u && (strata_api_version() & 0xffffu) >= 10u);
+  /* API 1.11: the manifest's checkpoint block; a NULL runtime is refused, not read. */
+  CHECK(STRATA_API_VERSION_MINOR >= 11);
+  CHECK(strata_set_host_state(NULL, "{}", &err) == STRATA_ERR_INVALID_ARGUMENT);
+  CHECK(strata_resumed(NULL, NULL, &err) == STRATA_ERR_INVALID_ARGUMENT);
   CHECK(STRATA_SHARDING_WRITABLE_GATHER != STRATA_SHARDING_DEFERRED_VALUES);
   /* ABI 1.7: a reader handed a 1.6 host table sees no device() or cuda_stream(). */
   memset(&host_16, 0, sizeof host_16);

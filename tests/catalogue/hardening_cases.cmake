@@ -119,7 +119,7 @@ strata_catalogue_case(scheduler_bad_param 1 good.json
   "good.json: scheduler.params.warmup_num_steps: expected a positive integer"
   --overrides "{\"scheduler\": {\"type\": \"WarmupLR\", \"params\": {\"warmup_num_steps\": -3}}}")
 strata_warning_case(checkpoint_block_ignored good.json
-  "good.json: /checkpoint: ignored" ""
+  "good.json: /checkpoint/tag_validation: ignored" ""
   --overrides "{\"checkpoint\": {\"tag_validation\": \"Warn\"}}")
 strata_warning_case(unused_deepspeed_key_warned good.json
   "good.json: /dump_state: ignored: Strata does not act on this DeepSpeed key" ""

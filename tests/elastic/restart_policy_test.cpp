@@ -34,6 +34,14 @@ TEST(SlotLedger, AStartUpFailureOrAnUnreachableHostDropsTheHost) {
   EXPECT_EQ(slots_of(ledger.apply({{"a", 2, ""}, {"b", 2, ""}, {"c", 1, ""}})), "b:2");
 }
 
+TEST(SlotLedger, AStartUpFailureOnTheOnlyHostLosesTheSlotAlone) {
+  SlotLedger ledger;
+  JobOutcome crash;
+  crash.failed_rank = 1;
+  ledger.record(place_ranks({{"localhost", 4, "default"}}, 0), crash, true);
+  EXPECT_EQ(slots_of(ledger.apply({{"localhost", 4, "default"}})), "localhost:3");
+}
+
 TEST(SlotLedger, NoRankToBlameKeepsEverySlot) {
   SlotLedger ledger;
   JobOutcome outcome;

@@ -9,6 +9,8 @@
                 the manifest's batch rules choose the size (3 would break the global batch: 2).
   exhausted     (gloo and mpi): a job that fails on every run ends after --max-restarts restarts
                 with the last failure's exit code and says so.
+  auto_resume   (gloo and mpi) kill_restart with the manifest's checkpoint block doing the saving
+                and resuming, no checkpoint option on the host's command line.
   remap         (gloo) a checkpoint saved at one global batch resumes at another at the same
                 sample of its epoch, rounded down to a whole step.
   hostfile      (gloo) the hostfile is read again before a restart.
@@ -205,14 +207,25 @@ def latest_step(folder):
         return 0
 
 
-def mode_kill_restart(a):
+def mode_kill_restart(a, auto=False):
     folder = os.path.join(a.work, "ck")
     manifest = write_manifest(a, train_batch_size=192, train_micro_batch_size_per_gpu=16)
     loss = os.path.join(a.work, "loss.txt")
     params = os.path.join(a.work, "params.bin")
-    train = [a.example, "--data-dir", a.data_dir, "--epochs", "1", "--max-steps", str(STEPS), "--save-dir", folder,
-             "--save-every", "10", "--resume-if-present", folder, "--loss-log", loss, "--dump-params", params]
-    job = subprocess.Popen([a.run, "--backend", a.backend, "-np", "4", "--manifest", manifest, "--max-restarts", "2",
+    train = [a.example, "--data-dir", a.data_dir, "--epochs", "1", "--max-steps", str(STEPS), "--loss-log", loss,
+             "--dump-params", params]
+    job_manifest = manifest
+    if auto:
+        # The manifest's checkpoint block saves and resumes (its folder: strata-run's --checkpoint-dir).
+        with open(manifest) as f:
+            doc = json.load(f)
+        doc["checkpoint"] = {"save_every": 10, "auto_resume": True}
+        job_manifest = os.path.join(a.work, "auto_manifest.json")
+        with open(job_manifest, "w") as f:
+            json.dump(doc, f)
+    else:
+        train += ["--save-dir", folder, "--save-every", "10", "--resume-if-present", folder]
+    job = subprocess.Popen([a.run, "--backend", a.backend, "-np", "4", "--manifest", job_manifest, "--max-restarts", "2",
                             "--checkpoint-dir", folder, "--startup-seconds", "0", "--", *train],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # The second checkpoint is complete once `latest` names it (its folder appears just before).
@@ -255,8 +268,16 @@ def mode_kill_restart(a):
         mine, theirs = f.read(), g.read()
     check(len(mine) > 0 and mine == theirs,
           f"the restarted job's parameters ({len(mine)} bytes) differ from a job started at 3 ranks from global_step{tag}")
-    print(f"rank 2 killed after global_step20; restarted at 3 ranks from global_step{tag}; steps 1-{STEPS} logged once; "
+    if auto:
+        check(re.search(r"checkpoint: auto_resume: resumed from \S+/global_step\d+ at global step", out + err),
+              "the runtime did not say it resumed")
+    print(f"rank 2 killed after global_step20; restarted at 3 ranks from global_step{tag}"
+          f"{' (the manifest checkpoint block)' if auto else ''}; steps 1-{STEPS} logged once; "
           f"parameters equal the reference run's")
+
+
+def mode_auto_resume(a):
+    mode_kill_restart(a, auto=True)
 
 
 def mode_remap(a):

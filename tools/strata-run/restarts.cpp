@@ -15,7 +15,9 @@ void SlotLedger::record(const Placement& placement, const JobOutcome& outcome, b
   }
   const RankPlace& place = placement.ranks[static_cast<size_t>(*outcome.failed_rank)];
   const std::string& host = placement.hosts.at(static_cast<size_t>(place.host)).name;
-  if (at_startup) {
+  // A start-up crash condemns its host only where other hosts can carry the job: on the run's only
+  // host (one machine) the failed slot alone goes, as for a later failure.
+  if (at_startup && placement.hosts.size() > 1) {
     dropped_hosts_.insert(host);
   } else {
     ++lost_slots_[host];

@@ -2,7 +2,7 @@
 //
 // A failed rank takes its slot out of every later run (a preempted or broken slot is not tried
 // again); a host whose launch agent could not start its ranks, or one of whose ranks failed within
-// the start-up window, is taken out whole. The rest of the hosts, as listed now (-H, or the
+// the start-up window while other hosts ran the job too, is taken out whole. The rest of the hosts, as listed now (-H, or the
 // hostfile read again, so an operator may add or remove hosts between runs), carry the restart.
 #pragma once
 

@@ -242,9 +242,18 @@ int train(const Options& options) {
     resume_from = options.resume_if_present;
   }
   std::optional<uint64_t> resumed_at;
-  if (!resume_from.empty()) {
+  // The manifest's checkpoint block may have resumed already, at finalize (auto_resume).
+  const std::optional<strata::LoadResult> auto_resumed = runtime.resumed();
+  if (auto_resumed && !resume_from.empty()) {
+    throw std::runtime_error("the manifest's checkpoint block resumed from " + auto_resumed->tag +
+                             " already: drop --resume/--resume-if-present, or auto_resume");
+  }
+  if (!resume_from.empty() || auto_resumed) {
+    const char* auto_dir = std::getenv("STRATA_CHECKPOINT_DIR");
     const ResumedState state =
-        resume(runtime, resume_from, training.train_batch_size, options.seed);  // collective
+        auto_resumed ? resumed_state(runtime, *auto_resumed, auto_dir != nullptr ? auto_dir : "checkpoint block",
+                                     training.train_batch_size, options.seed)
+                     : resume(runtime, resume_from, training.train_batch_size, options.seed);  // collective
     config.start = state.next;
     config.seed = state.seed;
     config.start_global_steps = state.global_steps;
@@ -276,6 +285,11 @@ int train(const Options& options) {
   if (!options.loss_log.empty() && world.rank == 0) {
     loss_log = std::make_unique<LossLog>(options.loss_log, resumed_at);
   }
+  // What an automatic save (the manifest's checkpoint block) keeps of this host: the data position
+  // after the step, the seed, the global batch.
+  trainer.on_before_step([&](const DataPosition& next) {
+    runtime.set_host_state(host_state(next, config.seed, training.train_batch_size));
+  });
   trainer.on_step([&](const StepInfo& s) {
     if (options.time_report) report.on_step(s.result);
     if (loss_log) loss_log->write(s.result.global_steps, s.loss);

@@ -68,7 +68,11 @@ std::string host_state(const DataPosition& next, uint64_t seed, uint64_t global_
 ResumedState resume(strata::Runtime& runtime, const std::string& path, uint64_t global_batch,
                     uint64_t seed_option) {
   const auto [dir, tag] = split_resume_path(path);
-  const strata::LoadResult loaded = runtime.load(dir, tag);  // collective
+  return resumed_state(runtime, runtime.load(dir, tag), dir, global_batch, seed_option);  // collective
+}
+
+ResumedState resumed_state(strata::Runtime& runtime, const strata::LoadResult& loaded, const std::string& dir,
+                           uint64_t global_batch, uint64_t seed_option) {
   const std::string where = (fs::path(dir) / loaded.tag).string();
   ResumedState state = parse_host_state(loaded.extra_json, where, global_batch);
   state.global_steps = loaded.global_steps;

@@ -37,4 +37,9 @@ struct ResumedState {
 ResumedState resume(strata::Runtime& runtime, const std::string& path, uint64_t global_batch,
                     uint64_t seed_option);
 
+// The same for a checkpoint the runtime already loaded (the manifest's checkpoint block with
+// auto_resume: Runtime::resumed()), from `dir`.
+ResumedState resumed_state(strata::Runtime& runtime, const strata::LoadResult& loaded, const std::string& dir,
+                           uint64_t global_batch, uint64_t seed_option);
+
 }  // namespace strata::fmnist

@@ -85,6 +85,8 @@ void Trainer::run() {
     bool stop = false;
     for (std::size_t step = first_step; step < steps_per_epoch && !stop; ++step) {
       double step_loss[2] = {};  // loss × samples, samples
+      const DataPosition next = step + 1 < steps_per_epoch ? DataPosition{e, step + 1} : DataPosition{e + 1, 0};
+      if (before_step_hook_) before_step_hook_(next);
       last = train_step(step, step_loss[0], step_loss[1]);
       totals[0] += step_loss[0];
       totals[1] += step_loss[1];
@@ -99,7 +101,7 @@ void Trainer::run() {
         if (config_.global_step_loss) runtime_.allreduce(step_loss, 2, STRATA_SUM);
         StepInfo info;
         info.result = last;
-        info.next = step + 1 < steps_per_epoch ? DataPosition{e, step + 1} : DataPosition{e + 1, 0};
+        info.next = next;
         info.loss = step_loss[0] / step_loss[1];
         step_hook_(info);
       }

@@ -76,6 +76,10 @@ class Trainer {
 
   // After every optimizer step (on every rank; between steps, so it may save a checkpoint).
   void on_step(StepHook hook) { step_hook_ = std::move(hook); }
+  // Before each optimizer step, with where the data continues after it (what an automatic
+  // checkpoint taken at that step must keep: Runtime::set_host_state).
+  using BeforeStepHook = std::function<void(const DataPosition& next)>;
+  void on_before_step(BeforeStepHook hook) { before_step_hook_ = std::move(hook); }
   void on_epoch(EpochHook hook) { epoch_hook_ = std::move(hook); }  // on every rank
   void on_epoch_order(OrderHook hook) { order_hook_ = std::move(hook); }  // on every rank
 
@@ -101,6 +105,7 @@ class Trainer {
   std::vector<float> inputs_;
   std::vector<uint8_t> labels_;
   StepHook step_hook_;
+  BeforeStepHook before_step_hook_;
   EpochHook epoch_hook_;
   OrderHook order_hook_;
 };

@@ -40,8 +40,9 @@ extern "C" {
  *     9   | deferred values: strata_register_param with NULL data where the sharding stage
  *         | partitions the parameter; strata_gather with STRATA_GATHER_FOR_WRITE
  *    10   | strata_api_version(): a host asks the loaded library which API it implements
+ *    11   | the manifest's checkpoint block: strata_set_host_state, strata_resumed
  */
-#define STRATA_API_VERSION_MINOR 10
+#define STRATA_API_VERSION_MINOR 11
 /* strata_api_version()'s value for MAJOR.MINOR. */
 #define STRATA_API_VERSION_OF(major, minor) (((uint32_t)(major) << 16) | (uint32_t)(minor))
 
@@ -294,6 +295,28 @@ typedef struct strata_load_result {
  * failed load, load again or end the run. `out` may be NULL. */
 STRATA_API strata_status strata_load(strata_runtime* rt, const strata_load_args* args,
                                      strata_load_result* out, strata_error* err);
+
+/* ---- API 1.11: checkpoints the manifest asks for ----
+ *
+ * The manifest's "checkpoint" block, {"dir": DIR, "save_every": N, "auto_resume": true} (DIR
+ * defaults to STRATA_CHECKPOINT_DIR, which strata-run --checkpoint-dir sets on every rank), makes
+ * the runtime save asynchronously after every N-th optimizer step (tag "global_step<N>", as
+ * strata_save with blocking 0) and, at the end of strata_finalize, load DIR's latest checkpoint if
+ * it has one (a job restarted after a failure; a checkpoint that cannot be loaded fails
+ * strata_finalize with the loader's message, and a folder that has a checkpoint on some ranks only
+ * fails it on every rank). The host keeps its own state (data position, seeds) in these saves with
+ * strata_set_host_state and reads it back with strata_resumed. */
+
+/* The host state the next automatic save keeps, as strata_save's extra_json: a JSON object text,
+ * copied. Set it before the strata_step that ends an optimizer step, describing where the data
+ * continues after that step. Rank 0's is kept. Any time after strata_create; not thread-safe. */
+STRATA_API strata_status strata_set_host_state(strata_runtime* rt, const char* extra_json,
+                                               strata_error* err);
+/* What the manifest's auto_resume loaded at strata_finalize, in strata_load's result form (the
+ * strings live until the next load or destroy); out->tag is NULL and the counters 0 when nothing
+ * was loaded (no checkpoint block, no auto_resume, or no checkpoint yet). After strata_finalize;
+ * not thread-safe. */
+STRATA_API strata_status strata_resumed(strata_runtime* rt, strata_load_result* out, strata_error* err);
 
 /* The learning rate the next optimizer step uses: the host's override if set, else the schedule's
  * value (the manifest's "scheduler", DeepSpeed's types), else the optimizer's configured lr. */

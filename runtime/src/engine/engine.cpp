@@ -307,6 +307,7 @@ void Engine::finalize() {
     }
     logger().info("memory: {}", ledger_.summary());
   });
+  auto_resume();  // after finalize_ is set: load() requires it
 }
 
 void Engine::place_parameters() {

@@ -69,6 +69,10 @@ class Engine {
   void save(const SaveRequest& request);
   void save_wait();
   const Loaded& load(const std::string& dir, const std::string& tag);
+  // The manifest's checkpoint block (API 1.11): the host state the automatic saves keep (a JSON
+  // object text, checked here), and what strata_finalize's auto_resume loaded (null: nothing).
+  void set_host_state(const std::string& extra_json);
+  const Loaded* resumed() const { return resumed_ ? &*resumed_ : nullptr; }
   // The learning rate the next optimizer step uses (NaN when the optimizer reports none), and the
   // host's override of it (NaN clears it). engine_schedule.cpp.
   double lr() const;
@@ -202,6 +206,12 @@ class Engine {
   // The snapshot memory for `floats` values, grown when a save needs more.
   float* snapshot_for(size_t floats);
   Loaded loaded_;  // what the last load returned; its strings outlive the call
+  // The checkpoint block's state: the host's latest state for automatic saves, and what the
+  // automatic resume loaded. engine_auto_checkpoint.cpp.
+  std::string host_state_ = "{}";
+  std::optional<Loaded> resumed_;
+  void auto_resume();      // collective, at the end of finalize
+  void auto_save();        // collective, after each optimizer step
   // The first failure of a guarded call on this rank (code, message); later calls repeat it.
   std::optional<Error> failure_;
 };

@@ -19,7 +19,9 @@ namespace strata::rt {
 
 strata_step_result Engine::step() {
   require_finalized("step");
-  return guarded(ApiCall::Step, -1, [&] { return step_once(); });
+  const strata_step_result result = guarded(ApiCall::Step, -1, [&] { return step_once(); });
+  if (result.outcome != STRATA_STEP_ACCUMULATED) auto_save();  // the manifest's checkpoint block
+  return result;
 }
 
 strata_step_result Engine::step_once() {

@@ -22,6 +22,16 @@ struct StratumSpec {
   std::string json_path;              // "/comm" etc., for messages
 };
 
+// The "checkpoint" block's own keys (checkpoint_policy.cpp): the runtime saves every save_every
+// optimizer steps (0: never) into dir, and with auto_resume loads dir's latest checkpoint, if there
+// is one, at the end of strata_finalize.
+struct CheckpointPolicy {
+  std::string dir;
+  std::string dir_origin;  // "/checkpoint/dir" or "STRATA_CHECKPOINT_DIR", for messages
+  uint64_t save_every = 0;
+  bool auto_resume = false;
+};
+
 struct Manifest {
   std::string source;              // file path as given, or "<inline manifest>"
   std::filesystem::path base_dir;  // manifest's folder (first on the plugin search path)
@@ -46,6 +56,7 @@ struct Manifest {
   std::string timeline_origin;  // "/timeline" or "STRATA_TIMELINE"
   bool wall_clock_breakdown = false;
   uint64_t steps_per_print = 10;
+  CheckpointPolicy checkpoint;
 };
 
 // Throws strata::rt::Error (STRATA_ERR_INVALID_ARGUMENT) naming source, JSON path and expectation,

@@ -46,8 +46,7 @@ constexpr std::array<KeyRule, 54> kDeepSpeedKeys{{
     {"bf16", Expect::Object, Effect::Acts, ""},
     {"bfloat16", Expect::Object, Effect::Acts, ""},  // DeepSpeed's alias of bf16
     {"scheduler", Expect::Object, Effect::Acts, ""},
-    {"checkpoint", Expect::Object, Effect::Ignored,
-     "Strata's checkpoints need neither tag validation nor a universal conversion; the host calls strata_save and strata_load"},
+    {"checkpoint", Expect::Object, Effect::Acts, ""},  // checkpoint_policy.cpp
     {"amp", Expect::Object, Effect::Ignored, "there is no NVIDIA Apex here; use fp16 or bf16"},
     {"steps_per_print", Expect::PositiveInteger, Effect::Acts, ""},  // with wall_clock_breakdown
     {"wall_clock_breakdown", Expect::Boolean, Effect::Acts, ""},
@@ -299,6 +298,7 @@ void read_runtime_keys(Manifest& m) {
     m.max_consecutive_skips = it->get<uint64_t>();
   }
   read_timing_keys(m);
+  read_checkpoint_policy(m);
 }
 
 }  // namespace strata::rt

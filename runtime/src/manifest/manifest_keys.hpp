@@ -20,4 +20,8 @@ void validate_top_level(const nlohmann::json& doc, const std::string& source);
 // steps_per_print, into `m` from m.json.
 void read_runtime_keys(Manifest& m);
 
+// The "checkpoint" block (checkpoint_policy.cpp): dir (else STRATA_CHECKPOINT_DIR), save_every,
+// auto_resume; DeepSpeed's keys accepted with a warning.
+void read_checkpoint_policy(Manifest& m);
+
 }  // namespace strata::rt

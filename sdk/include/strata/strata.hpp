@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -339,6 +340,24 @@ class Runtime {
     result.global_steps = raw.global_steps;
     result.skipped_steps = raw.skipped_steps;
     return result;
+  }
+
+  // The manifest's checkpoint block (API 1.11): the host's state (a JSON object text) that the
+  // next automatic save keeps; set it before the step() that ends an optimizer step.
+  void set_host_state(const std::string& extra_json) {
+    strata_error err = detail::make_error();
+    detail::check(strata_set_host_state(rt_, extra_json.c_str(), &err), err, "strata_set_host_state");
+  }
+
+  // What the checkpoint block's auto_resume loaded at finalize; nothing when it loaded nothing.
+  std::optional<LoadResult> resumed() {
+    strata_load_result raw{};
+    raw.struct_size = sizeof(raw);
+    strata_error err = detail::make_error();
+    detail::check(strata_resumed(rt_, &raw, &err), err, "strata_resumed");
+    if (raw.tag == nullptr) return std::nullopt;
+    return LoadResult{raw.tag, raw.extra_json != nullptr ? raw.extra_json : "{}", raw.global_steps,
+                      raw.skipped_steps};
   }
 
   // The learning rate the next optimizer step uses.

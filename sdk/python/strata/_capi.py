@@ -138,11 +138,13 @@ _SIGNATURES = {
     "strata_status_name": ([c_int32], c_char_p),
     "strata_version": ([], c_char_p),  # API 1.8
     "strata_api_version": ([], c_uint32),  # API 1.10
+    "strata_set_host_state": ([_rt, c_char_p, _err], c_int32),  # API 1.11
+    "strata_resumed": ([_rt, ctypes.POINTER(LoadResult), _err], c_int32),  # API 1.11
 }
 
 # The host API this package is written against (strata.h's STRATA_API_VERSION_MAJOR/MINOR): a
 # libstrata of the same major and at least this minor serves it.
-API_MAJOR, API_MINOR = 1, 10
+API_MAJOR, API_MINOR = 1, 11
 
 
 def check_api_version(lib, path):

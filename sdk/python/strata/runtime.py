@@ -327,3 +327,21 @@ class Runtime:
                                           ctypes.byref(self._err)), "strata_load")
         return LoadResult(out.tag.decode(), json.loads(out.extra_json.decode()), out.global_steps,
                           out.skipped_steps)
+
+    def set_host_state(self, state):
+        """strata_set_host_state (API 1.11): `state` (a dict: data position, seeds) is kept by the
+        next save the manifest's checkpoint block makes. Set it before the step() that ends an
+        optimizer step, as where the data continues after that step."""
+        self._check(self._lib.strata_set_host_state(self._live(), _text(json.dumps(state)),
+                                                    ctypes.byref(self._err)), "strata_set_host_state")
+
+    def resumed(self):
+        """What the manifest's checkpoint block (auto_resume) loaded at finalize, as load() returns
+        it (its extra: the host state saved with it); None when it loaded nothing."""
+        out = _capi.sized(_capi.LoadResult)
+        self._check(self._lib.strata_resumed(self._live(), ctypes.byref(out), ctypes.byref(self._err)),
+                    "strata_resumed")
+        if not out.tag:
+            return None
+        return LoadResult(out.tag.decode(), json.loads(out.extra_json.decode()), out.global_steps,
+                          out.skipped_steps)

@@ -596,6 +596,15 @@ class DistributedOptimizer:
         """A checkpoint of the runtime's state (strata_save; collective, after a boundary step)."""
         self.runtime.save(dir, tag, extra, blocking)
 
+    def set_host_state(self, state):
+        """The host state (a dict) the manifest's checkpoint block keeps with its next save."""
+        self.runtime.set_host_state(state)
+
+    def resumed(self):
+        """What the manifest's checkpoint block loaded at finalize (None: nothing). The module
+        already holds the loaded values."""
+        return self.runtime.resumed()
+
     def load(self, dir, tag=None):
         """Loads a checkpoint (any world size, stage, precision) and copies it into the module."""
         result = self.runtime.load(dir, tag)
