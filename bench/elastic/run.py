@@ -24,6 +24,10 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import bench_env  # noqa: E402
 
+# The test's helper that finds a rank's process among one job's descendants.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "elastic"))
+from job_processes import rank_pid  # noqa: E402
+
 bench_env.NAME = "bench/elastic"
 SAVE_EVERY = 10
 MAX_STEPS = 150
@@ -37,35 +41,6 @@ def logged_steps(path):
         return steps, os.stat(path).st_mtime
     except (OSError, ValueError):
         return [], None
-
-
-def parent_of(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[1])
-
-
-def rank_pid(rank, program, job_pid):
-    """The pid of `program` with rank `rank` among the descendants of `job_pid` (other jobs may run
-    the same program beside this one)."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if not f.read().split(b"\0")[0].endswith(program.encode()):
-                    continue
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                variables = f.read().split(b"\0")
-            if f"RANK={rank}".encode() not in variables and f"OMPI_COMM_WORLD_RANK={rank}".encode() not in variables:
-                continue
-            ancestor = int(pid)
-            while ancestor > 1 and ancestor != job_pid:
-                ancestor = parent_of(ancestor)
-            if ancestor == job_pid:
-                return int(pid)
-        except (OSError, ValueError, IndexError):
-            continue
-    return None
 
 
 class Output:

@@ -30,6 +30,8 @@ import subprocess
 import sys
 import time
 
+from job_processes import rank_pid
+
 
 def fail(message):
     print(f"FAIL: {message}", flush=True)
@@ -165,35 +167,6 @@ def mode_min_np(a):
           f"no message naming the slots left:\n{r.stderr}")
     check(sorted(probe_lines(r.stdout)) == [0], "a restart ran")
     print("--min-np 4 with 3 slots left: no restart, the hosts left named")
-
-
-def parent_of(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[1])
-
-
-def rank_pid(rank, program, job_pid):
-    """The pid of `program` with rank `rank` among the descendants of `job_pid` (other jobs may run
-    the same program beside this one)."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if not f.read().split(b"\0")[0].endswith(program.encode()):
-                    continue
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                variables = f.read().split(b"\0")
-            if f"RANK={rank}".encode() not in variables and f"OMPI_COMM_WORLD_RANK={rank}".encode() not in variables:
-                continue
-            ancestor = int(pid)
-            while ancestor > 1 and ancestor != job_pid:
-                ancestor = parent_of(ancestor)
-            if ancestor == job_pid:
-                return int(pid)
-        except (OSError, ValueError, IndexError):
-            continue
-    return None
 
 
 STEPS = 80  # the kill comes after step 20: the rest leaves time to find and kill rank 2
