@@ -7,6 +7,10 @@ batch split as the C++ host, so that the three can be compared step for step.
       [--data-dir D] [--init-params FILE] [--order FILE] [--dump-params FILE] [--threads N]
       [--time-report]
 
+With the manifest's checkpoint block (strata mode), the runtime saves every save_every steps and,
+on a restart, resumes from the latest checkpoint; the script keeps its data position in those
+checkpoints (the C++ host's host state) and continues from it, skipping and repeating no sample.
+
 strata: the manifest decides everything the runtime does (optimizer, clipping, ZeRO stage,
         precision, comm); this script only runs forward and backward.
 ddp:    torch.distributed with gloo (MASTER_ADDR/MASTER_PORT from the environment, default
@@ -259,6 +263,14 @@ class StrataBackend:
     def allreduce_sum(self, values):
         return self.strata.allreduce(np.asarray(values, dtype=np.float64), op="sum")
 
+    def resumed(self):
+        """What the manifest's checkpoint block (auto_resume) loaded at construction, or None."""
+        return self.opt.resumed()
+
+    def keep_position(self, state):
+        """The data position the manifest's checkpoint block saves with its next checkpoint."""
+        self.opt.set_host_state(state)
+
     def eval_model(self):
         return self.model
 
@@ -342,6 +354,12 @@ class DdpBackend:
     def final_model(self):
         return self.model
 
+    def resumed(self):
+        return None  # DDP has no checkpoint block
+
+    def keep_position(self, state):
+        pass
+
     def close(self):
         # DDP first, while its process group still exists, and every rank past its last
         # collective: a DDP torn down after destroy_process_group, with the other rank gone, can
@@ -370,6 +388,27 @@ def evaluate(backend, model, test):
             correct += int((logits.argmax(dim=1) == torch.from_numpy(y)).sum())
     counts = backend.allreduce_sum([correct, last - first])
     return counts[0] / counts[1]
+
+
+def resume_position(backend, global_batch):
+    """Where the data continues after a checkpoint the manifest's checkpoint block resumed from
+    (the C++ host's host state: epoch, step_in_epoch, seed, train_batch_size), as (epoch, step).
+    Saved at another global batch, the position maps through the epoch's sample count, rounded
+    down to a whole step (those samples are seen again; none is skipped)."""
+    resumed = backend.resumed()
+    if resumed is None:
+        return 0, 0
+    extra = resumed.extra
+    missing = [k for k in ("epoch", "step_in_epoch", "train_batch_size") if not isinstance(extra.get(k), int)]
+    if missing:
+        raise UsageError(f"the checkpoint {resumed.tag} has no {', '.join(missing)} in its host state "
+                         f"(not saved by a fashion_mnist host?): {extra}")
+    step = extra["step_in_epoch"] * extra["train_batch_size"] // global_batch
+    backend.global_steps = int(resumed.global_steps)
+    if backend.rank == 0:
+        print(f"fashion_mnist_torch: resumed from {resumed.tag}: global step {resumed.global_steps}, epoch "
+              f"{extra['epoch'] + 1} step {step}", flush=True)
+    return extra["epoch"], step
 
 
 def train(args):
@@ -403,12 +442,19 @@ def train(args):
               f"{test_set.count} test samples", flush=True)
 
     timed_seconds, timed_steps, step_index = 0.0, 0, 0
-    for epoch in range(epochs):
+    start_epoch, start_step = resume_position(backend, G)
+    for epoch in range(start_epoch, epochs):
         start = time.perf_counter()
         order = orders(epoch)
         loss_sum, samples, stop = 0.0, 0, False
-        for step in range(steps_per_epoch):
+        if args.max_steps and backend.global_steps >= args.max_steps:
+            break
+        for step in range(start_step if epoch == start_epoch else 0, steps_per_epoch):
             step_start = time.perf_counter()
+            # Where the data continues after this step: what a checkpoint taken at it keeps.
+            after = (epoch, step + 1) if step + 1 < steps_per_epoch else (epoch + 1, 0)
+            backend.keep_position({"epoch": after[0], "step_in_epoch": after[1], "seed": args.seed,
+                                   "train_batch_size": G})
             for m in range(accum):
                 first = step * G + (m * world + rank) * micro
                 x, y = train_set.batch(order[first:first + micro])

@@ -50,3 +50,41 @@ def test_resumed_run_equals_the_uninterrupted_one(runs):
     assert whole.keys() == resumed.keys()
     for name in whole:
         assert torch.equal(whole[name], resumed[name]), name
+
+
+# ---- the torch example, examples/fashion_mnist_torch/train.py ---------------------------------
+
+from conftest import PYTHON, TRAIN_PY, read_cpp_params  # noqa: E402
+
+TRAIN_COMMON = ["--batch", "128", "--epochs", "2", "--seed", "3", "--threads", "1"]  # 16 steps an epoch
+
+
+@pytest.fixture(scope="module")
+def train_runs(work_dir, synthetic_data):
+    base = os.path.join(work_dir, "checkpoint_block_train")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    block = '{"checkpoint": {"dir": "%s", "save_every": 4, "auto_resume": true}}' % os.path.join(base, "ck")
+    runs = {}
+    # Uninterrupted 20 steps; 10 steps saving at 4 and 8; then 20 again, resuming at 8 mid-epoch.
+    for label, overrides, steps in (("whole", None, 20), ("stopped", block, 10), ("resumed", block, 20)):
+        dump = os.path.join(base, f"{label}.bin")
+        argv = [PYTHON, TRAIN_PY, "--data-dir", synthetic_data, "--max-steps", str(steps), "--dump-params", dump]
+        if overrides is not None:
+            argv += ["--overrides", overrides]
+        r = run_python_ranks(2, argv[1], argv[2:] + TRAIN_COMMON, timeout=150)
+        assert r.returncode == 0, f"{label} failed:\n{r}"
+        runs[label] = (r, dump)
+    return runs
+
+
+def test_train_py_resumes_where_its_data_left_off(train_runs):
+    output = train_runs["resumed"][0].output
+    assert "resumed from global_step8: global step 8, epoch 1 step 8" in output, output
+    assert "step 20" in output
+
+
+def test_train_py_resumed_equals_uninterrupted(train_runs):
+    whole, resumed = read_cpp_params(train_runs["whole"][1]), read_cpp_params(train_runs["resumed"][1])
+    for name in whole:
+        assert (whole[name] == resumed[name]).all(), name
