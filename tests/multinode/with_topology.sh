@@ -157,7 +157,8 @@ if [[ -n $rate || -n $delay ]]; then
   link="${rate:+rate $rate}${rate:+${delay:+ }}${delay:+delay $delay}"
 fi
 
-# The launch agent, with this run's addresses, names and namespaces written in.
+# The launch agent, with this run's addresses, names and namespaces written in. It first checks the
+# host is reachable from here, as ssh needs it to be.
 agent=$work/agent.sh
 agent_log=$work/agent.log
 : >"$agent_log"
@@ -169,10 +170,16 @@ cat >"$agent" <<EOF
 host=\$1
 shift
 case \$host in
-  $host_a|$name_a) ns=$ns_a name=$name_a ;;
-  $host_b|$name_b) ns=$ns_b name=$name_b ;;
+  $host_a|$name_a) ns=$ns_a name=$name_a addr=$host_a ;;
+  $host_b|$name_b) ns=$ns_b name=$name_b addr=$host_b ;;
   *) echo "agent: unknown host '\$host' (this topology has $host_a and $host_b)" >&2; exit 255 ;;
 esac
+# As ssh would, the agent needs the network: a host whose link is down (tests/multinode's link cut)
+# does not answer. A connect to a closed port is refused only when packets go both ways.
+if ! timeout 3 bash -c "exec 3<>/dev/tcp/\$addr/9" 2>&1 | grep -q refused; then
+  echo "ssh: connect to host \$host port 22: Connection timed out" >&2
+  exit 255
+fi
 echo "\$host \$ns" >>"$agent_log"
 exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$name && \$*"
 EOF

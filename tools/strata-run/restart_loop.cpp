@@ -4,7 +4,10 @@
 // run's global batch kept by another gradient accumulation). The ranks resume from the checkpoint
 // folder themselves (STRATA_CHECKPOINT_DIR); strata-run only chooses where and how many.
 #include "error.hpp"
+#include "host_probe.hpp"
 #include "launch.hpp"
+#include "network.hpp"
+#include "remote.hpp"
 #include "restarts.hpp"
 #include "signals.hpp"
 
@@ -82,6 +85,21 @@ void forget_inherited_run_variables() {
   }
 }
 
+// The remote hosts of `hosts` that no longer answer their launch agent, each with why. A host that
+// dropped off the network makes every rank report its peers gone, so the rank that failed first
+// says nothing about which host was lost; asking the agent does.
+std::vector<std::pair<std::string, std::string>> silent_hosts(const Options& options,
+                                                              const std::vector<Host>& hosts) {
+  const std::string agent =
+      options.launch_agent.empty() ? default_launch_agent(options.connect_timeout) : options.launch_agent;
+  std::vector<std::pair<std::string, std::string>> silent;
+  for (const Host& host : hosts) {
+    if (is_local_host(host.name)) continue;
+    if (auto why = host_unreachable(agent, host.name, options.connect_timeout)) silent.emplace_back(host.name, *why);
+  }
+  return silent;
+}
+
 void say(const std::string& line) {
   std::fprintf(stderr, "strata-run: %s\n", line.c_str());
   std::fflush(stderr);
@@ -123,14 +141,21 @@ int launch(const Options& options) {
     }
     const bool at_startup = outcome.failed_at.value_or(Clock::now()) - started <
                             std::chrono::seconds(options.startup_seconds);
-    ledger.record(placement, outcome, at_startup);
-    std::vector<Host> left;
+    std::vector<Host> listed;
     try {
-      left = ledger.apply(hosts_of(options, options.np));  // the hostfile as it reads now
+      listed = hosts_of(options, options.np);  // the hostfile as it reads now
     } catch (const UsageError& e) {
       say(std::string("cannot restart: ") + e.what());
       return outcome.exit_code;
     }
+    // A host that stopped answering takes the blame (and is dropped); else the failed rank's slot.
+    const auto silent = silent_hosts(options, ledger.apply(listed));
+    for (const auto& [host, why] : silent) {
+      say("host " + host + " does not answer: " + why);
+      ledger.drop_host(host);
+    }
+    if (silent.empty()) ledger.record(placement, outcome, at_startup);
+    const std::vector<Host> left = ledger.apply(listed);
     std::string refusal;
     const auto allowed = [&](int n) {
       if (!plan) return true;

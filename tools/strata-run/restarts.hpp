@@ -22,6 +22,8 @@ class SlotLedger {
  public:
   // Records one run's failure. at_startup: the failure came within the start-up window.
   void record(const Placement& placement, const JobOutcome& outcome, bool at_startup);
+  // A host found not answering after a failure: out of every later run.
+  void drop_host(const std::string& host) { dropped_hosts_.insert(host); }
   // `hosts` without the hosts taken out and the slots lost; hosts left with no slot are dropped.
   std::vector<Host> apply(const std::vector<Host>& hosts) const;
 
