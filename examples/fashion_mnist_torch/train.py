@@ -390,7 +390,7 @@ def evaluate(backend, model, test):
     return counts[0] / counts[1]
 
 
-def resume_position(backend, global_batch):
+def resume_position(backend, global_batch, steps_per_epoch):
     """Where the data continues after a checkpoint the manifest's checkpoint block resumed from
     (the C++ host's host state: epoch, step_in_epoch, seed, train_batch_size), as (epoch, step).
     Saved at another global batch, the position maps through the epoch's sample count, rounded
@@ -403,12 +403,14 @@ def resume_position(backend, global_batch):
     if missing:
         raise UsageError(f"the checkpoint {resumed.tag} has no {', '.join(missing)} in its host state "
                          f"(not saved by a fashion_mnist host?): {extra}")
-    step = extra["step_in_epoch"] * extra["train_batch_size"] // global_batch
+    epoch, step = extra["epoch"], extra["step_in_epoch"] * extra["train_batch_size"] // global_batch
+    if step >= steps_per_epoch:  # a larger batch: the epoch's tail no longer fills a step
+        epoch, step = epoch + 1, 0
     backend.global_steps = int(resumed.global_steps)
     if backend.rank == 0:
         print(f"fashion_mnist_torch: resumed from {resumed.tag}: global step {resumed.global_steps}, epoch "
-              f"{extra['epoch'] + 1} step {step}", flush=True)
-    return extra["epoch"], step
+              f"{epoch + 1} step {step}", flush=True)
+    return epoch, step
 
 
 def train(args):
@@ -442,7 +444,7 @@ def train(args):
               f"{test_set.count} test samples", flush=True)
 
     timed_seconds, timed_steps, step_index = 0.0, 0, 0
-    start_epoch, start_step = resume_position(backend, G)
+    start_epoch, start_step = resume_position(backend, G, steps_per_epoch)
     for epoch in range(start_epoch, epochs):
         start = time.perf_counter()
         order = orders(epoch)

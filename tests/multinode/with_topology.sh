@@ -175,8 +175,10 @@ case \$host in
   *) echo "agent: unknown host '\$host' (this topology has $host_a and $host_b)" >&2; exit 255 ;;
 esac
 # As ssh would, the agent needs the network: a host whose link is down (tests/multinode's link cut)
-# does not answer. A connect to a closed port is refused only when packets go both ways.
-if ! timeout 3 bash -c "exec 3<>/dev/tcp/\$addr/9" 2>&1 | grep -q refused; then
+# does not answer. A connect to port 9 is refused at once when packets go both ways; a timeout or
+# no route means the host is cut off.
+probe=\$(LC_ALL=C timeout 3 bash -c "exec 3<>/dev/tcp/\$addr/9" 2>&1)
+if [ \$? -eq 124 ] || echo "\$probe" | grep -Eq "No route|unreachable"; then
   echo "ssh: connect to host \$host port 22: Connection timed out" >&2
   exit 255
 fi

@@ -88,14 +88,18 @@ void forget_inherited_run_variables() {
 // The remote hosts of `hosts` that no longer answer their launch agent, each with why. A host that
 // dropped off the network makes every rank report its peers gone, so the rank that failed first
 // says nothing about which host was lost; asking the agent does.
+// Not asked: with the mpi backend and no --launch-agent, mpirun may start its daemons another way
+// (a scheduler's launcher), where an ssh probe would find every host "silent".
 std::vector<std::pair<std::string, std::string>> silent_hosts(const Options& options,
                                                               const std::vector<Host>& hosts) {
+  if (options.backend == "mpi" && options.launch_agent.empty()) return {};
   const std::string agent =
       options.launch_agent.empty() ? default_launch_agent(options.connect_timeout) : options.launch_agent;
   std::vector<std::pair<std::string, std::string>> silent;
   for (const Host& host : hosts) {
     if (is_local_host(host.name)) continue;
-    if (auto why = host_unreachable(agent, host.name, options.connect_timeout)) silent.emplace_back(host.name, *why);
+    // A margin over the agent's own connect timeout (ssh's ConnectTimeout is connect_timeout).
+    if (auto why = host_unreachable(agent, host.name, options.connect_timeout + 5)) silent.emplace_back(host.name, *why);
   }
   return silent;
 }
@@ -150,11 +154,14 @@ int launch(const Options& options) {
     }
     // A host that stopped answering takes the blame (and is dropped); else the failed rank's slot.
     const auto silent = silent_hosts(options, ledger.apply(listed));
+    bool ran_on_silent_host = false;
     for (const auto& [host, why] : silent) {
       say("host " + host + " does not answer: " + why);
       ledger.drop_host(host);
+      for (const Host& used : placement.hosts) ran_on_silent_host |= used.name == host;
     }
-    if (silent.empty()) ledger.record(placement, outcome, at_startup);
+    if (stop_signal_pending()) return outcome.exit_code;  // told to stop while asking
+    if (!ran_on_silent_host) ledger.record(placement, outcome, at_startup);
     const std::vector<Host> left = ledger.apply(listed);
     std::string refusal;
     const auto allowed = [&](int n) {

@@ -312,10 +312,13 @@ STRATA_API strata_status strata_load(strata_runtime* rt, const strata_load_args*
  * continues after that step. Rank 0's is kept. Any time after strata_create; not thread-safe. */
 STRATA_API strata_status strata_set_host_state(strata_runtime* rt, const char* extra_json,
                                                strata_error* err);
+/* (An automatic save that fails, a full drive say, fails the strata_step that makes it, after that
+ * step's optimizer update was applied; the previous checkpoint stays latest.) */
 /* What the manifest's auto_resume loaded at strata_finalize, in strata_load's result form (the
  * strings live until the next load or destroy); out->tag is NULL and the counters 0 when nothing
- * was loaded (no checkpoint block, no auto_resume, or no checkpoint yet). After strata_finalize;
- * not thread-safe. */
+ * was loaded (no checkpoint block, no auto_resume, or no checkpoint yet). After strata_finalize
+ * (before it: STRATA_ERR_INVALID_ARGUMENT); not thread-safe. A host that resumed must not write
+ * deferred values (API 1.9): the parameters hold the checkpoint's. */
 STRATA_API strata_status strata_resumed(strata_runtime* rt, strata_load_result* out, strata_error* err);
 
 /* The learning rate the next optimizer step uses: the host's override if set, else the schedule's

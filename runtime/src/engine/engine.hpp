@@ -72,7 +72,10 @@ class Engine {
   // The manifest's checkpoint block (API 1.11): the host state the automatic saves keep (a JSON
   // object text, checked here), and what strata_finalize's auto_resume loaded (null: nothing).
   void set_host_state(const std::string& extra_json);
-  const Loaded* resumed() const { return resumed_ ? &*resumed_ : nullptr; }
+  const Loaded* resumed() const {
+    require_finalized("resumed");
+    return resumed_ ? &*resumed_ : nullptr;
+  }
   // The learning rate the next optimizer step uses (NaN when the optimizer reports none), and the
   // host's override of it (NaN clears it). engine_schedule.cpp.
   double lr() const;

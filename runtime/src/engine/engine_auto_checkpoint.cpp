@@ -2,6 +2,7 @@
 // auto_resume, the load of the folder's latest checkpoint at the end of strata_finalize, so a job
 // that strata-run restarted resumes without host code. The host's own state (data position, seed)
 // goes with each save through strata_set_host_state and comes back through strata_resumed.
+#include "checkpoint/checkpoint_files.hpp"
 #include "engine/engine.hpp"
 #include "log.hpp"
 
@@ -23,27 +24,35 @@ void Engine::set_host_state(const std::string& extra_json) {
 void Engine::auto_resume() {
   const CheckpointPolicy& policy = manifest_.checkpoint;
   if (!policy.auto_resume) return;
+  // Every rank must see the same folder and the same latest checkpoint: a folder local to each
+  // host, or a shared one whose `latest` some ranks read stale (NFS attribute caching), would make
+  // ranks load different checkpoints or some start fresh. Each rank says which tag it would load
+  // ("" for none); they must all agree.
+  std::string mine;
   std::error_code ec;
-  const bool here = std::filesystem::exists(std::filesystem::path(policy.dir) / "latest", ec);
-  // Every rank must see the same folder: a node-local one that holds a checkpoint on some hosts
-  // only would make ranks disagree about loading (a collective) or silently start fresh.
-  const double mine = here ? 1.0 : 0.0;
-  double lowest = mine, highest = mine;
-  collectives_->allreduce(&mine, &lowest, 1, STRATA_F64, STRATA_MIN);
-  collectives_->allreduce(&mine, &highest, 1, STRATA_F64, STRATA_MAX);
-  if (lowest != highest) {
-    throw Error(STRATA_ERR_MISMATCH,
-                manifest_.source + ": /checkpoint/auto_resume: " + policy.dir + "/latest (" + policy.dir_origin +
-                    ") exists on some ranks and not on others (rank " + std::to_string(world_.rank) +
-                    (here ? " has it" : " has not") + "); the checkpoint folder must be shared by every rank");
+  if (std::filesystem::exists(std::filesystem::path(policy.dir) / "latest", ec)) {
+    try {
+      mine = resolve_checkpoint_tag(policy.dir, "");
+    } catch (const Error& e) {
+      mine = std::string("(unreadable: ") + e.what() + ")";
+    }
   }
-  if (!here) {
+  const std::vector<std::string> seen = collectives_->allgather_strings(mine);
+  for (size_t r = 0; r < seen.size(); ++r) {
+    if (seen[r] == seen[0]) continue;
+    const auto shown = [](const std::string& tag) { return tag.empty() ? std::string("no checkpoint") : tag; };
+    throw Error(STRATA_ERR_MISMATCH,
+                manifest_.source + ": /checkpoint/auto_resume: ranks see different checkpoints in " + policy.dir +
+                    " (" + policy.dir_origin + "): rank 0 " + shown(seen[0]) + ", rank " + std::to_string(r) +
+                    " " + shown(seen[r]) + "; the checkpoint folder must be shared by every rank");
+  }
+  if (mine.empty()) {
     if (world_.rank == 0) logger().info("checkpoint: auto_resume: no checkpoint in {} yet; starting fresh", policy.dir);
     return;
   }
   // A checkpoint that cannot be loaded ends the job with the loader's message: never a silent
   // fresh start.
-  resumed_ = load(policy.dir, "");
+  resumed_ = load(policy.dir, mine);
   if (world_.rank == 0) {
     logger().info("checkpoint: auto_resume: resumed from {}/{} at global step {}", policy.dir, resumed_->tag,
                   resumed_->global_steps);

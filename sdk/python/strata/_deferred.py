@@ -60,37 +60,46 @@ def check_init(init, deferred):
 
 
 def write_deferred(opt, init):
-    """Makes, initializes and writes each group's deferred parameters, one group at a time."""
+    """Makes, initializes and writes each group's deferred parameters, one group at a time. After
+    the manifest's checkpoint block resumed at finalize, the runtime holds the checkpoint's values:
+    they are kept (only the placeholders are made)."""
     rt = opt.runtime
+    resumed = rt.resumed() is not None
     for group in opt._groups:
         recs = [rec for rec in group.params if rec.deferred]
         if not recs:
             continue
-        with torch.no_grad():
-            for rec in recs:
-                # Kept whole: p.data is the runtime's buffer already (bridged: its fp32 copy).
-                if rec.partitioned:
-                    rec.p.data = torch.empty(rec.shape, dtype=rec.p.dtype)
-            _initialize(group, recs, init)
-            for rec in recs:
-                rt.broadcast_(rec.p.data)  # rank 0's values, as for a model built whole
-        rt.gather(group.id, for_write=True)
-        try:
-            for rec in recs:
-                view = rt.view(rec.index)
-                if view.data is None:
-                    raise StrataError(_capi.ERR_INTERNAL, "strata.torch: the runtime gave no "
-                                      "data for %r while gathered for write" % rec.name)
-                dst = tensor_at(view.data, _numel(rec.shape), opt._model_dtype, rec.shape)
-                if dst.data_ptr() != rec.p.data.data_ptr():
-                    dst.copy_(rec.p.data)  # rounds to f16/bf16 where bridged
-        finally:
-            rt.release(group.id)
+        if not resumed:
+            _write_group(rt, opt, group, recs, init)
         for rec in recs:
             if rec.partitioned:
                 rec.p.data = torch.empty(0, dtype=rec.p.dtype)  # _partition's placeholder next
             rec.copied_version = -1  # bridged: the module's copy is refreshed at its next gather
         _trim_heap()
+
+
+def _write_group(rt, opt, group, recs, init):
+    """Initializes one group's deferred parameters (rank 0's values) and writes them in."""
+    with torch.no_grad():
+        for rec in recs:
+            # Kept whole: p.data is the runtime's buffer already (bridged: its fp32 copy).
+            if rec.partitioned:
+                rec.p.data = torch.empty(rec.shape, dtype=rec.p.dtype)
+        _initialize(group, recs, init)
+        for rec in recs:
+            rt.broadcast_(rec.p.data)  # rank 0's values, as for a model built whole
+    rt.gather(group.id, for_write=True)
+    try:
+        for rec in recs:
+            view = rt.view(rec.index)
+            if view.data is None:
+                raise StrataError(_capi.ERR_INTERNAL, "strata.torch: the runtime gave no "
+                                  "data for %r while gathered for write" % rec.name)
+            dst = tensor_at(view.data, _numel(rec.shape), opt._model_dtype, rec.shape)
+            if dst.data_ptr() != rec.p.data.data_ptr():
+                dst.copy_(rec.p.data)  # rounds to f16/bf16 where bridged
+    finally:
+        rt.release(group.id)
 
 
 def _initialize(group, recs, init):
