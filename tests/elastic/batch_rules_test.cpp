@@ -116,6 +116,12 @@ TEST(BatchRules, ElasticityBlockBadInputNamesTheKey) {
                           "max_gpu": 2}})"),
               HasSubstr("elasticity.max_gpu: unknown key"));
   EXPECT_THAT(message(R"({"elasticity": {"enabled": "yes"}})"), HasSubstr("elasticity.enabled: expected true or false"));
+  // Bounds beyond any real job, so that a hostile manifest cannot overflow or stall the arithmetic.
+  EXPECT_THAT(message(R"({"elasticity": {"enabled": true, "max_train_batch_size": 8, "micro_batch_sizes": [2],
+                          "max_gpus": 1000000000}})"),
+              HasSubstr("elasticity.max_gpus: expected at most 131072, got 1000000000"));
+  EXPECT_THAT(message(R"({"elasticity": {"enabled": true, "max_train_batch_size": 1e15, "micro_batch_sizes": [2]}})"),
+              HasSubstr("elasticity.max_train_batch_size: expected at most 1099511627776"));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -26,6 +27,10 @@ const char* const kKeys[] = {"enabled",           "max_train_batch_size", "micro
                              "min_gpus",          "max_gpus",             "num_gpus_per_node",
                              "model_parallel_size", "min_time",           "version",
                              "prefer_larger_batch", "ignore_non_elastic_batch_info"};
+
+constexpr uint64_t kMaxBatch = uint64_t{1} << 40;
+constexpr uint64_t kMaxGpus = uint64_t{1} << 17;  // 131072
+constexpr size_t kMaxMicroBatchSizes = 16;
 
 std::string where(const std::string& source, const char* key) {
   return source + ": elasticity." + key;
@@ -150,8 +155,12 @@ Compatible compatible_v01(const Sizes& micro_batches, uint64_t max_batch, uint64
                             std::to_string(micro));
     }
   }
+  // numpy's lcm wraps around on overflow; here it saturates (only absurd lists get there).
   uint64_t lcm = 1;
-  for (const uint64_t micro : micro_batches) lcm = std::lcm(lcm, micro);
+  for (const uint64_t micro : micro_batches) {
+    const uint64_t step = micro / std::gcd(lcm, micro);
+    lcm = lcm > std::numeric_limits<uint64_t>::max() / step ? std::numeric_limits<uint64_t>::max() : lcm * step;
+  }
   Sizes bases = micro_batches;
   bases.push_back(lcm);
   return best_candidate(candidate_batch_sizes(bases, max_batch), micro_batches, min_gpus, max_gpus,
@@ -225,6 +234,12 @@ ElasticityConfig parse_elasticity(const nlohmann::json& block, const std::string
     }
   }
   c.max_train_batch_size = positive_integer(block, "max_train_batch_size", source, c.max_train_batch_size);
+  // Bounds DeepSpeed does not have, far beyond any real job, that keep the arithmetic below from
+  // overflowing or running for hours on a hostile manifest.
+  if (c.max_train_batch_size > kMaxBatch) {
+    throw BatchError(where(source, "max_train_batch_size") + ": expected at most " + std::to_string(kMaxBatch) +
+                     ", got " + std::to_string(c.max_train_batch_size));
+  }
   if (block.contains("micro_batch_sizes")) {
     const nlohmann::json& v = block.at("micro_batch_sizes");
     const bool ok = v.is_array() && !v.empty() &&
@@ -233,11 +248,19 @@ ElasticityConfig parse_elasticity(const nlohmann::json& block, const std::string
       throw BatchError(where(source, "micro_batch_sizes") +
                             ": expected a non-empty list of positive integers, got " + v.dump());
     }
+    if (v.size() > kMaxMicroBatchSizes) {
+      throw BatchError(where(source, "micro_batch_sizes") + ": expected at most " +
+                       std::to_string(kMaxMicroBatchSizes) + " sizes, got " + std::to_string(v.size()));
+    }
     c.micro_batch_sizes.clear();
     for (const nlohmann::json& m : v) c.micro_batch_sizes.push_back(*whole_positive(m));
   }
   c.min_gpus = positive_integer(block, "min_gpus", source, c.min_gpus);
   c.max_gpus = positive_integer(block, "max_gpus", source, c.max_gpus);
+  if (c.min_gpus > kMaxGpus || c.max_gpus > kMaxGpus) {
+    throw BatchError(where(source, c.min_gpus > kMaxGpus ? "min_gpus" : "max_gpus") + ": expected at most " +
+                     std::to_string(kMaxGpus) + ", got " + std::to_string(std::max(c.min_gpus, c.max_gpus)));
+  }
   if (c.max_gpus < c.min_gpus) {
     throw BatchError(where(source, "min_gpus") + ": " + std::to_string(c.min_gpus) +
                           " is above max_gpus " + std::to_string(c.max_gpus));
