@@ -15,8 +15,9 @@ BatchConfig resolve_batch(const Manifest& manifest, int world_size, uint64_t fir
                 "resolve_batch: world size must be positive, got " + std::to_string(world_size));
   }
   try {
-    // The keys come from the document load_manifest already checked (positive integers or absent).
-    const elastic::BatchPlan plan = elastic::read_batch_plan(manifest.json, manifest.source);
+    elastic::BatchPlan plan = elastic::read_batch_plan(manifest.json, manifest.source);
+    plan.keys = {manifest.train_batch_size, manifest.train_micro_batch_size_per_gpu,
+                 manifest.gradient_accumulation_steps};
     const elastic::Batch b =
         elastic::batch_at(plan, first_world_size, static_cast<uint64_t>(world_size), manifest.source);
     return {b.train_batch_size, b.micro_batch_size, b.gradient_accumulation_steps};
