@@ -265,6 +265,13 @@ strata_status strata_set_host_state(strata_runtime* rt, const char* extra_json, 
   });
 }
 
+strata_status strata_join(strata_runtime* rt, uint64_t* mirrored, strata_error* err) {
+  return translate(err, [&] {
+    const uint64_t count = engine_of(rt, "join").join();
+    if (mirrored != nullptr) *mirrored = count;
+  });
+}
+
 strata_status strata_resumed(strata_runtime* rt, strata_load_result* out, strata_error* err) {
   return translate(err, [&] {
     strata::rt::Engine& engine = engine_of(rt, "resumed");
@@ -303,26 +310,26 @@ strata_status strata_loss_scale(const strata_runtime* rt, double* scale) {
 strata_status strata_allreduce(strata_runtime* rt, const void* send, void* recv, uint64_t count,
                                int32_t dtype, int32_t op, strata_error* err) {
   return translate(err, [&] {
-    engine_of(rt, "allreduce").collectives().allreduce(send, recv, count, dtype, op);
+    engine_of(rt, "allreduce").host_allreduce(send, recv, count, dtype, op);
   });
 }
 
 strata_status strata_allgather(strata_runtime* rt, const void* send, void* recv,
                                uint64_t count_per_rank, int32_t dtype, strata_error* err) {
   return translate(err, [&] {
-    engine_of(rt, "allgather").collectives().allgather(send, recv, count_per_rank, dtype);
+    engine_of(rt, "allgather").host_allgather(send, recv, count_per_rank, dtype);
   });
 }
 
 strata_status strata_broadcast(strata_runtime* rt, void* buf, uint64_t count, int32_t dtype,
                                int32_t root, strata_error* err) {
   return translate(err, [&] {
-    engine_of(rt, "broadcast").collectives().broadcast(buf, count, dtype, root);
+    engine_of(rt, "broadcast").host_broadcast(buf, count, dtype, root);
   });
 }
 
 strata_status strata_barrier(strata_runtime* rt, strata_error* err) {
-  return translate(err, [&] { engine_of(rt, "barrier").collectives().barrier(); });
+  return translate(err, [&] { engine_of(rt, "barrier").host_barrier(); });
 }
 
 strata_status strata_memory(const strata_runtime* rt, strata_memory_report* out) {

@@ -185,6 +185,9 @@ int main(void) {
   CHECK(strata_set_host_state(NULL, "{}", &err) == STRATA_ERR_INVALID_ARGUMENT);
   CHECK(strata_resumed(NULL, NULL, &err) == STRATA_ERR_INVALID_ARGUMENT);
   CHECK(STRATA_SHARDING_WRITABLE_GATHER != STRATA_SHARDING_DEFERRED_VALUES);
+  /* API 1.12: uneven data; a NULL runtime is refused, not read. */
+  CHECK(STRATA_API_VERSION_MINOR >= 12);
+  CHECK(strata_join(NULL, NULL, &err) == STRATA_ERR_INVALID_ARGUMENT);
   /* ABI 1.7: a reader handed a 1.6 host table sees no device() or cuda_stream(). */
   memset(&host_16, 0, sizeof host_16);
   host_16.struct_size = STRATA_HOST_API_SIZE_1_5; /* 1.6 appended no service */

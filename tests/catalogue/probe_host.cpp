@@ -11,6 +11,9 @@
 // ("g0", "g1"), and the step's backward gathers each group FOR_BACKWARD and writes the gradient
 // through strata_view_param. Its misuse flags act on that path.
 //
+// API 1.12: --join-rank R makes rank R call strata_join instead of its one step (the others step,
+// then join too).
+//
 // API 1.9: --deferred registers both parameters without data; --write-group N gathers group N
 // FOR_WRITE after finalize, writes 0.5 into every element, releases it, gathers it again and
 // checks that it reads 0.5 back (printing "group N reads back what was written").
@@ -48,6 +51,7 @@ struct Probe {
   std::string second_device;       // where the second one is, when not `device`
   bool deferred = false;           // register both without data (API 1.9)
   int64_t write_group = -1;        // write 0.5 into this group through a FOR_WRITE gather
+  int join_rank = -1;              // this rank calls strata_join instead of its step (API 1.12)
 };
 
 // "host" or "cuda:N".
@@ -164,6 +168,8 @@ int main(int argc, char** argv) {
   app.add_flag("--deferred", probe.deferred, "register both parameters without data (API 1.9)");
   app.add_option("--write-group", probe.write_group,
                  "write 0.5 into this group through a FOR_WRITE gather and read it back");
+  app.add_option("--join-rank", probe.join_rank,
+                 "this rank calls strata_join instead of stepping; the others join after their step");
   CLI11_PARSE(app, argc, argv);
 
   strata_runtime* rt = nullptr;
@@ -190,9 +196,12 @@ int main(int argc, char** argv) {
     if (probe.write_group >= 0) write_and_read_back(rt, static_cast<uint32_t>(probe.write_group));
     if (probe.groups) backward_through_groups(rt, world.rank == probe.diverge_rank);
 
-    strata_step_result result{};
-    result.struct_size = sizeof result;
-    check(strata_step(rt, &result, &err), err);
+    if (world.rank != probe.join_rank) {
+      strata_step_result result{};
+      result.struct_size = sizeof result;
+      check(strata_step(rt, &result, &err), err);
+    }
+    if (probe.join_rank >= 0) check(strata_join(rt, nullptr, &err), err);
     strata_destroy(rt);
     return 0;
   } catch (const Failure& failure) {

@@ -41,8 +41,9 @@ extern "C" {
  *         | partitions the parameter; strata_gather with STRATA_GATHER_FOR_WRITE
  *    10   | strata_api_version(): a host asks the loaded library which API it implements
  *    11   | the manifest's checkpoint block: strata_set_host_state, strata_resumed
+ *    12   | uneven data: strata_join (the manifest's "join")
  */
-#define STRATA_API_VERSION_MINOR 11
+#define STRATA_API_VERSION_MINOR 12
 /* strata_api_version()'s value for MAJOR.MINOR. */
 #define STRATA_API_VERSION_OF(major, minor) (((uint32_t)(major) << 16) | (uint32_t)(minor))
 
@@ -320,6 +321,29 @@ STRATA_API strata_status strata_set_host_state(strata_runtime* rt, const char* e
  * (before it: STRATA_ERR_INVALID_ARGUMENT); not thread-safe. A host that resumed must not write
  * deferred values (API 1.9): the parameters hold the checkpoint's. */
 STRATA_API strata_status strata_resumed(strata_runtime* rt, strata_load_result* out, strata_error* err);
+
+/* ---- API 1.12: uneven data ----
+ *
+ * With the manifest's "join": true, a rank that has no more micro-batches calls strata_join
+ * (Horovod's hvd.join(), PyTorch's Join). Collective: it returns on every rank once every rank has
+ * called it. Until then the joined rank takes part in the others' micro-batches with zero
+ * gradients: it repeats the runtime calls of its own last micro-batch (strata_gather,
+ * strata_release, strata_grad_ready, strata_step; every micro-batch must make the same calls, as
+ * stages 2-3 require anyway) and keeps serving its partitions at every ZeRO stage. At each
+ * accumulation boundary the gradients are the mean over the micro-batches actually run (with
+ * accumulation 1: the sum over the ranks that have not joined, divided by their number).
+ *
+ * "join" makes every micro-batch open, at its first runtime call, with a one-number allreduce of
+ * the ranks still contributing. The host's own strata_allreduce, strata_allgather and
+ * strata_barrier in the data loop are repeated by a joined rank with the operation's identity
+ * (0 for a sum, the lowest value for a max; zeros in an allgather), and an f32/f64 average then
+ * divides by the ranks that contributed (other averages are refused while a rank has joined);
+ * strata_broadcast is refused while a rank has joined (its root may have nothing to send). A
+ * micro-batch that is not complete on every rank when the last one joins stays accumulated.
+ * Call after the strata_step of this rank's last micro-batch, with at least one micro-batch run.
+ * `mirrored` (may be NULL) receives the number of the others' micro-batches this rank took part
+ * in. Without "join": STRATA_ERR_UNSUPPORTED. Not thread-safe. */
+STRATA_API strata_status strata_join(strata_runtime* rt, uint64_t* mirrored, strata_error* err);
 
 /* The learning rate the next optimizer step uses: the host's override if set, else the schedule's
  * value (the manifest's "scheduler", DeepSpeed's types), else the optimizer's configured lr. */

@@ -441,19 +441,36 @@ void Engine::gather(uint32_t group, uint32_t flags) {
                     "the host's buffers are the parameters, write those before finalize");
   }
   guarded(ApiCall::Gather, group, [&] {
-    if (!sharding_has_groups()) return;
-    const strata_group_args args = group_args(group, flags);
-    sharding_.call("gather", &strata_sharding_ops::gather, &args);
+    open_micro_batch();
+    record_call({CallKind::Gather, group, flags});
+    sharding_gather(group, flags);
   });
+}
+
+void Engine::sharding_gather(uint32_t group, uint32_t flags) {
+  if (!sharding_has_groups()) return;
+  const strata_group_args args = group_args(group, flags);
+  sharding_.call("gather", &strata_sharding_ops::gather, &args);
+}
+
+void Engine::sharding_release(uint32_t group) {
+  if (!sharding_has_groups()) return;
+  const strata_group_args args = group_args(group, 0);
+  sharding_.call("release", &strata_sharding_ops::release, &args);
+}
+
+void Engine::sharding_grad_ready(uint32_t index) {
+  const strata_grad_ready_args args = grad_ready_args(index, boundary());
+  sharding_.call("grad_ready", &strata_sharding_ops::grad_ready, &args);
 }
 
 void Engine::release(uint32_t group) {
   require_finalized("release");
   check_group_id("release", group);
   guarded(ApiCall::Release, group, [&] {
-    if (!sharding_has_groups()) return;
-    const strata_group_args args = group_args(group, 0);
-    sharding_.call("release", &strata_sharding_ops::release, &args);
+    open_micro_batch();
+    record_call({CallKind::Release, group});
+    sharding_release(group);
   });
 }
 
@@ -499,8 +516,9 @@ void Engine::grad_ready(uint32_t index) {
   require_finalized("grad_ready");
   check_param_index("grad_ready", index);
   guarded(ApiCall::GradReady, index, [&] {
-    const strata_grad_ready_args args = grad_ready_args(index, boundary());
-    sharding_.call("grad_ready", &strata_sharding_ops::grad_ready, &args);
+    open_micro_batch();
+    record_call({CallKind::GradReady, index});
+    sharding_grad_ready(index);
   });
 }
 

@@ -80,6 +80,18 @@ class Engine {
   // host's override of it (NaN clears it). engine_schedule.cpp.
   double lr() const;
   void set_lr(double lr);
+  // Uneven data (API 1.12, engine_join.cpp; the manifest's "join": true). Collective with the
+  // micro-batches the other ranks still run: this rank has no more data, so it mirrors their
+  // micro-batches with zero contributions until every rank has joined; returns how many it
+  // mirrored.
+  uint64_t join();
+  // The host's strata_allreduce, allgather, broadcast and barrier (engine_host_collectives.cpp):
+  // with "join", recorded for a later joined rank to repeat, and run against the replay of the
+  // ranks that have joined.
+  void host_allreduce(const void* send, void* recv, uint64_t count, int32_t dtype, int32_t op);
+  void host_allgather(const void* send, void* recv, uint64_t count_per_rank, int32_t dtype);
+  void host_broadcast(void* buf, uint64_t count, int32_t dtype, int32_t root);
+  void host_barrier();
   // The host's CUDA stream (API 1.7), which plugins read through the host services.
   void set_stream(void* stream) { host_services_.set_stream(stream); }
 
@@ -215,6 +227,42 @@ class Engine {
   std::optional<Loaded> resumed_;
   void auto_resume();      // collective, at the end of finalize
   void auto_save();        // collective, after each optimizer step
+  // Uneven data (engine_join.cpp). With the manifest's "join", each micro-batch opens with a
+  // one-number allreduce of how many ranks still contribute; a joined rank replays the runtime
+  // calls of its last micro-batch (gathers, releases, grad_ready: the collectives the others make)
+  // with nothing to add, and the boundary's gradients are divided by the micro-batches that were
+  // contributed rather than by world size x accumulation.
+  enum class CallKind : uint8_t { Gather, Release, GradReady, HostAllreduce, HostAllgather, HostBarrier };
+  struct RecordedCall {
+    CallKind kind;
+    uint32_t arg = 0;    // group or parameter index
+    uint32_t flags = 0;  // a gather's flags
+    uint64_t count = 0;  // a host collective's elements (per rank), dtype and op
+    int32_t dtype = 0;
+    int32_t op = 0;
+  };
+  // Whether micro-batches are counted: "join", after finalize.
+  bool join_tracking() const { return manifest_.join && finalized_; }
+  bool some_rank_joined() const;  // in the open micro-batch
+  void replay_host_call(const RecordedCall& call);
+  void open_micro_batch();  // collective under "join": the slot's count of contributing ranks
+  void record_call(const RecordedCall& call);
+  void close_micro_batch();  // at the end of strata_step
+  // What the boundary's gradients are multiplied by: world size x accumulation over the
+  // micro-batches contributed in the window (1 when every rank contributed to every one).
+  double contribution_factor() const;
+  void replay(const std::vector<RecordedCall>& calls);
+  // The sharding stratum's part of gather, release and grad_ready (engine.cpp), for the host's
+  // calls and a joined rank's replay alike.
+  void sharding_gather(uint32_t group, uint32_t flags);
+  void sharding_release(uint32_t group);
+  void sharding_grad_ready(uint32_t index);
+  bool micro_batch_open_ = false;
+  bool joined_ = false;                 // inside strata_join
+  bool ran_micro_batch_ = false;        // last_calls_ holds a micro-batch's calls
+  uint64_t contributing_ranks_ = 0;     // in the open micro-batch
+  uint64_t window_contributions_ = 0;   // micro-batches contributed since the last boundary
+  std::vector<RecordedCall> calls_, last_calls_;
   // The first failure of a guarded call on this rank (code, message); later calls repeat it.
   std::optional<Error> failure_;
 };

@@ -19,7 +19,12 @@ namespace strata::rt {
 
 strata_step_result Engine::step() {
   require_finalized("step");
-  const strata_step_result result = guarded(ApiCall::Step, -1, [&] { return step_once(); });
+  const strata_step_result result = guarded(ApiCall::Step, -1, [&] {
+    open_micro_batch();  // a micro-batch with no other runtime call opens here
+    const strata_step_result r = step_once();
+    close_micro_batch();
+    return r;
+  });
   if (result.outcome != STRATA_STEP_ACCUMULATED) auto_save();  // the manifest's checkpoint block
   return result;
 }
@@ -76,12 +81,15 @@ strata_step_result Engine::step_once() {
       }
     } else {
       consecutive_skips_ = 0;
-      result.grad_norm = std::sqrt(global[1]) / scale;
-      apply_step(shards, count, scale, result.grad_norm);
+      // With ranks that joined (engine_join.cpp), the mean over the micro-batches contributed.
+      const double effective_scale = scale / contribution_factor();
+      result.grad_norm = std::sqrt(global[1]) / effective_scale;
+      apply_step(shards, count, effective_scale, result.grad_norm);
       result.outcome = STRATA_STEP_APPLIED;
     }
     phase("zero_grad", TimePart::RuntimeOther,
           [&] { sharding_.call("zero_grad", &strata_sharding_ops::zero_grad); });
+    window_contributions_ = 0;
     // A save being written completes at the first boundary after every rank has written its part.
     if (pending_save_) finish_save(false);
   } else {

@@ -19,6 +19,7 @@ const char* api_call_name(ApiCall call) {
     case ApiCall::Destroy: return "strata_destroy";
     case ApiCall::Save: return "strata_save";
     case ApiCall::Load: return "strata_load";
+    case ApiCall::Join: return "strata_join";
   }
   return "?";
 }

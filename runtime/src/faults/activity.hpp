@@ -29,6 +29,7 @@ enum class ApiCall : uint8_t {
   Destroy,
   Save,  // strata_save and strata_save_wait
   Load,
+  Join,  // strata_join (API 1.12)
 };
 
 const char* api_call_name(ApiCall call);

@@ -57,6 +57,9 @@ struct Manifest {
   bool wall_clock_breakdown = false;
   uint64_t steps_per_print = 10;
   CheckpointPolicy checkpoint;
+  // Issue 33: "join": true lets a rank that ran out of data call strata_join (Horovod's join);
+  // each micro-batch then opens with a one-number allreduce of the ranks still contributing.
+  bool join = false;
 };
 
 // Throws strata::rt::Error (STRATA_ERR_INVALID_ARGUMENT) naming source, JSON path and expectation,

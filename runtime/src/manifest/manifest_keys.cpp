@@ -98,9 +98,9 @@ constexpr std::array<KeyRule, 54> kDeepSpeedKeys{{
 }};
 
 // Strata's own top-level keys: the four strata sections (read by manifest.cpp) and the run's limits.
-constexpr std::array<std::string_view, 7> kStrataKeys{
+constexpr std::array<std::string_view, 8> kStrataKeys{
     "comm",           "sharding",        "precision", "offload",
-    "stall_inspector", "max_consecutive_skips", "timeline"};
+    "stall_inspector", "max_consecutive_skips", "timeline", "join"};
 
 bool matches(const json& v, Expect expect) {
   switch (expect) {
@@ -296,6 +296,13 @@ void read_runtime_keys(Manifest& m) {
            "row, with no loss scale left to lower, before the run ends), got " + shown(*it));
     }
     m.max_consecutive_skips = it->get<uint64_t>();
+  }
+  if (auto it = m.json.find("join"); it != m.json.end() && !it->is_null()) {
+    if (!it->is_boolean()) {
+      fail(m.source + ": /join: expected true or false (whether a rank that runs out of data may "
+           "call strata_join), got " + shown(*it));
+    }
+    m.join = it->get<bool>();
   }
   read_timing_keys(m);
   read_checkpoint_policy(m);

@@ -360,6 +360,16 @@ class Runtime {
                       raw.skipped_steps};
   }
 
+  // Uneven data (API 1.12; the manifest's "join": true): this rank has no more micro-batches and
+  // takes part in the others' with zero gradients until every rank has joined (strata_join).
+  // Returns how many of the others' micro-batches it took part in.
+  uint64_t join() {
+    uint64_t mirrored = 0;
+    strata_error err = detail::make_error();
+    detail::check(strata_join(rt_, &mirrored, &err), err, "strata_join");
+    return mirrored;
+  }
+
   // The learning rate the next optimizer step uses.
   double lr() const {
     double value = 0.0;

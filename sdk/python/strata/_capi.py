@@ -140,11 +140,12 @@ _SIGNATURES = {
     "strata_api_version": ([], c_uint32),  # API 1.10
     "strata_set_host_state": ([_rt, c_char_p, _err], c_int32),  # API 1.11
     "strata_resumed": ([_rt, ctypes.POINTER(LoadResult), _err], c_int32),  # API 1.11
+    "strata_join": ([_rt, ctypes.POINTER(ctypes.c_uint64), _err], c_int32),  # API 1.12
 }
 
 # The host API this package is written against (strata.h's STRATA_API_VERSION_MAJOR/MINOR): a
 # libstrata of the same major and at least this minor serves it.
-API_MAJOR, API_MINOR = 1, 11
+API_MAJOR, API_MINOR = 1, 12
 
 
 def check_api_version(lib, path):

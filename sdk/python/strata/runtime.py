@@ -335,6 +335,15 @@ class Runtime:
         self._check(self._lib.strata_set_host_state(self._live(), _text(json.dumps(state)),
                                                     ctypes.byref(self._err)), "strata_set_host_state")
 
+    def join(self):
+        """strata_join (API 1.12; the manifest's "join": true): this rank has no more
+        micro-batches; it takes part in the others' with zero gradients until every rank has
+        joined. Returns how many of the others' micro-batches it took part in."""
+        mirrored = ctypes.c_uint64(0)
+        self._check(self._lib.strata_join(self._live(), ctypes.byref(mirrored),
+                                          ctypes.byref(self._err)), "strata_join")
+        return mirrored.value
+
     def resumed(self):
         """What the manifest's checkpoint block (auto_resume) loaded at finalize, as load() returns
         it (its extra: the host state saved with it); None when it loaded nothing."""

@@ -600,6 +600,20 @@ class DistributedOptimizer:
         """The host state (a dict) the manifest's checkpoint block keeps with its next save."""
         self.runtime.set_host_state(state)
 
+    def join(self):
+        """This rank has no more data (the manifest's "join": true): it takes part in the other
+        ranks' micro-batches with zero gradients until every rank has called join(), as Horovod's
+        hvd.join(). Call it after the step() of this rank's last micro-batch. Returns how many of
+        the others' micro-batches it took part in; the module then holds the parameters every
+        rank holds."""
+        mirrored = self.runtime.join()
+        self._micro_steps += mirrored
+        if mirrored:
+            self._version += 1
+            if self.module is None:
+                self.sync_module()
+        return mirrored
+
     def resumed(self):
         """What the manifest's checkpoint block loaded at finalize (None: nothing). The module
         already holds the loaded values."""

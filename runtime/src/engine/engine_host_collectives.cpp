@@ -1,0 +1,130 @@
+// The host's own collectives (strata_allreduce, strata_allgather, strata_broadcast,
+// strata_barrier). Without the manifest's "join" they go straight to the comm stratum. With it,
+// each belongs to the micro-batch it is made in (engine_join.cpp): it is recorded so that a rank
+// that joins later repeats it, and while some rank has joined it runs against that rank's
+// replay, which contributes the operation's identity (0 for a sum, the lowest value for a max),
+// as Horovod's joined ranks do. An average then divides by the ranks that contributed.
+#include "engine/engine.hpp"
+#include "error.hpp"
+
+#include <strata/plugin.hpp>
+
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace strata::rt {
+namespace {
+
+template <class T>
+void fill(std::vector<unsigned char>& bytes, uint64_t count, T value) {
+  bytes.resize(count * sizeof(T));
+  for (uint64_t i = 0; i < count; ++i) std::memcpy(bytes.data() + i * sizeof(T), &value, sizeof(T));
+}
+
+// `count` elements of `dtype` that leave `op`'s result unchanged.
+std::vector<unsigned char> identity_of(int32_t op, int32_t dtype, uint64_t count) {
+  std::vector<unsigned char> bytes(count * sdk::dtype_size(dtype), 0);
+  if (op != STRATA_MAX && op != STRATA_MIN) return bytes;  // SUM (and AVG, run as SUM): zeros
+  const bool max = op == STRATA_MAX;
+  switch (dtype) {
+    case STRATA_F32: fill<float>(bytes, count, max ? -std::numeric_limits<float>::infinity()
+                                                   : std::numeric_limits<float>::infinity()); break;
+    case STRATA_F64: fill<double>(bytes, count, max ? -std::numeric_limits<double>::infinity()
+                                                    : std::numeric_limits<double>::infinity()); break;
+    case STRATA_F16: fill<uint16_t>(bytes, count, max ? 0xFC00 : 0x7C00); break;  // -inf, +inf
+    case STRATA_BF16: fill<uint16_t>(bytes, count, max ? 0xFF80 : 0x7F80); break;
+    case STRATA_I32: fill<int32_t>(bytes, count, max ? std::numeric_limits<int32_t>::min()
+                                                     : std::numeric_limits<int32_t>::max()); break;
+    case STRATA_I64: fill<int64_t>(bytes, count, max ? std::numeric_limits<int64_t>::min()
+                                                     : std::numeric_limits<int64_t>::max()); break;
+    case STRATA_U8: fill<uint8_t>(bytes, count, max ? 0 : 255); break;
+    default: break;
+  }
+  return bytes;
+}
+
+template <class T>
+void divide(void* data, uint64_t count, uint64_t by) {
+  auto* values = static_cast<T*>(data);
+  for (uint64_t i = 0; i < count; ++i) values[i] /= static_cast<T>(by);
+}
+
+}  // namespace
+
+bool Engine::some_rank_joined() const {
+  return contributing_ranks_ < static_cast<uint64_t>(world_.size);
+}
+
+void Engine::host_allreduce(const void* send, void* recv, uint64_t count, int32_t dtype,
+                            int32_t op) {
+  if (!join_tracking()) return collectives_->allreduce(send, recv, count, dtype, op);
+  open_micro_batch();
+  record_call({CallKind::HostAllreduce, 0, 0, count, dtype, op});
+  if (!some_rank_joined() || op != STRATA_AVG) {
+    return collectives_->allreduce(send, recv, count, dtype, op);
+  }
+  if (dtype != STRATA_F32 && dtype != STRATA_F64) {
+    throw Error(STRATA_ERR_UNSUPPORTED,
+                std::string("allreduce: an average of ") + sdk::dtype_name(dtype) +
+                    " while some rank has joined (strata_join): only f32 and f64 averages divide "
+                    "by the ranks that contributed; use a sum");
+  }
+  collectives_->allreduce(send, recv, count, dtype, STRATA_SUM);  // the joined ranks' replay sums
+  if (dtype == STRATA_F32) divide<float>(recv, count, contributing_ranks_);
+  if (dtype == STRATA_F64) divide<double>(recv, count, contributing_ranks_);
+}
+
+void Engine::host_allgather(const void* send, void* recv, uint64_t count_per_rank, int32_t dtype) {
+  if (join_tracking()) {
+    open_micro_batch();
+    record_call({CallKind::HostAllgather, 0, 0, count_per_rank, dtype, 0});
+  }
+  collectives_->allgather(send, recv, count_per_rank, dtype);  // a joined rank's part: zeros
+}
+
+void Engine::host_broadcast(void* buf, uint64_t count, int32_t dtype, int32_t root) {
+  if (join_tracking()) {
+    open_micro_batch();
+    if (some_rank_joined()) {
+      // The root may be a joined rank, which has nothing to send: refused (a joined rank never
+      // repeats a broadcast, so nothing waits for this one).
+      throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                  "broadcast: " + std::to_string(world_.size - contributing_ranks_) + " of " +
+                      std::to_string(world_.size) +
+                      " ranks have joined (strata_join); broadcast after every rank has joined");
+    }
+  }
+  collectives_->broadcast(buf, count, dtype, root);
+}
+
+void Engine::host_barrier() {
+  if (join_tracking()) {
+    open_micro_batch();
+    record_call({CallKind::HostBarrier, 0, 0, 0, 0, 0});
+  }
+  collectives_->barrier();
+}
+
+void Engine::replay_host_call(const RecordedCall& call) {
+  switch (call.kind) {
+    case CallKind::HostAllreduce: {
+      const int32_t op = call.op == STRATA_AVG ? STRATA_SUM : call.op;
+      const std::vector<unsigned char> mine = identity_of(op, call.dtype, call.count);
+      std::vector<unsigned char> result(mine.size());
+      collectives_->allreduce(mine.data(), result.data(), call.count, call.dtype, op);
+      break;
+    }
+    case CallKind::HostAllgather: {
+      const std::vector<unsigned char> mine(call.count * sdk::dtype_size(call.dtype), 0);
+      std::vector<unsigned char> all(mine.size() * static_cast<size_t>(world_.size));
+      collectives_->allgather(mine.data(), all.data(), call.count, call.dtype);
+      break;
+    }
+    case CallKind::HostBarrier: collectives_->barrier(); break;
+    default: break;
+  }
+}
+
+}  // namespace strata::rt

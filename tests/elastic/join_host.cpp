@@ -1,0 +1,209 @@
+// strata_join (API 1.12) with real processes: a linear model y = W x + b trained with SGD, each
+// rank with its own number of micro-batches (--micro 10,7,3: rank r runs the r-th count). A rank
+// out of data calls join(); the others go on. Every micro-batch, each rank
+//   - gathers each layer for forward and backward (groups: stage 3 partitions them), writes its
+//     gradient, calls grad_ready and releases (so stages 2-3 reduce at release, 0-1 at the step);
+//   - averages its loss over the ranks with a host allreduce (f32 AVG) and checks the result is
+//     the mean over the ranks still running, computed here from the same data (every rank knows
+//     every rank's micro-batches and holds the same parameters);
+//   - checks a host allreduce MAX of the rank number is the highest rank still running.
+// join() must return the count of micro-batches this rank mirrored (max count - own count).
+//
+// --single runs the reference on one rank: step k's gradient is the mean over the micro-batches
+// the ranks still running at step k contribute, computed by the host. Rank 0 writes the final
+// parameters to --out, one value per line, for the driver (join_test.py) to compare.
+#include <strata/strata.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kIn = 7, kOut = 3, kBatch = 4;
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+float uniform(uint64_t key) {  // in [-1, 1)
+  return static_cast<float>(double(splitmix64(key) >> 11) * 0x1.0p-52 - 1.0);
+}
+
+// Micro-batch k of rank r: kBatch samples (x, y), y from a fixed "true" linear map plus noise.
+struct MicroBatch {
+  float x[kBatch][kIn];
+  float y[kBatch][kOut];
+};
+
+MicroBatch micro_batch(int rank, int k) {
+  MicroBatch mb{};
+  const uint64_t base = splitmix64((uint64_t(rank) << 32) | uint64_t(k));
+  for (int s = 0; s < kBatch; ++s) {
+    for (int i = 0; i < kIn; ++i) mb.x[s][i] = uniform(base + uint64_t(s * 64 + i));
+    for (int o = 0; o < kOut; ++o) {
+      float t = 0.3f * float(o) - 0.1f;
+      for (int i = 0; i < kIn; ++i) t += uniform(1000 + uint64_t(o * kIn + i)) * mb.x[s][i];
+      mb.y[s][o] = t + 0.05f * uniform(base + 5000 + uint64_t(s * 8 + o));
+    }
+  }
+  return mb;
+}
+
+// Loss 0.5 * mean over samples of |W x + b - y|^2; adds its gradient (scaled by `weight`) into
+// gw, gb when they are not null.
+double loss_and_grad(const float* w, const float* b, const MicroBatch& mb, float* gw, float* gb,
+                     float weight) {
+  double loss = 0.0;
+  for (int s = 0; s < kBatch; ++s) {
+    for (int o = 0; o < kOut; ++o) {
+      float e = b[o] - mb.y[s][o];
+      for (int i = 0; i < kIn; ++i) e += w[o * kIn + i] * mb.x[s][i];
+      loss += 0.5 * double(e) * double(e) / kBatch;
+      if (gw == nullptr) continue;
+      gb[o] += weight * e / kBatch;
+      for (int i = 0; i < kIn; ++i) gw[o * kIn + i] += weight * e * mb.x[s][i] / kBatch;
+    }
+  }
+  return loss;
+}
+
+std::vector<int> parse_counts(const std::string& text) {
+  std::vector<int> counts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) counts.push_back(std::stoi(part));
+  return counts;
+}
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+
+int run(const std::string& manifest, const std::string& overrides, const std::vector<int>& counts,
+        bool single, const std::string& out) {
+  strata::Runtime rt(manifest, overrides);
+  const int rank = rt.world().rank, world = rt.world().size;
+  if (!single && world != int(counts.size())) {
+    fail("--micro names " + std::to_string(counts.size()) + " ranks, the world has " +
+         std::to_string(world));
+  }
+  std::vector<float> w0(kOut * kIn), b0(kOut);
+  for (int i = 0; i < kOut * kIn; ++i) w0[i] = 0.1f * uniform(9000 + uint64_t(i));
+  for (int o = 0; o < kOut; ++o) b0[o] = 0.0f;
+  const uint32_t iw = rt.register_param("w", STRATA_F32, w0.data(), nullptr, w0.size());
+  const uint32_t ib = rt.register_param("b", STRATA_F32, b0.data(), nullptr, b0.size());
+  const uint32_t gw = rt.define_group("w", {iw});
+  const uint32_t gb = rt.define_group("b", {ib});
+  rt.finalize();
+
+  int steps = 0;
+  for (int c : counts) steps = std::max(steps, c);
+  const int mine = single ? steps : counts[size_t(rank)];
+  std::vector<float> w(w0.size()), b(b0.size());
+  for (int k = 0; k < mine; ++k) {
+    std::vector<int> running;  // the ranks whose k-th micro-batch exists
+    for (int r = 0; r < int(counts.size()); ++r)
+      if (counts[size_t(r)] > k) running.push_back(r);
+    // Forward: the parameters, as every rank holds them.
+    {
+      strata::GatheredGroup a(rt, gw), c(rt, gb);
+      const strata::ParamView vw = rt.view(iw), vb = rt.view(ib);
+      std::copy_n(static_cast<const float*>(vw.data), w.size(), w.begin());
+      std::copy_n(static_cast<const float*>(vb.data), b.size(), b.begin());
+    }
+    // Backward, last layer first: this rank's micro-batch, or the mean over the running ranks'.
+    std::vector<float> dw(w.size(), 0.0f), db(b.size(), 0.0f);
+    double expected_mean = 0.0;
+    for (int r : running) {
+      const MicroBatch mb = micro_batch(r, k);
+      const bool contributes = single || r == rank;
+      const float weight = single ? 1.0f / float(running.size()) : 1.0f;
+      expected_mean += loss_and_grad(w.data(), b.data(), mb, contributes ? dw.data() : nullptr,
+                                     db.data(), weight) / double(running.size());
+    }
+    struct Layer {
+      uint32_t group, index;
+      const std::vector<float>* grad;
+    };
+    for (const Layer& layer : {Layer{gb, ib, &db}, Layer{gw, iw, &dw}}) {
+      strata::GatheredGroup g(rt, layer.group, STRATA_GATHER_FOR_BACKWARD);
+      float* into = static_cast<float*>(rt.view(layer.index).grad);
+      for (size_t i = 0; i < layer.grad->size(); ++i) into[i] += (*layer.grad)[i];
+      rt.grad_ready(layer.index);
+    }
+    if (!single) {
+      const float my_loss = float(loss_and_grad(w.data(), b.data(), micro_batch(rank, k), nullptr,
+                                                nullptr, 0.0f));
+      const float mean = rt.allreduce(my_loss, STRATA_AVG);
+      if (std::fabs(mean - expected_mean) > 1e-5 * (1.0 + std::fabs(expected_mean))) {
+        fail("micro-batch " + std::to_string(k) + ": the averaged loss is " +
+             std::to_string(mean) + ", the mean over the " + std::to_string(running.size()) +
+             " running ranks is " + std::to_string(expected_mean));
+      }
+      const int32_t highest = rt.allreduce(int32_t(rank), STRATA_MAX);
+      if (highest != running.back()) {
+        fail("micro-batch " + std::to_string(k) + ": MAX of the ranks is " +
+             std::to_string(highest) + ", the highest running rank is " +
+             std::to_string(running.back()));
+      }
+    }
+    rt.step();
+  }
+  if (!single) {
+    const uint64_t mirrored = rt.join();
+    if (mirrored != uint64_t(steps - mine)) {
+      fail("join mirrored " + std::to_string(mirrored) + " micro-batches, expected " +
+           std::to_string(steps - mine));
+    }
+    // After join every rank may use host collectives again.
+    if (rt.allreduce(int32_t(1)) != world) fail("an allreduce after join did not count every rank");
+  }
+  strata::GatheredGroup a(rt, gw), c(rt, gb);
+  if (rank == 0) {
+    std::ofstream file(out);
+    char line[64];
+    for (uint32_t index : {iw, ib}) {
+      const strata::ParamView v = rt.view(index);
+      for (uint64_t i = 0; i < v.count; ++i) {
+        std::snprintf(line, sizeof line, "%.9g\n", double(static_cast<const float*>(v.data)[i]));
+        file << line;
+      }
+    }
+    if (!file) fail("cannot write " + out);
+    std::printf("join_host: rank 0 wrote %s after %d steps\n", out.c_str(), steps);
+  }
+  return 0;
+}
+
+}  // namespace
+
+// join_host MANIFEST OVERRIDES --micro N0,N1,... --out FILE [--single]
+int main(int argc, char** argv) {
+  std::string manifest, overrides = "{}", micro, out;
+  bool single = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--micro" && i + 1 < argc) micro = argv[++i];
+    else if (a == "--out" && i + 1 < argc) out = argv[++i];
+    else if (a == "--single") single = true;
+    else if (manifest.empty()) manifest = a;
+    else overrides = a;
+  }
+  if (manifest.empty() || micro.empty() || out.empty()) {
+    std::fprintf(stderr, "usage: join_host MANIFEST [OVERRIDES] --micro N0,N1,... --out FILE [--single]\n");
+    return 2;
+  }
+  try {
+    return run(manifest, overrides, parse_counts(micro), single, out);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "join_host: error: %s\n", e.what());
+    return 1;
+  }
+}

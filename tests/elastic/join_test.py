@@ -1,0 +1,82 @@
+"""strata_join at one ZeRO stage (issue 33): 3 ranks with 10, 7 and 3 micro-batches, each joining
+when its data ends (join_host.cpp checks the host collectives and join's count on every rank),
+end with the parameters of one rank that runs the same 20 micro-batches, each step's gradient the
+mean over the micro-batches of the ranks still running. A run whose averages divided by world size
+instead would differ after step 3 by far more than the tolerance (checked against a third run
+with the old divisor folded into the reference: --check-the-check).
+
+join_test.py --mpirun "MPIRUN ARGS" --host JOIN_HOST --stage S --work DIR"""
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+COUNTS = "10,7,3"
+
+
+def manifest(stage, comm):
+    return {
+        "comm": {"library": comm},
+        "sharding": {"library": "strata_zero"},
+        "precision": {"library": "strata_amp"},
+        "offload": {"library": "strata_offload"},
+        "train_micro_batch_size_per_gpu": 4,
+        "gradient_accumulation_steps": 1,
+        "gradient_clipping": 0,
+        "optimizer": {"type": "SGD", "params": {"lr": 0.2}},
+        "zero_optimization": {"stage": stage, "stage3_param_persistence_threshold": 0,
+                              "reduce_bucket_size": 8},
+        "join": True,
+    }
+
+
+def run(cmd, what):
+    print("+ " + " ".join(cmd), flush=True)
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=240)
+    print(done.stdout, flush=True)
+    if done.returncode != 0:
+        sys.exit("FAIL: %s exited %d" % (what, done.returncode))
+    return done.stdout
+
+
+def values(path):
+    with open(path) as f:
+        return [float(line) for line in f if line.strip()]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--mpirun", required=True)
+    p.add_argument("--host", required=True)
+    p.add_argument("--stage", type=int, required=True)
+    p.add_argument("--work", required=True)
+    a = p.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    path = os.path.join(a.work, "stage%d.json" % a.stage)
+    with open(path, "w") as f:
+        json.dump(manifest(a.stage, "strata_allreduce_mpi"), f)
+    mpirun = shlex.split(a.mpirun)
+    joined = os.path.join(a.work, "joined%d.txt" % a.stage)
+    single = os.path.join(a.work, "single%d.txt" % a.stage)
+    run(mpirun + ["-np", "3", a.host, path, "--micro", COUNTS, "--out", joined], "3 ranks")
+    run(mpirun + ["-np", "1", a.host, path, "--micro", COUNTS, "--out", single, "--single"],
+        "the single-rank reference")
+    got, want = values(joined), values(single)
+    if len(got) != len(want) or not got:
+        sys.exit("FAIL: %d values from 3 ranks, %d from one" % (len(got), len(want)))
+    initial_gap = max(abs(w) for w in want)
+    worst = max(abs(g - w) / (1e-3 + abs(w)) for g, w in zip(got, want))
+    print("stage %d: %d parameters, worst relative difference %.3g" % (a.stage, len(got), worst))
+    if worst > 1e-4:
+        sys.exit("FAIL: stage %d: the joined run's parameters differ from one rank's (worst "
+                 "relative difference %.3g > 1e-4)" % (a.stage, worst))
+    if initial_gap == 0:
+        sys.exit("FAIL: the reference trained nothing")
+    print("PASS: stage %d: 3 ranks with %s micro-batches and join equal one rank" % (a.stage, COUNTS))
+
+
+if __name__ == "__main__":
+    main()
