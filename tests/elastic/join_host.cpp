@@ -9,9 +9,14 @@
 //   - checks a host allreduce MAX of the rank number is the highest rank still running.
 // join() must return the count of micro-batches this rank mirrored (max count - own count).
 //
-// --single runs the reference on one rank: step k's gradient is the mean over the micro-batches
-// the ranks still running at step k contribute, computed by the host. Rank 0 writes the final
-// parameters to --out, one value per line, for the driver (join_test.py) to compare.
+// --accumulation G (the manifest's gradient_accumulation_steps): each micro-batch's gradient is
+// written divided by G, as a host that scales its loss by 1/G; ranks then join in the middle of an
+// accumulation window. --set-lr: before each window's last micro-batch the running ranks set the
+// learning rate 0.2 / (1 + window) (a joined rank's host no longer does).
+//
+// --single runs the reference on one rank with no accumulation: window w's gradient is the mean
+// over the micro-batches the running ranks have in window w, computed by the host. Every rank
+// writes its final parameters to --out.rank<R>, one value per line, for join_test.py to compare.
 #include <strata/strata.hpp>
 
 #include <algorithm>
@@ -86,8 +91,26 @@ std::vector<int> parse_counts(const std::string& text) {
 
 [[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
 
-int run(const std::string& manifest, const std::string& overrides, const std::vector<int>& counts,
-        bool single, const std::string& out) {
+struct Options {
+  std::vector<int> counts;
+  int accumulation = 1;
+  bool single = false, set_lr = false;
+  std::string out;
+};
+
+// Window w's micro-batches of the running ranks, by (rank, k).
+std::vector<std::pair<int, int>> window_batches(const std::vector<int>& counts, int w, int g) {
+  std::vector<std::pair<int, int>> batches;
+  for (int k = w * g; k < (w + 1) * g; ++k)
+    for (int r = 0; r < int(counts.size()); ++r)
+      if (counts[size_t(r)] > k) batches.emplace_back(r, k);
+  return batches;
+}
+
+int run(const std::string& manifest, const std::string& overrides, const Options& o) {
+  const std::vector<int>& counts = o.counts;
+  const bool single = o.single;
+  const int g = o.accumulation;
   strata::Runtime rt(manifest, overrides);
   const int rank = rt.world().rank, world = rt.world().size;
   if (!single && world != int(counts.size())) {
@@ -105,12 +128,14 @@ int run(const std::string& manifest, const std::string& overrides, const std::ve
 
   int steps = 0;
   for (int c : counts) steps = std::max(steps, c);
-  const int mine = single ? steps : counts[size_t(rank)];
+  if (steps % g != 0) fail("the longest rank's micro-batches must fill whole windows");
+  const int mine = single ? steps / g : counts[size_t(rank)];
   std::vector<float> w(w0.size()), b(b0.size());
   for (int k = 0; k < mine; ++k) {
-    std::vector<int> running;  // the ranks whose k-th micro-batch exists
+    std::vector<int> running;  // the ranks whose k-th micro-batch exists (multi-rank runs)
     for (int r = 0; r < int(counts.size()); ++r)
       if (counts[size_t(r)] > k) running.push_back(r);
+    const int window = single ? k : k / g;
     // Forward: the parameters, as every rank holds them.
     {
       strata::GatheredGroup a(rt, gw), c(rt, gb);
@@ -121,12 +146,17 @@ int run(const std::string& manifest, const std::string& overrides, const std::ve
     // Backward, last layer first: this rank's micro-batch, or the mean over the running ranks'.
     std::vector<float> dw(w.size(), 0.0f), db(b.size(), 0.0f);
     double expected_mean = 0.0;
-    for (int r : running) {
-      const MicroBatch mb = micro_batch(r, k);
-      const bool contributes = single || r == rank;
-      const float weight = single ? 1.0f / float(running.size()) : 1.0f;
-      expected_mean += loss_and_grad(w.data(), b.data(), mb, contributes ? dw.data() : nullptr,
-                                     db.data(), weight) / double(running.size());
+    if (single) {
+      const auto batches = window_batches(counts, k, o.accumulation);
+      for (const auto& [r, kk] : batches)
+        loss_and_grad(w.data(), b.data(), micro_batch(r, kk), dw.data(), db.data(),
+                      1.0f / float(batches.size()));
+    } else {
+      for (int r : running) {
+        const MicroBatch mb = micro_batch(r, k);
+        expected_mean += loss_and_grad(w.data(), b.data(), mb, r == rank ? dw.data() : nullptr,
+                                       db.data(), 1.0f / float(g)) / double(running.size());
+      }
     }
     struct Layer {
       uint32_t group, index;
@@ -154,6 +184,8 @@ int run(const std::string& manifest, const std::string& overrides, const std::ve
              std::to_string(running.back()));
       }
     }
+    const bool window_ends = single || (k + 1) % g == 0;
+    if (o.set_lr && window_ends) rt.set_lr(0.2 / (1.0 + window));
     rt.step();
   }
   if (!single) {
@@ -166,42 +198,45 @@ int run(const std::string& manifest, const std::string& overrides, const std::ve
     if (rt.allreduce(int32_t(1)) != world) fail("an allreduce after join did not count every rank");
   }
   strata::GatheredGroup a(rt, gw), c(rt, gb);
-  if (rank == 0) {
-    std::ofstream file(out);
-    char line[64];
-    for (uint32_t index : {iw, ib}) {
-      const strata::ParamView v = rt.view(index);
-      for (uint64_t i = 0; i < v.count; ++i) {
-        std::snprintf(line, sizeof line, "%.9g\n", double(static_cast<const float*>(v.data)[i]));
-        file << line;
-      }
+  const std::string path = o.out + ".rank" + std::to_string(rank);
+  std::ofstream file(path);
+  char line[64];
+  for (uint32_t index : {iw, ib}) {
+    const strata::ParamView v = rt.view(index);
+    for (uint64_t i = 0; i < v.count; ++i) {
+      std::snprintf(line, sizeof line, "%.9g\n", double(static_cast<const float*>(v.data)[i]));
+      file << line;
     }
-    if (!file) fail("cannot write " + out);
-    std::printf("join_host: rank 0 wrote %s after %d steps\n", out.c_str(), steps);
   }
+  if (!file) fail("cannot write " + path);
+  std::printf("join_host: rank %d wrote %s after %d micro-batches\n", rank, path.c_str(), steps);
   return 0;
 }
 
 }  // namespace
 
-// join_host MANIFEST OVERRIDES --micro N0,N1,... --out FILE [--single]
+// join_host MANIFEST OVERRIDES --micro N0,N1,... --out FILE [--accumulation G] [--set-lr] [--single]
 int main(int argc, char** argv) {
-  std::string manifest, overrides = "{}", micro, out;
-  bool single = false;
+  std::string manifest, overrides = "{}", micro;
+  Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--micro" && i + 1 < argc) micro = argv[++i];
-    else if (a == "--out" && i + 1 < argc) out = argv[++i];
-    else if (a == "--single") single = true;
+    else if (a == "--out" && i + 1 < argc) o.out = argv[++i];
+    else if (a == "--accumulation" && i + 1 < argc) o.accumulation = std::atoi(argv[++i]);
+    else if (a == "--single") o.single = true;
+    else if (a == "--set-lr") o.set_lr = true;
     else if (manifest.empty()) manifest = a;
     else overrides = a;
   }
-  if (manifest.empty() || micro.empty() || out.empty()) {
-    std::fprintf(stderr, "usage: join_host MANIFEST [OVERRIDES] --micro N0,N1,... --out FILE [--single]\n");
+  if (manifest.empty() || micro.empty() || o.out.empty() || o.accumulation < 1) {
+    std::fprintf(stderr, "usage: join_host MANIFEST [OVERRIDES] --micro N0,N1,... --out FILE "
+                         "[--accumulation G] [--set-lr] [--single]\n");
     return 2;
   }
   try {
-    return run(manifest, overrides, parse_counts(micro), single, out);
+    o.counts = parse_counts(micro);
+    return run(manifest, overrides, o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "join_host: error: %s\n", e.what());
     return 1;

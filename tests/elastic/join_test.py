@@ -59,22 +59,28 @@ def main():
     with open(path, "w") as f:
         json.dump(manifest(a.stage, "strata_allreduce_mpi"), f)
     mpirun = shlex.split(a.mpirun)
-    joined = os.path.join(a.work, "joined%d.txt" % a.stage)
-    single = os.path.join(a.work, "single%d.txt" % a.stage)
-    run(mpirun + ["-np", "3", a.host, path, "--micro", COUNTS, "--out", joined], "3 ranks")
-    run(mpirun + ["-np", "1", a.host, path, "--micro", COUNTS, "--out", single, "--single"],
-        "the single-rank reference")
-    got, want = values(joined), values(single)
-    if len(got) != len(want) or not got:
-        sys.exit("FAIL: %d values from 3 ranks, %d from one" % (len(got), len(want)))
-    initial_gap = max(abs(w) for w in want)
-    worst = max(abs(g - w) / (1e-3 + abs(w)) for g, w in zip(got, want))
-    print("stage %d: %d parameters, worst relative difference %.3g" % (a.stage, len(got), worst))
-    if worst > 1e-4:
-        sys.exit("FAIL: stage %d: the joined run's parameters differ from one rank's (worst "
-                 "relative difference %.3g > 1e-4)" % (a.stage, worst))
-    if initial_gap == 0:
-        sys.exit("FAIL: the reference trained nothing")
+    for label, accumulation, extra in (("plain", 1, []), ("accumulation", 2, ["--set-lr"])):
+        joined = os.path.join(a.work, "joined%d_%s.txt" % (a.stage, label))
+        single = os.path.join(a.work, "single%d_%s.txt" % (a.stage, label))
+        multi = json.dumps({"gradient_accumulation_steps": accumulation})
+        run(mpirun + ["-np", "3", a.host, path, multi, "--micro", COUNTS, "--out", joined,
+                      "--accumulation", str(accumulation)] + extra, "3 ranks (%s)" % label)
+        run(mpirun + ["-np", "1", a.host, path, json.dumps({"gradient_accumulation_steps": 1}),
+                      "--micro", COUNTS, "--out", single, "--single", "--accumulation",
+                      str(accumulation)] + extra, "the single-rank reference (%s)" % label)
+        want = values(single + ".rank0")
+        if not want or max(abs(w) for w in want) == 0:
+            sys.exit("FAIL: the reference trained nothing")
+        for rank in range(3):
+            got = values("%s.rank%d" % (joined, rank))
+            if len(got) != len(want):
+                sys.exit("FAIL: %d values from rank %d, %d from one rank" % (len(got), rank, len(want)))
+            worst = max(abs(g - w) / (1e-3 + abs(w)) for g, w in zip(got, want))
+            print("stage %d %s: rank %d, %d parameters, worst relative difference %.3g"
+                  % (a.stage, label, rank, len(got), worst))
+            if worst > 1e-4:
+                sys.exit("FAIL: stage %d %s: rank %d's parameters differ from one rank's (worst "
+                         "relative difference %.3g > 1e-4)" % (a.stage, label, rank, worst))
     print("PASS: stage %d: 3 ranks with %s micro-batches and join equal one rank" % (a.stage, COUNTS))
 
 

@@ -333,13 +333,18 @@ STRATA_API strata_status strata_resumed(strata_runtime* rt, strata_load_result* 
  * accumulation boundary the gradients are the mean over the micro-batches actually run (with
  * accumulation 1: the sum over the ranks that have not joined, divided by their number).
  *
- * "join" makes every micro-batch open, at its first runtime call, with a one-number allreduce of
- * the ranks still contributing. The host's own strata_allreduce, strata_allgather and
- * strata_barrier in the data loop are repeated by a joined rank with the operation's identity
- * (0 for a sum, the lowest value for a max; zeros in an allgather), and an f32/f64 average then
- * divides by the ranks that contributed (other averages are refused while a rank has joined);
- * strata_broadcast is refused while a rank has joined (its root may have nothing to send). A
- * micro-batch that is not complete on every rank when the last one joins stays accumulated.
+ * "join" makes every micro-batch open, at its first runtime call, with a small allgather of which
+ * ranks still contribute. The host's own strata_allreduce, strata_allgather and strata_barrier in
+ * the data loop are repeated by a joined rank with the operation's identity (0 for a sum, the
+ * lowest value for a max; zeros in an allgather), and an average then divides by the ranks that
+ * contributed. strata_broadcast, strata_save, strata_save_wait and strata_load are refused
+ * (STRATA_ERR_INVALID_ARGUMENT) while a rank has joined; the checkpoint block's automatic saves go
+ * on. A learning rate the running ranks set with strata_set_lr reaches the joined ranks at each
+ * boundary. Every micro-batch must make the same runtime calls in the same order: a joined rank's
+ * replay of calls that differ from the others' fails every rank with STRATA_ERR_MISMATCH where the
+ * calls are checked (gathers and releases at stages 2-3, and the previous micro-batch's calls at
+ * each micro-batch's start), and may otherwise end in the stall watchdog's report. A micro-batch
+ * that is not complete on every rank when the last one joins stays accumulated.
  * Call after the strata_step of this rank's last micro-batch, with at least one micro-batch run.
  * `mirrored` (may be NULL) receives the number of the others' micro-batches this rank took part
  * in. Without "join": STRATA_ERR_UNSUPPORTED. Not thread-safe. */

@@ -61,6 +61,7 @@ class Engine {
   struct SaveRequest {
     std::string dir, tag, extra_json;
     bool blocking = false;
+    bool automatic = false;  // the checkpoint block's: every rank saves it, joined ones too
   };
   struct Loaded {
     std::string tag, extra_json;
@@ -245,7 +246,15 @@ class Engine {
   bool join_tracking() const { return manifest_.join && finalized_; }
   bool some_rank_joined() const;  // in the open micro-batch
   void replay_host_call(const RecordedCall& call);
-  void open_micro_batch();  // collective under "join": the slot's count of contributing ranks
+  // Collective under "join": every rank's [contributes, signature of its last micro-batch's
+  // calls]; fails on every rank alike when a joined rank's replay would differ from the others'.
+  void open_micro_batch();
+  // Under "join": opens the micro-batch and refuses `call` (a collective a joined rank never
+  // repeats: strata_save, strata_load, strata_broadcast) while some rank has joined.
+  void refuse_while_joined(const char* call);
+  // At a boundary while some rank has joined: the learning-rate override of the contributing
+  // ranks (a joined rank's host no longer sets it).
+  void agree_on_lr_override();
   void record_call(const RecordedCall& call);
   void close_micro_batch();  // at the end of strata_step
   // What the boundary's gradients are multiplied by: world size x accumulation over the
@@ -263,6 +272,8 @@ class Engine {
   uint64_t contributing_ranks_ = 0;     // in the open micro-batch
   uint64_t window_contributions_ = 0;   // micro-batches contributed since the last boundary
   std::vector<RecordedCall> calls_, last_calls_;
+  uint64_t signature_ = 0xcbf29ce484222325ull;  // FNV-1a of calls_ so far
+  uint64_t last_signature_ = 0;                 // of last_calls_
   // The first failure of a guarded call on this rank (code, message); later calls repeat it.
   std::optional<Error> failure_;
 };

@@ -62,7 +62,7 @@ void Engine::auto_resume() {
 void Engine::auto_save() {
   const CheckpointPolicy& policy = manifest_.checkpoint;
   if (policy.save_every == 0 || global_steps_ == 0 || global_steps_ % policy.save_every != 0) return;
-  save({policy.dir, "", host_state_, false});
+  save({policy.dir, "", host_state_, false, true});
 }
 
 }  // namespace strata::rt

@@ -132,6 +132,7 @@ void Engine::save(const SaveRequest& request) {
   const std::string tag =
       request.tag.empty() ? "global_step" + std::to_string(global_steps_) : request.tag;
   check_checkpoint_tag(tag, "save");
+  if (!request.automatic) refuse_while_joined("save");  // the checkpoint block's: every rank's
   // The whole call on the timeline and in the step split (its copy is the step's pause).
   const WorkScope scope =
       WorkScope::call(step_time_, timeline_.get(), "strata_save", -1, TimePart::RuntimeOther);
@@ -232,6 +233,7 @@ json Engine::checkpoint_document(const std::string& tag, const json& extra) cons
 
 void Engine::save_wait() {
   require_finalized("save_wait");
+  refuse_while_joined("save_wait");
   const WorkScope scope =
       WorkScope::call(step_time_, timeline_.get(), "strata_save_wait", -1, TimePart::RuntimeOther);
   wait_for_save();
@@ -334,6 +336,7 @@ const Engine::Loaded& Engine::load(const std::string& dir, const std::string& ta
     throw Error(STRATA_ERR_INVALID_ARGUMENT,
                 "load: called in the middle of an accumulation; load between optimizer steps");
   }
+  refuse_while_joined("load");
   const WorkScope scope =
       WorkScope::call(step_time_, timeline_.get(), "strata_load", -1, TimePart::RuntimeOther);
   guarded(ApiCall::Load, -1, [&] { finish_save(true); }, false);

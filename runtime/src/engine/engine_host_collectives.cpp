@@ -3,10 +3,12 @@
 // each belongs to the micro-batch it is made in (engine_join.cpp): it is recorded so that a rank
 // that joins later repeats it, and while some rank has joined it runs against that rank's
 // replay, which contributes the operation's identity (0 for a sum, the lowest value for a max),
-// as Horovod's joined ranks do. An average then divides by the ranks that contributed.
+// as Horovod's joined ranks do. An average then divides by the ranks that contributed (integers
+// truncating, f16 and bf16 through f32).
 #include "engine/engine.hpp"
 #include "error.hpp"
 
+#include <strata/half.hpp>
 #include <strata/plugin.hpp>
 
 #include <cstring>
@@ -65,15 +67,25 @@ void Engine::host_allreduce(const void* send, void* recv, uint64_t count, int32_
   if (!some_rank_joined() || op != STRATA_AVG) {
     return collectives_->allreduce(send, recv, count, dtype, op);
   }
-  if (dtype != STRATA_F32 && dtype != STRATA_F64) {
-    throw Error(STRATA_ERR_UNSUPPORTED,
-                std::string("allreduce: an average of ") + sdk::dtype_name(dtype) +
-                    " while some rank has joined (strata_join): only f32 and f64 averages divide "
-                    "by the ranks that contributed; use a sum");
-  }
   collectives_->allreduce(send, recv, count, dtype, STRATA_SUM);  // the joined ranks' replay sums
-  if (dtype == STRATA_F32) divide<float>(recv, count, contributing_ranks_);
-  if (dtype == STRATA_F64) divide<double>(recv, count, contributing_ranks_);
+  const uint64_t by = contributing_ranks_;
+  switch (dtype) {
+    case STRATA_F32: divide<float>(recv, count, by); break;
+    case STRATA_F64: divide<double>(recv, count, by); break;
+    case STRATA_I32: divide<int32_t>(recv, count, by); break;  // truncating, as STRATA_AVG
+    case STRATA_I64: divide<int64_t>(recv, count, by); break;
+    case STRATA_U8: divide<uint8_t>(recv, count, by); break;
+    case STRATA_F16: case STRATA_BF16: {
+      auto* values = static_cast<uint16_t*>(recv);
+      const bool bf16 = dtype == STRATA_BF16;
+      for (uint64_t i = 0; i < count; ++i) {
+        const float v = (bf16 ? bf16_to_float(values[i]) : f16_to_float(values[i])) / float(by);
+        values[i] = bf16 ? float_to_bf16(v) : float_to_f16(v);
+      }
+      break;
+    }
+    default: break;
+  }
 }
 
 void Engine::host_allgather(const void* send, void* recv, uint64_t count_per_rank, int32_t dtype) {
@@ -85,17 +97,8 @@ void Engine::host_allgather(const void* send, void* recv, uint64_t count_per_ran
 }
 
 void Engine::host_broadcast(void* buf, uint64_t count, int32_t dtype, int32_t root) {
-  if (join_tracking()) {
-    open_micro_batch();
-    if (some_rank_joined()) {
-      // The root may be a joined rank, which has nothing to send: refused (a joined rank never
-      // repeats a broadcast, so nothing waits for this one).
-      throw Error(STRATA_ERR_INVALID_ARGUMENT,
-                  "broadcast: " + std::to_string(world_.size - contributing_ranks_) + " of " +
-                      std::to_string(world_.size) +
-                      " ranks have joined (strata_join); broadcast after every rank has joined");
-    }
-  }
+  // The root may be a joined rank, which has nothing to send: refused while one has joined.
+  refuse_while_joined("broadcast");
   collectives_->broadcast(buf, count, dtype, root);
 }
 

@@ -17,22 +17,70 @@
 #include "engine/engine_calls.hpp"
 #include "log.hpp"
 
+#include <cmath>
+#include <limits>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace strata::rt {
 
+namespace {
+
+uint64_t mix(uint64_t hash, uint64_t value) {  // FNV-1a over 64-bit words
+  return (hash ^ value) * 0x100000001b3ull;
+}
+
+}  // namespace
+
 void Engine::open_micro_batch() {
   if (!join_tracking() || micro_batch_open_) return;
-  const int64_t mine = joined_ ? 0 : 1;
-  int64_t contributing = 0;
-  collectives_->allreduce(&mine, &contributing, 1, STRATA_I64, STRATA_SUM);
-  contributing_ranks_ = static_cast<uint64_t>(contributing);
-  window_contributions_ += contributing;
+  // [contributes, signature of the last micro-batch's calls (0: none yet)], from every rank.
+  const int64_t mine[2] = {joined_ ? 0 : 1,
+                           ran_micro_batch_ ? static_cast<int64_t>(last_signature_ | 1) : 0};
+  std::vector<int64_t> all(2 * static_cast<size_t>(world_.size));
+  collectives_->allgather(mine, all.data(), 2, STRATA_I64);
   micro_batch_open_ = true;
+  contributing_ranks_ = 0;
+  int joined = -1, running = -1;
+  for (int r = 0; r < world_.size; ++r) {
+    contributing_ranks_ += static_cast<uint64_t>(all[2 * r]);
+    if (all[2 * r + 1] == 0) continue;
+    (all[2 * r] == 0 ? joined : running) = r;
+  }
+  window_contributions_ += contributing_ranks_;
+  // A joined rank repeats its last micro-batch's calls; the others' previous micro-batch shows
+  // whether they make the same ones. Checked alike on every rank, so all fail together.
+  if (joined < 0 || running < 0 || all[2 * joined + 1] == all[2 * running + 1]) return;
+  throw Error(STRATA_ERR_MISMATCH,
+              "join: rank " + std::to_string(joined) +
+                  " has joined and repeats the runtime calls of its last micro-batch, but rank " +
+                  std::to_string(running) +
+                  "'s previous micro-batch made other calls (gathers, releases, grad_ready or "
+                  "host collectives); with \"join\", every micro-batch must make the same runtime "
+                  "calls in the same order (make evaluation or logging collectives after every "
+                  "rank has joined)");
+}
+
+void Engine::refuse_while_joined(const char* call) {
+  if (!join_tracking()) return;
+  open_micro_batch();
+  if (!some_rank_joined()) return;
+  throw Error(STRATA_ERR_INVALID_ARGUMENT,
+              std::string(call) + ": " +
+                  std::to_string(static_cast<uint64_t>(world_.size) - contributing_ranks_) +
+                  " of " + std::to_string(world_.size) +
+                  " ranks have joined (strata_join) and never make this call; make it after every "
+                  "rank has joined");
 }
 
 void Engine::record_call(const RecordedCall& call) {
-  if (manifest_.join && !joined_) calls_.push_back(call);
+  if (!manifest_.join || joined_) return;
+  calls_.push_back(call);
+  for (uint64_t word : {uint64_t(call.kind), uint64_t(call.arg), uint64_t(call.flags), call.count,
+                        uint64_t(uint32_t(call.dtype)), uint64_t(uint32_t(call.op))}) {
+    signature_ = mix(signature_, word);
+  }
 }
 
 void Engine::close_micro_batch() {
@@ -40,7 +88,20 @@ void Engine::close_micro_batch() {
   if (!manifest_.join || joined_) return;
   last_calls_.swap(calls_);
   calls_.clear();
+  last_signature_ = mix(signature_, last_calls_.size());
+  signature_ = 0xcbf29ce484222325ull;
   ran_micro_batch_ = true;
+}
+
+void Engine::agree_on_lr_override() {
+  if (!join_tracking() || !some_rank_joined()) return;
+  // [whether a contributing rank has an override (-1: joined), the override]: MAX over ranks.
+  const bool has = !joined_ && !std::isnan(lr_override_);
+  const double mine[2] = {joined_ ? -1.0 : (has ? 1.0 : 0.0),
+                          has ? lr_override_ : -std::numeric_limits<double>::infinity()};
+  double agreed[2] = {0.0, 0.0};
+  collectives_->allreduce(mine, agreed, 2, STRATA_F64, STRATA_MAX);
+  lr_override_ = agreed[0] > 0.0 ? agreed[1] : std::numeric_limits<double>::quiet_NaN();
 }
 
 double Engine::contribution_factor() const {
@@ -63,20 +124,21 @@ void Engine::replay(const std::vector<RecordedCall>& calls) {
 
 uint64_t Engine::join() {
   require_finalized("join");
-  if (!manifest_.join) {
-    throw Error(STRATA_ERR_UNSUPPORTED,
-                "join: " + manifest_.source +
-                    " does not set \"join\": true (every rank must agree, before the run starts, "
-                    "to count the contributing ranks at each micro-batch)");
-  }
-  if (micro_batch_open_) {
-    throw Error(STRATA_ERR_INVALID_ARGUMENT,
-                "join: this rank made runtime calls in a micro-batch it did not end; call "
-                "strata_step after the last micro-batch's backward, then strata_join");
-  }
-  return guarded(ApiCall::Join, -1, [&] {
+  std::optional<Error> save_failure;  // an automatic save's failure, reported after the loop
+  const uint64_t mirrored = guarded(ApiCall::Join, -1, [&] {
+    if (!manifest_.join) {
+      throw Error(STRATA_ERR_UNSUPPORTED,
+                  "join: " + manifest_.source +
+                      " does not set \"join\": true (every rank must agree, before the run "
+                      "starts, to count the contributing ranks at each micro-batch)");
+    }
+    if (micro_batch_open_) {
+      throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                  "join: this rank made runtime calls in a micro-batch it did not end; call "
+                  "strata_step after the last micro-batch's backward, then strata_join");
+    }
     joined_ = true;
-    uint64_t mirrored = 0;
+    uint64_t count = 0;
     for (;;) {
       open_micro_batch();
       if (contributing_ranks_ == 0) break;  // every rank has joined
@@ -90,14 +152,23 @@ uint64_t Engine::join() {
       replay(last_calls_);
       const strata_step_result result = step_once();
       close_micro_batch();
-      if (result.outcome != STRATA_STEP_ACCUMULATED) auto_save();
-      ++mirrored;
+      ++count;
+      if (result.outcome == STRATA_STEP_ACCUMULATED) continue;
+      // The others' strata_step reports a failed automatic save and they go on; so does this rank.
+      try {
+        auto_save();
+      } catch (const Error& e) {
+        if (!save_failure) save_failure = e;
+      }
+      activity_.enter_call(ApiCall::Join, -1);  // the save's own call ended the board's entry
     }
     micro_batch_open_ = false;
     joined_ = false;
     if (world_.rank == 0) logger().info("join: every rank has joined at step {}", global_steps_);
-    return mirrored;
+    return count;
   });
+  if (save_failure) throw *save_failure;
+  return mirrored;
 }
 
 }  // namespace strata::rt

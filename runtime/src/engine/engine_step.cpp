@@ -82,6 +82,7 @@ strata_step_result Engine::step_once() {
     } else {
       consecutive_skips_ = 0;
       // With ranks that joined (engine_join.cpp), the mean over the micro-batches contributed.
+      agree_on_lr_override();
       const double effective_scale = scale / contribution_factor();
       result.grad_norm = std::sqrt(global[1]) / effective_scale;
       apply_step(shards, count, effective_scale, result.grad_norm);
