@@ -6,8 +6,10 @@
 //   - averages its loss over the ranks with a host allreduce (f32 AVG) and checks the result is
 //     the mean over the ranks still running, computed here from the same data (every rank knows
 //     every rank's micro-batches and holds the same parameters);
-//   - checks a host allreduce MAX of the rank number is the highest rank still running.
-// join() must return the count of micro-batches this rank mirrored (max count - own count).
+//   - after the step, checks a host allreduce MAX of the rank number is the highest rank still
+//     running (the call opens the next micro-batch, so a rank joins with it made).
+// join() must return the micro-batches this rank took part in: max count - own count, and the one
+// its own MAX opened.
 //
 // --accumulation G (the manifest's gradient_accumulation_steps): each micro-batch's gradient is
 // written divided by G, as a host that scales its loss by 1/G; ranks then join in the middle of an
@@ -177,22 +179,26 @@ int run(const std::string& manifest, const std::string& overrides, const Options
              std::to_string(mean) + ", the mean over the " + std::to_string(running.size()) +
              " running ranks is " + std::to_string(expected_mean));
       }
-      const int32_t highest = rt.allreduce(int32_t(rank), STRATA_MAX);
-      if (highest != running.back()) {
-        fail("micro-batch " + std::to_string(k) + ": MAX of the ranks is " +
-             std::to_string(highest) + ", the highest running rank is " +
-             std::to_string(running.back()));
-      }
     }
     const bool window_ends = single || (k + 1) % g == 0;
     if (o.set_lr && window_ends) rt.set_lr(0.2 / (1.0 + window));
     rt.step();
+    // After the step, so it opens the next micro-batch (a rank whose data ends here joins with
+    // it made): MAX over the ranks that have not joined.
+    const int32_t highest = single ? 0 : rt.allreduce(int32_t(rank), STRATA_MAX);
+    if (!single && highest != running.back()) {
+      fail("after micro-batch " + std::to_string(k) + ": MAX of the ranks is " +
+           std::to_string(highest) + ", the highest running rank is " +
+           std::to_string(running.back()));
+    }
   }
   if (!single) {
     const uint64_t mirrored = rt.join();
-    if (mirrored != uint64_t(steps - mine)) {
+    // The others' remaining micro-batches, and the one this rank's own MAX after its last step
+    // opened (the last rank's is empty: nobody steps a micro-batch of its own in it).
+    if (mirrored != uint64_t(steps - mine + 1)) {
       fail("join mirrored " + std::to_string(mirrored) + " micro-batches, expected " +
-           std::to_string(steps - mine));
+           std::to_string(steps - mine + 1));
     }
     // After join every rank may use host collectives again.
     if (rt.allreduce(int32_t(1)) != world) fail("an allreduce after join did not count every rank");

@@ -103,6 +103,11 @@ TEST(Activity, SnapshotSurvivesTheWireFormat) {
   EXPECT_DOUBLE_EQ(t.seconds, 2.5);
   EXPECT_THROW(ActivitySnapshot::decode("garbage"), std::invalid_argument);
   EXPECT_THROW(ActivitySnapshot::decode("99|0|-1|0|0|0|0|0|x"), std::invalid_argument);
+  // Every call a heartbeat may name survives, the last one (strata_join) included.
+  for (int call = 0; call <= static_cast<int>(kLastApiCall); ++call) {
+    s.call = s.last_call = static_cast<ApiCall>(call);
+    EXPECT_EQ(ActivitySnapshot::decode(s.encode()).call, s.call) << api_call_name(s.call);
+  }
 }
 
 TEST(Activity, BoardTracksCallsCollectivesAndWaits) {

@@ -346,8 +346,13 @@ STRATA_API strata_status strata_resumed(strata_runtime* rt, strata_load_result* 
  * each micro-batch's start), and may otherwise end in the stall watchdog's report. A micro-batch
  * that is not complete on every rank when the last one joins stays accumulated.
  * Call after the strata_step of this rank's last micro-batch, with at least one micro-batch run.
- * `mirrored` (may be NULL) receives the number of the others' micro-batches this rank took part
- * in. Without "join": STRATA_ERR_UNSUPPORTED. Not thread-safe. */
+ * Calls made since that step (a metric allreduce, a save) open the next micro-batch, in which the
+ * others count this rank: it then finishes that micro-batch by repeating the rest of its last one,
+ * which must begin with those calls (else STRATA_ERR_INVALID_ARGUMENT on this rank, and the others
+ * end with its message). A window in which no rank stepped a micro-batch of its own applies
+ * nothing and is no optimizer step. `mirrored` (may be NULL) receives the number of micro-batches
+ * this rank took part in inside strata_join, that one included. Without "join":
+ * STRATA_ERR_UNSUPPORTED. Not thread-safe. */
 STRATA_API strata_status strata_join(strata_runtime* rt, uint64_t* mirrored, strata_error* err);
 
 /* The learning rate the next optimizer step uses: the host's override if set, else the schedule's

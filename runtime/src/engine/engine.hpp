@@ -126,6 +126,8 @@ class Engine {
   // `measured`: false where the caller's own WorkScope already covers the call.
   auto guarded(ApiCall call, int64_t arg, Body&& body, bool measured = true);
   strata_step_result step_once();
+  // The step's counters, loss scale and time split into `result`, after its device work.
+  strata_step_result finish_step_result(strata_step_result& result);
   // Runs `body` as one phase of the step: its time counted under `part` of the step split, and a
   // span named `name` on the timeline (engine_calls.hpp).
   template <class Body>
@@ -209,6 +211,7 @@ class Engine {
   std::unique_ptr<LrSchedule> schedule_;
   int64_t schedule_iteration_ = -1;  // DeepSpeed's last_batch_iteration
   double lr_override_ = std::numeric_limits<double>::quiet_NaN();
+  uint64_t lr_override_step_ = 0;  // global_steps_ when the host last called set_lr
   // A save whose files are being written, and the memory its state was copied to (kept between
   // saves so that a save's pause does not fault in fresh pages).
   struct PendingSave {
@@ -246,21 +249,25 @@ class Engine {
   bool join_tracking() const { return manifest_.join && finalized_; }
   bool some_rank_joined() const;  // in the open micro-batch
   void replay_host_call(const RecordedCall& call);
+  // recv /= by, element by element, for an average made of a sum (engine_host_collectives.cpp).
+  static void divide_average(void* recv, uint64_t count, int32_t dtype, uint64_t by);
   // Collective under "join": every rank's [contributes, signature of its last micro-batch's
   // calls]; fails on every rank alike when a joined rank's replay would differ from the others'.
   void open_micro_batch();
   // Under "join": opens the micro-batch and refuses `call` (a collective a joined rank never
   // repeats: strata_save, strata_load, strata_broadcast) while some rank has joined.
   void refuse_while_joined(const char* call);
-  // At a boundary while some rank has joined: the learning-rate override of the contributing
-  // ranks (a joined rank's host no longer sets it).
-  void agree_on_lr_override();
+  // Under "join", at a boundary: the micro-batches the ranks stepped in the window (summed), so
+  // the gradients average over them, and the newest learning-rate override (a joined rank's host
+  // no longer sets it). At the end of join: the newest override again.
+  void count_window_contributions();
+  void agree_on_newest_lr_override();
   void record_call(const RecordedCall& call);
   void close_micro_batch();  // at the end of strata_step
   // What the boundary's gradients are multiplied by: world size x accumulation over the
   // micro-batches contributed in the window (1 when every rank contributed to every one).
   double contribution_factor() const;
-  void replay(const std::vector<RecordedCall>& calls);
+  void replay(const std::vector<RecordedCall>& calls, size_t from);  // calls[from..]
   // The sharding stratum's part of gather, release and grad_ready (engine.cpp), for the host's
   // calls and a joined rank's replay alike.
   void sharding_gather(uint32_t group, uint32_t flags);
@@ -270,7 +277,8 @@ class Engine {
   bool joined_ = false;                 // inside strata_join
   bool ran_micro_batch_ = false;        // last_calls_ holds a micro-batch's calls
   uint64_t contributing_ranks_ = 0;     // in the open micro-batch
-  uint64_t window_contributions_ = 0;   // micro-batches contributed since the last boundary
+  uint64_t own_contributions_ = 0;      // micro-batches this rank stepped since the last boundary
+  uint64_t window_contributions_ = 0;   // every rank's, summed at the boundary
   std::vector<RecordedCall> calls_, last_calls_;
   uint64_t signature_ = 0xcbf29ce484222325ull;  // FNV-1a of calls_ so far
   uint64_t last_signature_ = 0;                 // of last_calls_

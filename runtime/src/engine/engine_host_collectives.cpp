@@ -3,8 +3,9 @@
 // each belongs to the micro-batch it is made in (engine_join.cpp): it is recorded so that a rank
 // that joins later repeats it, and while some rank has joined it runs against that rank's
 // replay, which contributes the operation's identity (0 for a sum, the lowest value for a max),
-// as Horovod's joined ranks do. An average then divides by the ranks that contributed (integers
-// truncating, f16 and bf16 through f32).
+// as Horovod's joined ranks do. An average is a sum and a count of its contributors (a second
+// one-number allreduce), so it divides by the ranks that contributed (integers truncating, f16
+// and bf16 through f32).
 #include "engine/engine.hpp"
 #include "error.hpp"
 
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace strata::rt {
@@ -50,7 +52,15 @@ std::vector<unsigned char> identity_of(int32_t op, int32_t dtype, uint64_t count
 template <class T>
 void divide(void* data, uint64_t count, uint64_t by) {
   auto* values = static_cast<T*>(data);
-  for (uint64_t i = 0; i < count; ++i) values[i] /= static_cast<T>(by);
+  for (uint64_t i = 0; i < count; ++i) {
+    if constexpr (std::is_floating_point_v<T>) {
+      values[i] /= static_cast<T>(by);
+    } else if constexpr (std::is_signed_v<T>) {  // in 64 bits: `by` may not fit T
+      values[i] = static_cast<T>(static_cast<int64_t>(values[i]) / static_cast<int64_t>(by));
+    } else {
+      values[i] = static_cast<T>(static_cast<uint64_t>(values[i]) / by);
+    }
+  }
 }
 
 }  // namespace
@@ -63,12 +73,21 @@ void Engine::host_allreduce(const void* send, void* recv, uint64_t count, int32_
                             int32_t op) {
   if (!join_tracking()) return collectives_->allreduce(send, recv, count, dtype, op);
   open_micro_batch();
-  record_call({CallKind::HostAllreduce, 0, 0, count, dtype, op});
-  if (!some_rank_joined() || op != STRATA_AVG) {
-    return collectives_->allreduce(send, recv, count, dtype, op);
+  // An average is a sum and a count of the ranks that contribute to it: a rank that joins inside
+  // this micro-batch repeats both with 0, even though it was counted when the micro-batch opened.
+  // Recorded once the comm stratum took the call.
+  const bool average = op == STRATA_AVG;
+  collectives_->allreduce(send, recv, count, dtype, average ? STRATA_SUM : op);
+  if (average) {
+    const int64_t one = 1;
+    int64_t contributors = 0;
+    collectives_->allreduce(&one, &contributors, 1, STRATA_I64, STRATA_SUM);
+    divide_average(recv, count, dtype, static_cast<uint64_t>(contributors));
   }
-  collectives_->allreduce(send, recv, count, dtype, STRATA_SUM);  // the joined ranks' replay sums
-  const uint64_t by = contributing_ranks_;
+  record_call({CallKind::HostAllreduce, 0, 0, count, dtype, op});
+}
+
+void Engine::divide_average(void* recv, uint64_t count, int32_t dtype, uint64_t by) {
   switch (dtype) {
     case STRATA_F32: divide<float>(recv, count, by); break;
     case STRATA_F64: divide<double>(recv, count, by); break;
@@ -89,11 +108,9 @@ void Engine::host_allreduce(const void* send, void* recv, uint64_t count, int32_
 }
 
 void Engine::host_allgather(const void* send, void* recv, uint64_t count_per_rank, int32_t dtype) {
-  if (join_tracking()) {
-    open_micro_batch();
-    record_call({CallKind::HostAllgather, 0, 0, count_per_rank, dtype, 0});
-  }
+  if (join_tracking()) open_micro_batch();
   collectives_->allgather(send, recv, count_per_rank, dtype);  // a joined rank's part: zeros
+  if (join_tracking()) record_call({CallKind::HostAllgather, 0, 0, count_per_rank, dtype, 0});
 }
 
 void Engine::host_broadcast(void* buf, uint64_t count, int32_t dtype, int32_t root) {
@@ -103,11 +120,9 @@ void Engine::host_broadcast(void* buf, uint64_t count, int32_t dtype, int32_t ro
 }
 
 void Engine::host_barrier() {
-  if (join_tracking()) {
-    open_micro_batch();
-    record_call({CallKind::HostBarrier, 0, 0, 0, 0, 0});
-  }
+  if (join_tracking()) open_micro_batch();
   collectives_->barrier();
+  if (join_tracking()) record_call({CallKind::HostBarrier, 0, 0, 0, 0, 0});
 }
 
 void Engine::replay_host_call(const RecordedCall& call) {
@@ -117,6 +132,11 @@ void Engine::replay_host_call(const RecordedCall& call) {
       const std::vector<unsigned char> mine = identity_of(op, call.dtype, call.count);
       std::vector<unsigned char> result(mine.size());
       collectives_->allreduce(mine.data(), result.data(), call.count, call.dtype, op);
+      if (call.op == STRATA_AVG) {  // and not one of the contributors
+        const int64_t zero = 0;
+        int64_t contributors = 0;
+        collectives_->allreduce(&zero, &contributors, 1, STRATA_I64, STRATA_SUM);
+      }
       break;
     }
     case CallKind::HostAllgather: {

@@ -17,6 +17,7 @@
 #include "engine/engine_calls.hpp"
 #include "log.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -48,7 +49,6 @@ void Engine::open_micro_batch() {
     if (all[2 * r + 1] == 0) continue;
     (all[2 * r] == 0 ? joined : running) = r;
   }
-  window_contributions_ += contributing_ranks_;
   // A joined rank repeats its last micro-batch's calls; the others' previous micro-batch shows
   // whether they make the same ones. Checked alike on every rank, so all fail together.
   if (joined < 0 || running < 0 || all[2 * joined + 1] == all[2 * running + 1]) return;
@@ -86,6 +86,7 @@ void Engine::record_call(const RecordedCall& call) {
 void Engine::close_micro_batch() {
   micro_batch_open_ = false;
   if (!manifest_.join || joined_) return;
+  ++own_contributions_;
   last_calls_.swap(calls_);
   calls_.clear();
   last_signature_ = mix(signature_, last_calls_.size());
@@ -93,15 +94,38 @@ void Engine::close_micro_batch() {
   ran_micro_batch_ = true;
 }
 
-void Engine::agree_on_lr_override() {
-  if (!join_tracking() || !some_rank_joined()) return;
-  // [whether a contributing rank has an override (-1: joined), the override]: MAX over ranks.
-  const bool has = !joined_ && !std::isnan(lr_override_);
-  const double mine[2] = {joined_ ? -1.0 : (has ? 1.0 : 0.0),
-                          has ? lr_override_ : -std::numeric_limits<double>::infinity()};
-  double agreed[2] = {0.0, 0.0};
-  collectives_->allreduce(mine, agreed, 2, STRATA_F64, STRATA_MAX);
-  lr_override_ = agreed[0] > 0.0 ? agreed[1] : std::numeric_limits<double>::quiet_NaN();
+
+void Engine::count_window_contributions() {
+  if (!join_tracking()) return;
+  // [micro-batches this rank stepped in the window, when its host last set the learning rate, that
+  // rate (NaN: none)] from every rank. A joined rank's host no longer sets it, so the newest one
+  // is the running ranks' (a rank that joined inside this window still counted itself when it
+  // opened, so "some rank has joined" cannot decide this).
+  const double mine[3] = {static_cast<double>(own_contributions_),
+                          static_cast<double>(lr_override_step_), lr_override_};
+  std::vector<double> all(3 * static_cast<size_t>(world_.size));
+  collectives_->allgather(mine, all.data(), 3, STRATA_F64);
+  window_contributions_ = 0;
+  size_t newest = 0;
+  for (size_t r = 0; r < static_cast<size_t>(world_.size); ++r) {
+    window_contributions_ += static_cast<uint64_t>(all[3 * r]);
+    if (all[3 * r + 1] > all[3 * newest + 1]) newest = r;
+  }
+  lr_override_step_ = static_cast<uint64_t>(all[3 * newest + 1]);
+  lr_override_ = all[3 * newest + 2];
+  own_contributions_ = 0;
+}
+
+void Engine::agree_on_newest_lr_override() {
+  // [when this rank last set it, the override (NaN: cleared)] from every rank; the newest wins.
+  const double mine[2] = {static_cast<double>(lr_override_step_), lr_override_};
+  std::vector<double> all(2 * static_cast<size_t>(world_.size));
+  collectives_->allgather(mine, all.data(), 2, STRATA_F64);
+  size_t newest = 0;
+  for (size_t r = 1; r < static_cast<size_t>(world_.size); ++r)
+    if (all[2 * r] > all[2 * newest]) newest = r;
+  lr_override_ = all[2 * newest + 1];
+  lr_override_step_ = static_cast<uint64_t>(all[2 * newest]);
 }
 
 double Engine::contribution_factor() const {
@@ -111,8 +135,9 @@ double Engine::contribution_factor() const {
   return full / static_cast<double>(window_contributions_);
 }
 
-void Engine::replay(const std::vector<RecordedCall>& calls) {
-  for (const RecordedCall& call : calls) {
+void Engine::replay(const std::vector<RecordedCall>& calls, size_t from) {
+  for (size_t i = from; i < calls.size(); ++i) {
+    const RecordedCall& call = calls[i];
     switch (call.kind) {
       case CallKind::Gather: sharding_gather(call.arg, call.flags); break;
       case CallKind::Release: sharding_release(call.arg); break;
@@ -132,11 +157,29 @@ uint64_t Engine::join() {
                       " does not set \"join\": true (every rank must agree, before the run "
                       "starts, to count the contributing ranks at each micro-batch)");
     }
+    // Calls made since this rank's last step (a metric allreduce after the step, a save) opened
+    // a micro-batch in which the others counted this rank: it finishes that one by replaying the
+    // rest of its last micro-batch, which must begin with them.
+    size_t done = 0;
     if (micro_batch_open_) {
-      throw Error(STRATA_ERR_INVALID_ARGUMENT,
-                  "join: this rank made runtime calls in a micro-batch it did not end; call "
-                  "strata_step after the last micro-batch's backward, then strata_join");
+      const bool prefix = calls_.size() <= last_calls_.size() &&
+                          std::equal(calls_.begin(), calls_.end(), last_calls_.begin(),
+                                     [](const RecordedCall& a, const RecordedCall& b) {
+                                       return a.kind == b.kind && a.arg == b.arg &&
+                                              a.flags == b.flags && a.count == b.count &&
+                                              a.dtype == b.dtype && a.op == b.op;
+                                     });
+      if (!prefix || !ran_micro_batch_) {
+        throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                    "join: rank " + std::to_string(world_.rank) + " made " +
+                        std::to_string(calls_.size()) +
+                        " runtime call(s) since its last strata_step that its last micro-batch "
+                        "does not begin with, so it cannot take part in the rest of this "
+                        "micro-batch; call strata_join right after the last strata_step");
+      }
+      done = calls_.size();
     }
+    calls_.clear();
     joined_ = true;
     uint64_t count = 0;
     for (;;) {
@@ -149,9 +192,10 @@ uint64_t Engine::join() {
                         "mirror while " + std::to_string(contributing_ranks_) +
                         " rank(s) go on; run at least one micro-batch on every rank first");
       }
-      replay(last_calls_);
-      const strata_step_result result = step_once();
+      replay(last_calls_, done);
+      done = 0;
       close_micro_batch();
+      const strata_step_result result = step_once();
       ++count;
       if (result.outcome == STRATA_STEP_ACCUMULATED) continue;
       // The others' strata_step reports a failed automatic save and they go on; so does this rank.
@@ -164,6 +208,7 @@ uint64_t Engine::join() {
     }
     micro_batch_open_ = false;
     joined_ = false;
+    agree_on_newest_lr_override();  // the last ranks to run may have set it after the others joined
     if (world_.rank == 0) logger().info("join: every rank has joined at step {}", global_steps_);
     return count;
   });

@@ -32,6 +32,7 @@ void Engine::set_lr(double lr) {
   }
   if (!std::isnan(lr)) require_step_lr("set_lr");
   lr_override_ = lr;
+  lr_override_step_ = global_steps_;  // which rank's override is newest, when ranks join (join())
 }
 
 void Engine::require_step_lr(const std::string& who) const {

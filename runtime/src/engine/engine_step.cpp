@@ -20,10 +20,9 @@ namespace strata::rt {
 strata_step_result Engine::step() {
   require_finalized("step");
   const strata_step_result result = guarded(ApiCall::Step, -1, [&] {
-    open_micro_batch();  // a micro-batch with no other runtime call opens here
-    const strata_step_result r = step_once();
-    close_micro_batch();
-    return r;
+    open_micro_batch();   // a micro-batch with no other runtime call opens here
+    close_micro_batch();  // this rank's micro-batch counts in the boundary's average
+    return step_once();
   });
   if (result.outcome != STRATA_STEP_ACCUMULATED) auto_save();  // the manifest's checkpoint block
   return result;
@@ -43,6 +42,14 @@ strata_step_result Engine::step_once() {
   if (at_boundary) {
     phase("finish_reduce", TimePart::RuntimeOther,
           [&] { sharding_.call("finish_reduce", &strata_sharding_ops::finish_reduce); });
+    // With "join": a window in which no rank stepped a micro-batch of its own (the last rank
+    // joined inside it) applies nothing and is no optimizer step.
+    count_window_contributions();
+    if (join_tracking() && window_contributions_ == 0) {
+      sharding_.call("zero_grad", &strata_sharding_ops::zero_grad);
+      result.outcome = STRATA_STEP_ACCUMULATED;
+      return finish_step_result(result);
+    }
     const std::span<const strata_shard> owned = owned_shards();
     const strata_shard* shards = owned.data();
     const size_t count = owned.size();
@@ -82,7 +89,6 @@ strata_step_result Engine::step_once() {
     } else {
       consecutive_skips_ = 0;
       // With ranks that joined (engine_join.cpp), the mean over the micro-batches contributed.
-      agree_on_lr_override();
       const double effective_scale = scale / contribution_factor();
       result.grad_norm = std::sqrt(global[1]) / effective_scale;
       apply_step(shards, count, effective_scale, result.grad_norm);
@@ -91,11 +97,16 @@ strata_step_result Engine::step_once() {
     phase("zero_grad", TimePart::RuntimeOther,
           [&] { sharding_.call("zero_grad", &strata_sharding_ops::zero_grad); });
     window_contributions_ = 0;
+    own_contributions_ = 0;  // a skipped step's window too
     // A save being written completes at the first boundary after every rank has written its part.
     if (pending_save_) finish_save(false);
   } else {
     result.outcome = STRATA_STEP_ACCUMULATED;
   }
+  return finish_step_result(result);
+}
+
+strata_step_result Engine::finish_step_result(strata_step_result& result) {
   // strata_step returns when the step's device work is done (API 1.7).
   cuda::synchronize(host_services_.stream(), host_services_.device(), "step");
   result.loss_scale = loss_scale();

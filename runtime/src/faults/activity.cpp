@@ -109,8 +109,8 @@ ActivitySnapshot ActivitySnapshot::decode(const std::string& text) {
   char bar[8];
   in >> call >> bar[0] >> last >> bar[1] >> s.call_arg >> bar[2] >> s.step >> bar[3] >>
       s.micro_step >> bar[4] >> s.collectives >> bar[5] >> waiting >> bar[6] >> s.seconds >> bar[7];
-  if (!in || call < 0 || call > static_cast<int>(ApiCall::Load) || last < 0 ||
-      last > static_cast<int>(ApiCall::Load)) {
+  if (!in || call < 0 || call > static_cast<int>(kLastApiCall) || last < 0 ||
+      last > static_cast<int>(kLastApiCall)) {
     throw std::invalid_argument("malformed activity record");
   }
   for (char c : bar) {

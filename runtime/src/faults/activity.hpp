@@ -31,6 +31,7 @@ enum class ApiCall : uint8_t {
   Load,
   Join,  // strata_join (API 1.12)
 };
+inline constexpr ApiCall kLastApiCall = ApiCall::Join;  // what a heartbeat may name
 
 const char* api_call_name(ApiCall call);
 
