@@ -244,10 +244,10 @@ class Engine {
     uint64_t count = 0;  // a host collective's elements (per rank), dtype and op
     int32_t dtype = 0;
     int32_t op = 0;
+    bool operator==(const RecordedCall&) const = default;
   };
   // Whether micro-batches are counted: "join", after finalize.
   bool join_tracking() const { return manifest_.join && finalized_; }
-  bool some_rank_joined() const;  // in the open micro-batch
   void replay_host_call(const RecordedCall& call);
   // recv /= by, element by element, for an average made of a sum (engine_host_collectives.cpp).
   static void divide_average(void* recv, uint64_t count, int32_t dtype, uint64_t by);
@@ -257,16 +257,15 @@ class Engine {
   // Under "join": opens the micro-batch and refuses `call` (a collective a joined rank never
   // repeats: strata_save, strata_load, strata_broadcast) while some rank has joined.
   void refuse_while_joined(const char* call);
-  // Under "join", at a boundary: the micro-batches the ranks stepped in the window (summed), so
-  // the gradients average over them, and the newest learning-rate override (a joined rank's host
-  // no longer sets it). At the end of join: the newest override again.
-  void count_window_contributions();
-  void agree_on_newest_lr_override();
+  // Collective under "join" (else 0, no collective): every rank's micro-batches stepped in the
+  // window, summed (returned), and the newest learning-rate override, adopted (a joined rank's host
+  // no longer sets it). At a boundary this rank's count starts again.
+  uint64_t exchange_window_state(bool boundary);
   void record_call(const RecordedCall& call);
   void close_micro_batch();  // at the end of strata_step
   // What the boundary's gradients are multiplied by: world size x accumulation over the
-  // micro-batches contributed in the window (1 when every rank contributed to every one).
-  double contribution_factor() const;
+  // micro-batches contributed in the window (1 without "join").
+  double contribution_factor(uint64_t contributions) const;
   void replay(const std::vector<RecordedCall>& calls, size_t from);  // calls[from..]
   // The sharding stratum's part of gather, release and grad_ready (engine.cpp), for the host's
   // calls and a joined rank's replay alike.
@@ -278,7 +277,6 @@ class Engine {
   bool ran_micro_batch_ = false;        // last_calls_ holds a micro-batch's calls
   uint64_t contributing_ranks_ = 0;     // in the open micro-batch
   uint64_t own_contributions_ = 0;      // micro-batches this rank stepped since the last boundary
-  uint64_t window_contributions_ = 0;   // every rank's, summed at the boundary
   std::vector<RecordedCall> calls_, last_calls_;
   uint64_t signature_ = 0xcbf29ce484222325ull;  // FNV-1a of calls_ so far
   uint64_t last_signature_ = 0;                 // of last_calls_

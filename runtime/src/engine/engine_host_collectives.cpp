@@ -65,10 +65,6 @@ void divide(void* data, uint64_t count, uint64_t by) {
 
 }  // namespace
 
-bool Engine::some_rank_joined() const {
-  return contributing_ranks_ < static_cast<uint64_t>(world_.size);
-}
-
 void Engine::host_allreduce(const void* send, void* recv, uint64_t count, int32_t dtype,
                             int32_t op) {
   if (!join_tracking()) return collectives_->allreduce(send, recv, count, dtype, op);

@@ -65,7 +65,7 @@ void Engine::open_micro_batch() {
 void Engine::refuse_while_joined(const char* call) {
   if (!join_tracking()) return;
   open_micro_batch();
-  if (!some_rank_joined()) return;
+  if (contributing_ranks_ == static_cast<uint64_t>(world_.size)) return;  // nobody has joined
   throw Error(STRATA_ERR_INVALID_ARGUMENT,
               std::string(call) + ": " +
                   std::to_string(static_cast<uint64_t>(world_.size) - contributing_ranks_) +
@@ -95,44 +95,33 @@ void Engine::close_micro_batch() {
 }
 
 
-void Engine::count_window_contributions() {
-  if (!join_tracking()) return;
+uint64_t Engine::exchange_window_state(bool boundary) {
+  if (!join_tracking()) return 0;
   // [micro-batches this rank stepped in the window, when its host last set the learning rate, that
-  // rate (NaN: none)] from every rank. A joined rank's host no longer sets it, so the newest one
-  // is the running ranks' (a rank that joined inside this window still counted itself when it
-  // opened, so "some rank has joined" cannot decide this).
+  // rate (NaN: none)] from every rank. A joined rank's host no longer sets the rate, so the newest
+  // one is the running ranks'. (A rank that joined inside this window still counted itself when it
+  // opened, so the opening count cannot decide either.)
   const double mine[3] = {static_cast<double>(own_contributions_),
                           static_cast<double>(lr_override_step_), lr_override_};
   std::vector<double> all(3 * static_cast<size_t>(world_.size));
   collectives_->allgather(mine, all.data(), 3, STRATA_F64);
-  window_contributions_ = 0;
+  uint64_t contributions = 0;
   size_t newest = 0;
   for (size_t r = 0; r < static_cast<size_t>(world_.size); ++r) {
-    window_contributions_ += static_cast<uint64_t>(all[3 * r]);
+    contributions += static_cast<uint64_t>(all[3 * r]);
     if (all[3 * r + 1] > all[3 * newest + 1]) newest = r;
   }
   lr_override_step_ = static_cast<uint64_t>(all[3 * newest + 1]);
   lr_override_ = all[3 * newest + 2];
-  own_contributions_ = 0;
+  if (boundary) own_contributions_ = 0;
+  return contributions;
 }
 
-void Engine::agree_on_newest_lr_override() {
-  // [when this rank last set it, the override (NaN: cleared)] from every rank; the newest wins.
-  const double mine[2] = {static_cast<double>(lr_override_step_), lr_override_};
-  std::vector<double> all(2 * static_cast<size_t>(world_.size));
-  collectives_->allgather(mine, all.data(), 2, STRATA_F64);
-  size_t newest = 0;
-  for (size_t r = 1; r < static_cast<size_t>(world_.size); ++r)
-    if (all[2 * r] > all[2 * newest]) newest = r;
-  lr_override_ = all[2 * newest + 1];
-  lr_override_step_ = static_cast<uint64_t>(all[2 * newest]);
-}
-
-double Engine::contribution_factor() const {
-  if (!manifest_.join || window_contributions_ == 0) return 1.0;
+double Engine::contribution_factor(uint64_t contributions) const {
+  if (!join_tracking() || contributions == 0) return 1.0;
   const double full = static_cast<double>(world_.size) *
                       static_cast<double>(batch_.gradient_accumulation_steps);
-  return full / static_cast<double>(window_contributions_);
+  return full / static_cast<double>(contributions);
 }
 
 void Engine::replay(const std::vector<RecordedCall>& calls, size_t from) {
@@ -163,12 +152,7 @@ uint64_t Engine::join() {
     size_t done = 0;
     if (micro_batch_open_) {
       const bool prefix = calls_.size() <= last_calls_.size() &&
-                          std::equal(calls_.begin(), calls_.end(), last_calls_.begin(),
-                                     [](const RecordedCall& a, const RecordedCall& b) {
-                                       return a.kind == b.kind && a.arg == b.arg &&
-                                              a.flags == b.flags && a.count == b.count &&
-                                              a.dtype == b.dtype && a.op == b.op;
-                                     });
+                          std::equal(calls_.begin(), calls_.end(), last_calls_.begin());
       if (!prefix || !ran_micro_batch_) {
         throw Error(STRATA_ERR_INVALID_ARGUMENT,
                     "join: rank " + std::to_string(world_.rank) + " made " +
@@ -208,7 +192,9 @@ uint64_t Engine::join() {
     }
     micro_batch_open_ = false;
     joined_ = false;
-    agree_on_newest_lr_override();  // the last ranks to run may have set it after the others joined
+    // The last ranks to run may have set the rate after the others joined (no boundary: a window
+    // left incomplete stays accumulated).
+    exchange_window_state(false);
     if (world_.rank == 0) logger().info("join: every rank has joined at step {}", global_steps_);
     return count;
   });

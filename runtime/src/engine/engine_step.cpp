@@ -44,8 +44,8 @@ strata_step_result Engine::step_once() {
           [&] { sharding_.call("finish_reduce", &strata_sharding_ops::finish_reduce); });
     // With "join": a window in which no rank stepped a micro-batch of its own (the last rank
     // joined inside it) applies nothing and is no optimizer step.
-    count_window_contributions();
-    if (join_tracking() && window_contributions_ == 0) {
+    const uint64_t contributions = exchange_window_state(true);
+    if (join_tracking() && contributions == 0) {
       sharding_.call("zero_grad", &strata_sharding_ops::zero_grad);
       result.outcome = STRATA_STEP_ACCUMULATED;
       return finish_step_result(result);
@@ -89,15 +89,13 @@ strata_step_result Engine::step_once() {
     } else {
       consecutive_skips_ = 0;
       // With ranks that joined (engine_join.cpp), the mean over the micro-batches contributed.
-      const double effective_scale = scale / contribution_factor();
+      const double effective_scale = scale / contribution_factor(contributions);
       result.grad_norm = std::sqrt(global[1]) / effective_scale;
       apply_step(shards, count, effective_scale, result.grad_norm);
       result.outcome = STRATA_STEP_APPLIED;
     }
     phase("zero_grad", TimePart::RuntimeOther,
           [&] { sharding_.call("zero_grad", &strata_sharding_ops::zero_grad); });
-    window_contributions_ = 0;
-    own_contributions_ = 0;  // a skipped step's window too
     // A save being written completes at the first boundary after every rank has written its part.
     if (pending_save_) finish_save(false);
   } else {
