@@ -33,7 +33,7 @@ constexpr std::array<LevelName, 9> kLevels{{{"trace", spdlog::level::trace},
 // Until the comm stratum reports the rank, use what the launcher put in the environment (mpirun,
 // PMI, torchrun-style launchers), so start-up lines from several ranks can be told apart.
 std::string rank_from_launcher() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "RANK"}) {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "RANK", "SLURM_PROCID"}) {
     const char* value = std::getenv(name);
     if (value != nullptr && *value != '\0') return value;
   }

@@ -8,6 +8,25 @@ def parent_of(pid):
         return int(f.read().rsplit(")", 1)[1].split()[1])
 
 
+def slurm_rank_pid(rank, program, job_id):
+    """The pid of `program` with rank `rank` in Slurm job `job_id` (srun's ranks are children of
+    slurmstepd, not of the launcher)."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if not f.read().split(b"\0")[0].endswith(program.encode()):
+                    continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                variables = f.read().split(b"\0")
+            if f"RANK={rank}".encode() in variables and f"SLURM_JOB_ID={job_id}".encode() in variables:
+                return int(pid)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def rank_pid(rank, program, job_pid):
     """The pid of `program` with rank `rank` among the descendants of `job_pid` (other jobs may run
     the same program beside this one)."""

@@ -198,9 +198,13 @@ def mode_kill_restart(a, auto=False):
             json.dump(doc, f)
     else:
         train += ["--save-dir", folder, "--save-every", "10", "--resume-if-present", folder]
-    job = subprocess.Popen([a.run, "--backend", a.backend, "-np", "4", "--manifest", job_manifest, "--max-restarts", "2",
-                            "--checkpoint-dir", folder, "--startup-seconds", "0", "--", *train],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # slurm_test.py runs the job inside a Slurm allocation: a launcher prefix (salloc ...), its
+    # environment, and its own way to find rank 2 (srun's ranks are not strata-run's children).
+    prefix, job_env = getattr(a, "prefix", []), getattr(a, "job_env", None)
+    find_rank = getattr(a, "find_rank", rank_pid)
+    job = subprocess.Popen([*prefix, a.run, "--backend", a.backend, "-np", "4", "--manifest", job_manifest,
+                            "--max-restarts", "2", "--checkpoint-dir", folder, "--startup-seconds", "0", "--", *train],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=job_env)
     # The second checkpoint is complete once `latest` names it (its folder appears just before).
     deadline = time.time() + 100
     while latest_step(folder) < 20:
@@ -210,7 +214,7 @@ def mode_kill_restart(a, auto=False):
             job.kill()
             fail("no second checkpoint within 100 s")
         time.sleep(0.01)
-    pid = rank_pid(2, os.path.basename(a.example), job.pid)
+    pid = find_rank(2, os.path.basename(a.example), job.pid)
     try:
         check(pid is not None, "rank 2's process not found (the job may have ended first)")
         os.kill(pid, signal.SIGKILL)
@@ -222,7 +226,9 @@ def mode_kill_restart(a, auto=False):
         job.kill()
         fail("the job did not end within 120 s of the kill")
     check(job.returncode == 0, f"exit {job.returncode}, expected 0:\n{out}\n{err}")
-    check(re.search(r"strata-run: restart 1 of 2 at 3 ranks \(was 4\) after: rank 2 .*(killed by signal SIGKILL|exited on signal 9)", err),
+    # Through srun the rank's shell reports the kill as exit code 137 (128 + SIGKILL).
+    check(re.search(r"strata-run: restart 1 of 2 at 3 ranks \(was 4\) after: rank 2 .*"
+                    r"(killed by signal SIGKILL|exited on signal 9|exited with code 137)", err),
           f"no restart line:\n{err}")
     resumed = re.search(r"resumed from .*global_step(\d+): global step (\d+)", out)
     check(resumed, f"the restarted job did not resume from a checkpoint:\n{out}")

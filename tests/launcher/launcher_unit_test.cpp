@@ -12,6 +12,7 @@
 #include "placement.hpp"
 #include "remote.hpp"
 #include "secret.hpp"
+#include "slurm.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -193,6 +194,33 @@ TEST(Remote, QuotingAndCommand) {
   EXPECT_THAT(remote_command("/d", {}, {"p"}), ::testing::Not(HasSubstr("STRATA_JOB_SECRET=")));
   EXPECT_THAT(agent_argv("ssh -o BatchMode=yes", "nodeB", "CMD"), ElementsAre("ssh", "-o", "BatchMode=yes", "nodeB", "CMD"));
   EXPECT_EQ(default_launch_agent(30), "ssh -o BatchMode=yes -o ConnectTimeout=30");
+  // srun runs an argv: the command goes through sh -c.
+  EXPECT_THAT(agent_argv("srun --overlap --nodelist", "n1", "CMD"),
+              ElementsAre("srun", "--overlap", "--nodelist", "n1", "sh", "-c", "CMD"));
+  EXPECT_THAT(agent_argv("/opt/slurm/bin/srun -w", "n1", "CMD"),
+              ElementsAre("/opt/slurm/bin/srun", "-w", "n1", "sh", "-c", "CMD"));
+  EXPECT_THAT(agent_argv("nosrun", "n1", "CMD"), ElementsAre("nosrun", "n1", "CMD"));
+  EXPECT_THAT(srun_launch_agent(), HasSubstr("--ntasks=1"));
+  EXPECT_THAT(srun_launch_agent(), HasSubstr("--overlap"));
+}
+
+TEST(Slurm, TasksPerNode) {
+  EXPECT_EQ(parse_slurm_counts("4", "V"), std::vector<int>({4}));
+  EXPECT_EQ(parse_slurm_counts("2(x3),1", "V"), std::vector<int>({2, 2, 2, 1}));
+  EXPECT_EQ(parse_slurm_counts("1,8(x2)", "V"), std::vector<int>({1, 8, 8}));
+  for (const char* bad : {"", "x", "2(x0)", "0", "2(x3", "2(y3)", "2(x3)z", "-1", "2,,1"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THAT(error_of([&] { parse_slurm_counts(bad, "SLURM_TASKS_PER_NODE"); }),
+                HasSubstr(std::string("SLURM_TASKS_PER_NODE='") + bad + "': entry"));
+  }
+}
+
+TEST(Slurm, HostsPairNodesWithTheirTasks) {
+  const auto hosts = slurm_hosts({"n01", "n02", "n03"}, {2, 2, 1}, "77");
+  EXPECT_EQ(names_slots(hosts), (std::vector<NS>{{"n01", 2}, {"n02", 2}, {"n03", 1}}));
+  EXPECT_EQ(hosts[2].origin, "Slurm allocation 77 node 3");
+  EXPECT_THAT(error_of([] { slurm_hosts({"n01", "n02"}, {2}, "77"); }),
+              HasSubstr("Slurm allocation 77: SLURM_JOB_NODELIST names 2 nodes but its tasks per node count 1"));
 }
 
 TEST(Mpi, Argv) {

@@ -9,6 +9,7 @@
 #include "placement.hpp"
 #include "remote.hpp"
 #include "secret.hpp"
+#include "slurm.hpp"
 #include "supervisor.hpp"
 
 #include <unistd.h>
@@ -155,9 +156,10 @@ JobOutcome run_mpi(const Options& options, const Placement& placement, const Job
 JobOutcome run_gloo(const Options& options, const Placement& placement, const JobEnv& job,
              const std::vector<bool>& hosts_local) {
   const std::string cwd = std::filesystem::current_path().string();
-  const std::string agent = options.launch_agent.empty()
-                                ? default_launch_agent(options.connect_timeout)
-                                : options.launch_agent;
+  const std::string agent = launch_agent_of(options);
+  // On a Slurm allocation srun starts every rank, this host's too: each then runs in a step of
+  // the job, which Slurm confines, accounts for and ends with the job.
+  const bool all_through_agent = on_slurm_allocation(options) && options.launch_agent.empty();
   for (const bool local : hosts_local) {
     if (local) {
       check_program_runs_here(options.program.front());
@@ -171,7 +173,7 @@ JobOutcome run_gloo(const Options& options, const Placement& placement, const Jo
     task.host = placement.hosts[static_cast<size_t>(place.host)].name;
     task.host_ranks = describe_ranks(placement, place.host);
     const EnvVars env = rank_env(placement, place.rank, job);
-    if (hosts_local[static_cast<size_t>(place.host)]) {
+    if (hosts_local[static_cast<size_t>(place.host)] && !all_through_agent) {
       task.argv = options.program;
       task.envp = merge_environment(environ, env);
     } else {
@@ -200,7 +202,17 @@ JobOutcome run_gloo(const Options& options, const Placement& placement, const Jo
 std::vector<Host> hosts_of(const Options& options, int np) {
   if (!options.host_list.empty()) return parse_host_list(options.host_list);
   if (!options.hostfile.empty()) return read_hostfile(options.hostfile);
+  if (const auto job = slurm_job_id()) return slurm_allocation_hosts(*job);
   return {Host{"localhost", np > 0 ? np : 1, "default"}};
+}
+
+bool on_slurm_allocation(const Options& options) {
+  return options.host_list.empty() && options.hostfile.empty() && slurm_job_id().has_value();
+}
+
+std::string launch_agent_of(const Options& options) {
+  if (!options.launch_agent.empty()) return options.launch_agent;
+  return on_slurm_allocation(options) ? srun_launch_agent() : default_launch_agent(options.connect_timeout);
 }
 
 JobOutcome run_once(const Options& options, const Placement& placement, const RunNumber& run) {

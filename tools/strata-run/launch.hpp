@@ -16,9 +16,16 @@ namespace strata::run {
 // and, with --max-restarts, no restart is left or possible.
 int launch(const Options& options);
 
-// The hosts as the options give them now (-H, the hostfile read again, or this machine with
-// `np` slots).
+// The hosts as the options give them now (-H, the hostfile read again, the Slurm allocation's, or
+// this machine with `np` slots).
 std::vector<Host> hosts_of(const Options& options, int np);
+
+// Inside a Slurm allocation with no -H or --hostfile: the job runs on the allocation (slurm.hpp).
+bool on_slurm_allocation(const Options& options);
+
+// What starts a rank on another host (gloo backend): --launch-agent, else srun on a Slurm
+// allocation, else ssh.
+std::string launch_agent_of(const Options& options);
 
 // Which run of the job this is, for the ranks' STRATA_RESTART_COUNT and friends.
 struct RunNumber {

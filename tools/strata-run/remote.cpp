@@ -55,6 +55,12 @@ std::vector<std::string> agent_argv(const std::string& agent, const std::string&
   std::string word;
   while (words >> word) argv.push_back(word);
   argv.push_back(host);
+  // ssh hands its command to the remote login shell; srun runs an argv, so a shell is named.
+  const std::string& program = argv.front();
+  if (program == "srun" || (program.size() > 5 && program.ends_with("/srun"))) {
+    argv.push_back("sh");
+    argv.push_back("-c");
+  }
   argv.push_back(command);
   return argv;
 }

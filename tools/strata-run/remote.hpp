@@ -30,7 +30,8 @@ std::string shell_quote(const std::string& text);
 std::string remote_command(const std::string& cwd, const EnvVars& env,
                            const std::vector<std::string>& program);
 
-// The agent string split on blanks (like mpirun's plm_rsh_agent), then HOST, then the command.
+// The agent string split on blanks (like mpirun's plm_rsh_agent), then HOST, then the command
+// (after "sh -c" when the agent is srun, which runs an argv rather than a shell's command line).
 std::vector<std::string> agent_argv(const std::string& agent, const std::string& host,
                                     const std::string& command);
 

@@ -93,8 +93,7 @@ void forget_inherited_run_variables() {
 std::vector<std::pair<std::string, std::string>> silent_hosts(const Options& options,
                                                               const std::vector<Host>& hosts) {
   if (options.backend == "mpi" && options.launch_agent.empty()) return {};
-  const std::string agent =
-      options.launch_agent.empty() ? default_launch_agent(options.connect_timeout) : options.launch_agent;
+  const std::string agent = launch_agent_of(options);
   std::vector<std::pair<std::string, std::string>> silent;
   for (const Host& host : hosts) {
     if (is_local_host(host.name)) continue;

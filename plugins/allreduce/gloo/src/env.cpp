@@ -52,6 +52,13 @@ Secret parse_secret() {
   const char* text = get("STRATA_JOB_SECRET");
   const std::string expected =
       "expected 64 hex digits (32 bytes), made per job by strata-run, which sets it";
+  if (text == nullptr && get("SLURM_PROCID") != nullptr) {
+    // Ranks started by srun directly: nobody made a secret, and the ranks cannot agree on one
+    // without a channel that already proves who they are.
+    bad("STRATA_JOB_SECRET is not set; ranks started by srun need one for the job: export "
+        "STRATA_JOB_SECRET=$(openssl rand -hex 32) before srun (srun passes it on), or start the ranks "
+        "with strata-run");
+  }
   if (text == nullptr) bad("STRATA_JOB_SECRET is not set; " + expected);
   const std::string s(text);
   Secret secret{};
@@ -139,6 +146,41 @@ std::string interface_address(const std::string& spec) {
       (cidr ? "in that subnet" : "on that interface"));
 }
 
+// The first node of a Slurm hostlist, where srun starts task 0: "gpu[07-09,12]x,cpu1" -> "gpu07x".
+std::string first_slurm_node(const std::string& list, const char* variable) {
+  const size_t open = list.find('[');
+  const size_t comma = list.find(',');
+  if (open == std::string::npos || (comma != std::string::npos && comma < open)) return list.substr(0, comma);
+  const size_t close = list.find(']', open);
+  if (close == std::string::npos || close == open + 1) {
+    bad(std::string(variable) + "='" + list + "': expected a Slurm hostlist such as node[01-04,07]");
+  }
+  const std::string inside = list.substr(open + 1, close - open - 1);
+  const std::string rest = list.substr(close + 1);
+  const std::string tail = rest.empty() || rest[0] == ',' ? "" : first_slurm_node(rest, variable);
+  return list.substr(0, open) + inside.substr(0, inside.find_first_of(",-")) + tail;
+}
+
+// Ranks started by srun directly have no MASTER_ADDR or MASTER_PORT unless the script exported
+// them: rank 0 runs on the step's first node, and the port follows from the job and step ids, so
+// that two steps on one node (or two jobs sharing it) seldom pick the same one.
+const char* slurm_master_addr(std::string& storage) {
+  const char* nodes = get("SLURM_STEP_NODELIST");
+  if (get("SLURM_PROCID") == nullptr || nodes == nullptr) return nullptr;
+  storage = first_slurm_node(nodes, "SLURM_STEP_NODELIST");
+  return storage.c_str();
+}
+
+const char* slurm_master_port(std::string& storage) {
+  const char* job = get("SLURM_JOB_ID");
+  const char* step = get("SLURM_STEP_ID");
+  if (get("SLURM_PROCID") == nullptr || job == nullptr || step == nullptr) return nullptr;
+  const long job_id = number("SLURM_JOB_ID", job, 1L << 40, "a Slurm job id");
+  const long step_id = number("SLURM_STEP_ID", step, 1L << 32, "a Slurm step id");
+  storage = std::to_string(20000 + (job_id * 61 + step_id) % 30000);
+  return storage.c_str();
+}
+
 std::string host_identity() {
   if (const char* cross = get("CROSS_RANK")) return std::string("cross-rank:") + cross;
   char name[256] = {};
@@ -152,19 +194,23 @@ std::string host_identity() {
 
 Env read_env() {
   Env env;
-  const auto [size_name, size_text] = first_set({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE"},
+  // strata-run's, then mpirun's, then srun's (ranks it starts directly: SLURM_PROCID is per step).
+  const auto [size_name, size_text] = first_set({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS"},
                                                 "the number of ranks");
   env.size = static_cast<int>(number(size_name, size_text, 1 << 20, "a positive number of ranks"));
   if (env.size == 0) bad(std::string(size_name) + "=0: expected a positive number of ranks");
-  const auto [rank_name, rank_text] = first_set({"RANK", "OMPI_COMM_WORLD_RANK"}, "this rank");
+  const auto [rank_name, rank_text] = first_set({"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}, "this rank");
   env.rank = static_cast<int>(number(rank_name, rank_text, env.size,
                                      ("a rank in [0, " + std::to_string(env.size) + ")").c_str()));
+  std::string slurm_addr, slurm_port;
   const char* addr = get("MASTER_ADDR");
+  if (addr == nullptr) addr = slurm_master_addr(slurm_addr);
   if (addr == nullptr) bad("MASTER_ADDR is not set; expected the IPv4 address or name of rank 0's host");
   env.master_addr = addr;
   env.master_ip = resolve_ipv4(addr);
   if (env.master_ip == "0.0.0.0") bad("MASTER_ADDR=0.0.0.0: expected rank 0's own address");
   const char* port = get("MASTER_PORT");
+  if (port == nullptr) port = slurm_master_port(slurm_port);
   if (port == nullptr) bad("MASTER_PORT is not set; expected the TCP port of rank 0's store (1-65535)");
   env.master_port = static_cast<uint16_t>(number("MASTER_PORT", port, 65536, "a TCP port (1-65535)"));
   if (env.master_port == 0) bad("MASTER_PORT=0: expected a TCP port (1-65535)");

@@ -26,8 +26,9 @@ struct Env {
   std::string host_id;
 };
 
-// Reads RANK/WORLD_SIZE (else OMPI_COMM_WORLD_*), MASTER_ADDR, MASTER_PORT, STRATA_JOB_SECRET and
-// STRATA_NETWORK_INTERFACE. LOCAL_RANK/LOCAL_SIZE are not read: the plugin derives them from the
+// Reads RANK/WORLD_SIZE (else OMPI_COMM_WORLD_*, else srun's SLURM_PROCID/SLURM_STEP_NUM_TASKS),
+// MASTER_ADDR and MASTER_PORT (under srun, when unset: the step's first node and a port from the job
+// and step ids), STRATA_JOB_SECRET and STRATA_NETWORK_INTERFACE. LOCAL_RANK/LOCAL_SIZE are not read: the plugin derives them from the
 // host identities every rank publishes, which also holds for uneven slots per host.
 Env read_env();
 

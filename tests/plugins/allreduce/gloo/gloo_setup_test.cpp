@@ -73,7 +73,8 @@ Child spawn(const Env& env, const std::string& config, After after = After::Allr
   close(pipe_fds[0]);
   for (const char* name : {"RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
                            "MASTER_ADDR", "MASTER_PORT", "STRATA_JOB_SECRET",
-                           "STRATA_NETWORK_INTERFACE", "CROSS_RANK"}) {
+                           "STRATA_NETWORK_INTERFACE", "CROSS_RANK", "SLURM_PROCID", "SLURM_STEP_NUM_TASKS",
+                           "SLURM_STEP_NODELIST", "SLURM_JOB_ID", "SLURM_STEP_ID"}) {
     unsetenv(name);
   }
   for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
@@ -100,7 +101,7 @@ Child spawn(const Env& env, const std::string& config, After after = After::Allr
     strata_coll_args args = sdk::Comm::args(&buffer, &buffer);
     const auto start = std::chrono::steady_clock::now();
     status = library.ops<strata_comm_ops>().allreduce(self, &args, nullptr, &err);
-    if (status == STRATA_OK && value != std::stof(env.at("WORLD_SIZE"))) status = STRATA_ERR_INTERNAL;
+    if (status == STRATA_OK && value != std::stof(env.count("WORLD_SIZE") ? env.at("WORLD_SIZE") : env.at("SLURM_STEP_NUM_TASKS"))) status = STRATA_ERR_INTERNAL;
     if (status != STRATA_OK) {
       // A second call after a failure fails at once, naming the first.
       strata_error second = sdk::make_error();
@@ -153,10 +154,10 @@ TEST(GlooSetup, EnvironmentCatalogue) {
     const char* mentions;
   };
   const Case cases[] = {
-      {"RANK", nullptr, "RANK or OMPI_COMM_WORLD_RANK is not set"},
+      {"RANK", nullptr, "RANK or OMPI_COMM_WORLD_RANK or SLURM_PROCID is not set"},
       {"RANK", "one", "RANK='one': expected a rank in [0, 1)"},
       {"RANK", "3", "RANK='3': expected a rank in [0, 1)"},
-      {"WORLD_SIZE", nullptr, "WORLD_SIZE or OMPI_COMM_WORLD_SIZE is not set"},
+      {"WORLD_SIZE", nullptr, "WORLD_SIZE or OMPI_COMM_WORLD_SIZE or SLURM_STEP_NUM_TASKS is not set"},
       {"WORLD_SIZE", "0", "WORLD_SIZE=0: expected a positive number of ranks"},
       {"MASTER_ADDR", nullptr, "MASTER_ADDR is not set"},
       {"MASTER_ADDR", "no.such.host.invalid", "MASTER_ADDR='no.such.host.invalid'"},
@@ -186,6 +187,42 @@ TEST(GlooSetup, EnvironmentCatalogue) {
   Env env = job_env(0, 1, port);
   env.erase("STRATA_JOB_SECRET");
   EXPECT_TRUE(contains(run_one(env).message, "strata-run")) << run_one(env).message;
+}
+
+// Ranks that srun started directly: rank and size from SLURM_PROCID and SLURM_STEP_NUM_TASKS, rank
+// 0's host from the step's node list, the port from the job and step ids.
+TEST(GlooSetup, SrunStartedRanksReadSlurmsVariables) {
+  const Env slurm = {{"SLURM_PROCID", "0"}, {"SLURM_STEP_NUM_TASKS", "1"}, {"SLURM_STEP_NODELIST", "localhost"},
+                     {"SLURM_JOB_ID", std::to_string(1000 + free_port() % 1000)}, {"SLURM_STEP_ID", "0"},
+                     {"STRATA_JOB_SECRET", kSecret}};
+  Env env = slurm;
+  Outcome out = collect(spawn(env, "{}"));
+  EXPECT_EQ(out.status, STRATA_OK) << out.message;
+  struct Case {
+    const char* variable;
+    const char* value;  // nullptr: unset
+    const char* mentions;
+  };
+  const Case cases[] = {
+      // The first node of a bracketed list, its zero padding and suffix kept.
+      {"SLURM_STEP_NODELIST", "no[07-09,12]x.invalid,other", "MASTER_ADDR='no07x.invalid'"},
+      {"SLURM_STEP_NODELIST", "no[", "SLURM_STEP_NODELIST='no[': expected a Slurm hostlist"},
+      {"SLURM_PROCID", "2", "SLURM_PROCID='2': expected a rank in [0, 1)"},
+      {"SLURM_JOB_ID", "x", "SLURM_JOB_ID='x': expected a Slurm job id"},
+      {"STRATA_JOB_SECRET", nullptr, "ranks started by srun need one for the job: export STRATA_JOB_SECRET"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.variable) + "=" + (c.value ? c.value : "(unset)"));
+    env = slurm;
+    if (c.value == nullptr) {
+      env.erase(c.variable);
+    } else {
+      env[c.variable] = c.value;
+    }
+    out = run_one(env);
+    EXPECT_EQ(out.status, STRATA_ERR_INVALID_ARGUMENT) << out.message;
+    EXPECT_TRUE(contains(out.message, c.mentions)) << out.message;
+  }
 }
 
 TEST(GlooSetup, ConfigErrorsNameTheKey) {

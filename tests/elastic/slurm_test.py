@@ -1,0 +1,144 @@
+"""strata-run and srun on a real single-machine Slurm (slurm_cluster.py starts slurmctld, slurmd and
+munge for the test and stops them after; without root or the packages the test skips, saying why,
+with exit code 77).
+
+  allocation    inside `salloc -n 3`, strata-run with no host option runs 3 ranks, each in a job step
+                of the allocation (srun), and they train together.
+  kill_restart  restart_test.py's kill_restart inside `salloc -n 4`: rank 2 SIGKILLed after the
+                second checkpoint, the job restarts at 3 ranks through new srun steps and ends with
+                the parameters of a job started at 3 ranks from the same checkpoint.
+  direct        `srun -n 3 fashion_mnist ...` with no launcher: the ranks read SLURM_PROCID,
+                SLURM_STEP_NUM_TASKS and rank 0's node from the step's node list, and end with the
+                parameters of the same job under strata-run; without STRATA_JOB_SECRET they refuse
+                to start, saying how to set one.
+
+usage: slurm_test.py --run STRATA_RUN --example FASHION_MNIST --data-dir DIR --work DIR
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import types
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import restart_test  # noqa: E402
+from job_processes import slurm_rank_pid  # noqa: E402
+from restart_test import check, fail  # noqa: E402
+from slurm_cluster import SlurmCluster  # noqa: E402
+
+STEPS = 12
+
+
+def manifest(a):
+    path = os.path.join(a.work, "manifest.json")
+    with open(path, "w") as f:
+        json.dump({"comm": {"library": "strata_allreduce_gloo"}, "optimizer": {"type": "AdamW", "params": {"lr": 0.001}},
+                   "train_batch_size": 96, "zero_optimization": {"stage": 2}}, f)
+    return path
+
+
+def run(argv, env, timeout=180):
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired as e:
+        fail(f"{' '.join(argv)} did not end within {timeout} s: {e.stderr}")
+
+
+def train_argv(a, params):
+    return [a.example, "--data-dir", a.data_dir, "--epochs", "1", "--max-steps", str(STEPS), "--dump-params", params]
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def reference_params(a):
+    """The parameters of the same job started by strata-run outside Slurm."""
+    path = os.path.join(a.work, "reference.bin")
+    r = run([a.run, "--backend", "gloo", "-np", "3", "--manifest", manifest(a), "--", *train_argv(a, path)],
+            dict(os.environ))
+    check(r.returncode == 0, f"the reference job failed: {r.stderr}")
+    return read(path)
+
+
+def mode_allocation(a, cluster, reference):
+    probe = "echo probe rank=$RANK world=$WORLD_SIZE job=$SLURM_JOB_ID step=$SLURM_STEP_ID"
+    r = run(["salloc", "-n", "3", a.run, "--backend", "gloo", "--", "sh", "-c", probe], cluster.env())
+    check(r.returncode == 0, f"exit {r.returncode}:\n{r.stdout}\n{r.stderr}")
+    lines = re.findall(r"probe rank=(\d+) world=(\d+) job=(\d+) step=(\d+)", r.stdout)
+    check(sorted(int(x[0]) for x in lines) == [0, 1, 2] and {x[1] for x in lines} == {"3"},
+          f"expected ranks 0-2 of 3 (the allocation's 3 slots):\n{r.stdout}")
+    check(len({x[2] for x in lines}) == 1 and len({x[3] for x in lines}) == 3,
+          f"expected one job and a step per rank: {lines}")
+    params = os.path.join(a.work, "allocation.bin")
+    r = run(["salloc", "-n", "3", a.run, "--backend", "gloo", "--manifest", manifest(a), "--",
+             *train_argv(a, params)], cluster.env())
+    check(r.returncode == 0, f"training inside the allocation failed (exit {r.returncode}):\n{r.stderr}")
+    check(read(params) == reference, "the parameters trained inside the allocation differ from strata-run's outside")
+    print("allocation: 3 ranks from SLURM_TASKS_PER_NODE, one srun step each; parameters equal strata-run's")
+
+
+def mode_kill_restart(a, cluster):
+    name = "strata-kill-restart"
+    args = types.SimpleNamespace(**vars(a))
+    args.work = os.path.join(a.work, "kill_restart")
+    args.backend = "gloo"
+    os.makedirs(args.work)
+    args.prefix = ["salloc", "-n", "4", "-J", name]
+    args.job_env = cluster.env()
+
+    def find_rank(rank, program, _launcher_pid):
+        job = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i"], capture_output=True, text=True,
+                             env=cluster.env()).stdout.split()
+        return slurm_rank_pid(rank, program, job[0]) if job else None
+
+    args.find_rank = find_rank
+    restart_test.mode_kill_restart(args)
+
+
+def mode_direct(a, cluster, reference):
+    secret = os.urandom(32).hex()
+    params = os.path.join(a.work, "direct.bin")
+    env = cluster.env(STRATA_MANIFEST=manifest(a), STRATA_JOB_SECRET=secret)
+    r = run(["srun", "-n", "3", *train_argv(a, params)], env)
+    check(r.returncode == 0, f"srun -n 3 failed (exit {r.returncode}):\n{r.stdout}\n{r.stderr}")
+    check(read(params) == reference, "the parameters of the srun-started ranks differ from strata-run's")
+    del env["STRATA_JOB_SECRET"]
+    r = run(["srun", "-n", "2", *train_argv(a, params)], env, timeout=60)
+    check(r.returncode != 0 and "export STRATA_JOB_SECRET=$(openssl rand -hex 32) before srun" in r.stderr,
+          f"without a secret: exit {r.returncode}, expected a failure saying how to set one:\n{r.stderr}")
+    print("direct: srun -n 3 trains with Slurm's variables (parameters equal strata-run's); no secret: refused")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--run", required=True)
+    parser.add_argument("--example", required=True)
+    parser.add_argument("--data-dir", required=True)
+    parser.add_argument("--work", required=True)
+    a = parser.parse_args()
+    for name in ("run", "example", "data_dir", "work"):
+        setattr(a, name, os.path.abspath(getattr(a, name)))
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    os.chdir(a.work)
+    cluster = SlurmCluster(os.path.join(a.work, "slurm"))
+    why = cluster.start()
+    if why:
+        print(f"SKIP: no Slurm cluster on this machine: {why}")
+        sys.exit(77)
+    try:
+        reference = reference_params(a)
+        mode_allocation(a, cluster, reference)
+        mode_direct(a, cluster, reference)
+        mode_kill_restart(a, cluster)
+    finally:
+        cluster.stop()
+
+
+if __name__ == "__main__":
+    main()
