@@ -2,8 +2,10 @@
 munge for the test and stops them after; without root or the packages the test skips, saying why,
 with exit code 77).
 
-  allocation    inside `salloc -n 3`, strata-run with no host option runs 3 ranks, each in a job step
-                of the allocation (srun), and they train together.
+  allocation    inside `salloc -n 3`, strata-run with no host option runs 3 ranks in one srun step
+                of the allocation (their lines prefixed "[R] "); after rank 1 fails, the restart is a
+                new step at 2 ranks; the ranks train to the parameters of strata-run outside Slurm;
+                the mpi backend runs on the allocation's 3 slots too.
   kill_restart  restart_test.py's kill_restart inside `salloc -n 4`: rank 2 SIGKILLed after the
                 second checkpoint, the job restarts at 3 ranks through new srun steps and ends with
                 the parameters of a job started at 3 ranks from the same checkpoint.
@@ -65,21 +67,43 @@ def reference_params(a):
     return read(path)
 
 
+PROBE = r"""
+echo "probe rank=$RANK world=$WORLD_SIZE job=$SLURM_JOB_ID step=$SLURM_STEP_ID restart=$STRATA_RESTART_COUNT"
+if [ "$STRATA_RESTART_COUNT" = 0 ] && [ "$RANK" = 1 ]; then sleep 1; exit 3; fi
+"""
+
+
 def mode_allocation(a, cluster, reference):
-    probe = "echo probe rank=$RANK world=$WORLD_SIZE job=$SLURM_JOB_ID step=$SLURM_STEP_ID"
-    r = run(["salloc", "-n", "3", a.run, "--backend", "gloo", "--", "sh", "-c", probe], cluster.env())
+    r = run(["salloc", "-n", "3", a.run, "--backend", "gloo", "--max-restarts", "1", "--checkpoint-dir",
+             os.path.join(a.work, "ck"), "--startup-seconds", "0", "--", "sh", "-c", PROBE], cluster.env())
     check(r.returncode == 0, f"exit {r.returncode}:\n{r.stdout}\n{r.stderr}")
-    lines = re.findall(r"probe rank=(\d+) world=(\d+) job=(\d+) step=(\d+)", r.stdout)
-    check(sorted(int(x[0]) for x in lines) == [0, 1, 2] and {x[1] for x in lines} == {"3"},
-          f"expected ranks 0-2 of 3 (the allocation's 3 slots):\n{r.stdout}")
-    check(len({x[2] for x in lines}) == 1 and len({x[3] for x in lines}) == 3,
-          f"expected one job and a step per rank: {lines}")
+    lines = re.findall(r"^\[(\d+)\] probe rank=(\d+) world=(\d+) job=(\d+) step=(\d+) restart=(\d+)$", r.stdout, re.M)
+    runs = {}
+    for prefix, rank, world, job, step, restart in lines:
+        check(prefix == rank, f"rank {rank}'s line has the prefix [{prefix}]")
+        runs.setdefault(int(restart), []).append((int(rank), int(world), job, step))
+    check(sorted(runs) == [0, 1], f"expected the first run and one restart:\n{r.stdout}\n{r.stderr}")
+    check(sorted(x[0] for x in runs[0]) == [0, 1, 2] and {x[1] for x in runs[0]} == {3},
+          f"expected ranks 0-2 of 3 (the allocation's 3 slots) first: {runs[0]}")
+    check(sorted(x[0] for x in runs[1]) == [0, 1] and {x[1] for x in runs[1]} == {2},
+          f"expected ranks 0-1 of 2 after rank 1's slot was lost: {runs[1]}")
+    steps = [{(x[2], x[3]) for x in runs[k]} for k in (0, 1)]
+    check(len(steps[0]) == 1 and len(steps[1]) == 1 and steps[0] != steps[1],
+          f"expected one srun step per run, a new one for the restart: {steps}")
+    check(re.search(r"strata-run: restart 1 of 1 at 2 ranks \(was 3\) after: rank 1 failed \(srun: error: .*task 1: "
+                    r"Exited with exit code 3\)", r.stderr), f"no restart line naming rank 1:\n{r.stderr}")
+    # The mpi backend gets the same hosts; mpirun starts the ranks (through Slurm where they are remote).
+    r = run(["salloc", "-n", "3", a.run, "--backend", "mpi", "--", "sh", "-c", "echo mpi rank=$OMPI_COMM_WORLD_RANK"],
+            cluster.env())
+    check(r.returncode == 0 and sorted(re.findall(r"^\[\d+\] mpi rank=(\d+)$", r.stdout, re.M)) == ["0", "1", "2"],
+          f"the mpi backend inside the allocation: exit {r.returncode}, expected ranks 0-2:\n{r.stdout}\n{r.stderr}")
     params = os.path.join(a.work, "allocation.bin")
     r = run(["salloc", "-n", "3", a.run, "--backend", "gloo", "--manifest", manifest(a), "--",
              *train_argv(a, params)], cluster.env())
     check(r.returncode == 0, f"training inside the allocation failed (exit {r.returncode}):\n{r.stderr}")
     check(read(params) == reference, "the parameters trained inside the allocation differ from strata-run's outside")
-    print("allocation: 3 ranks from SLURM_TASKS_PER_NODE, one srun step each; parameters equal strata-run's")
+    print("allocation: 3 ranks from SLURM_TASKS_PER_NODE in one srun step, a new step at 2 ranks after rank 1 "
+          "failed; parameters equal strata-run's outside Slurm")
 
 
 def mode_kill_restart(a, cluster):

@@ -13,6 +13,8 @@
 #include "remote.hpp"
 #include "secret.hpp"
 #include "slurm.hpp"
+#include "slurm_step.hpp"
+#include "srun_output.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -215,6 +217,19 @@ TEST(Slurm, TasksPerNode) {
   }
 }
 
+TEST(Slurm, Hostlists) {
+  const auto expand = [](const std::string& list) { return expand_slurm_hostlist(list, "V"); };
+  EXPECT_THAT(expand("vm"), ElementsAre("vm"));
+  EXPECT_THAT(expand("node[01-03,07],gpu1"), ElementsAre("node01", "node02", "node03", "node07", "gpu1"));
+  EXPECT_THAT(expand("r[1-2]n[8-9]x"), ElementsAre("r1n8x", "r1n9x", "r2n8x", "r2n9x"));
+  EXPECT_THAT(expand("a[9-11]"), ElementsAre("a9", "a10", "a11"));
+  for (const char* bad : {"", "a,,b", "n[1-", "n]1", "n[[1]]", "n[3-1]", "n[a]", "n[]", "n[1-2-3]"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THAT(error_of([&] { expand(bad); }), HasSubstr(std::string("V='") + bad + "': "));
+  }
+  EXPECT_THAT(error_of([&] { expand("n[0-1999999]"); }), HasSubstr("more than 2^20 nodes"));
+}
+
 TEST(Slurm, HostsPairNodesWithTheirTasks) {
   const auto hosts = slurm_hosts({"n01", "n02", "n03"}, {2, 2, 1}, "77");
   EXPECT_EQ(names_slots(hosts), (std::vector<NS>{{"n01", 2}, {"n02", 2}, {"n03", 1}}));
@@ -326,12 +341,12 @@ TEST(Output, WritingToAFullNonBlockingPipeWaits) {
   EXPECT_TRUE(got == "[7] " + line + "\n");
 }
 
-// Lines out of MpiOutputParser as "[R] text" (stdout), "[R]! text" (stderr), "text" (mpirun's own
+// Lines out of a RankLineParser (MpiOutputParser, SrunOutputParser) as "[R] text" (stdout), "[R]! text" (stderr), "text" (mpirun's own
 // line from stdout) or "! text" (from stderr).
-struct MpiLines {
+struct MarkedLines {
   std::vector<std::string> lines;
-  MpiOutputParser::OnLine on_line() {
-    return [this](const MpiLine& l) {
+  RankLineParser::OnLine on_line() {
+    return [this](const RankLine& l) {
       const std::string rank = l.rank ? "[" + std::to_string(*l.rank) + "]" : "";
       const std::string mark = rank + (l.is_stdout ? "" : "!");
       lines.push_back(mark.empty() ? std::string(l.text) : mark + " " + std::string(l.text));
@@ -344,7 +359,7 @@ struct MpiLines {
 // tag follows on the same line.
 TEST(MpiOutput, ChunksEndingMidLineAreJoinedPerRank) {
   MpiOutputParser p(true);
-  MpiLines out;
+  MarkedLines out;
   p.feed("[1,0]<stdout>:r0-ab[1,1]<stdout>:r1-ab[1,0]<stdout>:cd\n"
          "[1,0]<stdout>:r0-second[1,1]<stdout>:cd\n"
          "[1,1]<stdout>:r1-second[1,0]<stdout>:-end\n",
@@ -360,7 +375,7 @@ TEST(MpiOutput, ChunksEndingMidLineAreJoinedPerRank) {
 
 TEST(MpiOutput, SeveralLinesInOneChunkAndEmptyLines) {
   MpiOutputParser p(true);
-  MpiLines out;
+  MarkedLines out;
   // One chunk "a\n\nb\n" of rank 2: a tag after each '\n' but the last.
   p.feed("[1,2]<stdout>:a\n[1,2]<stdout>:\n[1,2]<stdout>:b\n", out.on_line());
   EXPECT_THAT(out.lines, ElementsAre("[2] a", "[2] ", "[2] b"));
@@ -373,7 +388,7 @@ TEST(MpiOutput, EveryCutOfTheStreamGivesTheSameLines) {
   for (size_t cut1 = 0; cut1 <= stream.size(); ++cut1) {
     for (size_t cut2 = cut1; cut2 <= stream.size(); ++cut2) {
       MpiOutputParser p(true);
-      MpiLines out;
+      MarkedLines out;
       p.feed(std::string_view(stream).substr(0, cut1), out.on_line());
       p.feed(std::string_view(stream).substr(cut1, cut2 - cut1), out.on_line());
       p.feed(std::string_view(stream).substr(cut2), out.on_line());
@@ -386,14 +401,14 @@ TEST(MpiOutput, EveryCutOfTheStreamGivesTheSameLines) {
 
 TEST(MpiOutput, StderrAndStddiagTagsAreStderrLines) {
   MpiOutputParser p(false);
-  MpiLines out;
+  MarkedLines out;
   p.feed("[1,0]<stderr>:warn[1,1]<stddiag>:diag\n[1,0]<stderr>:ing\n", out.on_line());
   EXPECT_THAT(out.lines, ElementsAre("[1]! diag", "[0]! warning"));
 }
 
 TEST(MpiOutput, MpirunsOwnLinesPassUnchanged) {
   MpiOutputParser p(false);
-  MpiLines out;
+  MarkedLines out;
   p.feed("-----\nPrimary job  terminated normally, but 1 process returned\n[1,0]<stderr>:oops\n"
          "[1,0]<stderr>:part[not a tag]",
          out.on_line());
@@ -408,7 +423,7 @@ TEST(MpiOutput, MpirunsOwnLinesPassUnchanged) {
 // rank 0's partial line comes out in pieces of kMaxLineBytes, rank 1's lines are untouched.
 TEST(MpiOutput, APartialLineIsBounded) {
   MpiOutputParser p(true);
-  MpiLines out;
+  MarkedLines out;
   const std::string frame = "\r[====>   ] 42%";
   for (size_t i = 0; i < 2 * kMaxLineBytes / frame.size() + 1; ++i) {
     p.feed("[1,0]<stdout>:" + frame + "[1,1]<stdout>:line\n", out.on_line());
@@ -429,7 +444,7 @@ TEST(MpiOutput, APartialLineIsBounded) {
 // becomes text, bounded like any other, instead of being held as a possible tag forever.
 TEST(MpiOutput, EndlessDigitsAreNotATag) {
   MpiOutputParser p(true);
-  MpiLines out;
+  MarkedLines out;
   p.feed("[1,4]<stdout>:[1,", out.on_line());
   for (int i = 0; i < 20; ++i) p.feed(std::string(kMaxLineBytes / 8, '7'), out.on_line());
   ASSERT_FALSE(out.lines.empty());
@@ -438,7 +453,7 @@ TEST(MpiOutput, EndlessDigitsAreNotATag) {
 
 TEST(MpiOutput, AnUnfinishedTagAtTheEndIsText) {
   MpiOutputParser p(true);
-  MpiLines out;
+  MarkedLines out;
   p.feed("[1,3]<stdout>:done [1,3]<std", out.on_line());
   EXPECT_TRUE(out.lines.empty());  // could still be a tag
   p.finish(out.on_line());
@@ -468,6 +483,68 @@ TEST(Network, LocalHostsAndInterfaces) {
   EXPECT_FALSE(valid_network_interface("10.218.0.0/33"));
   EXPECT_FALSE(valid_network_interface("a b"));
   EXPECT_GT(find_free_port(), 0);
+}
+
+}  // namespace
+}  // namespace strata::run
+
+namespace strata::run {
+namespace {
+
+// srun --label: "N: " (right-aligned) marks a task's line; srun's own lines are unmarked.
+TEST(SrunOutput, MarkedLinesAreTheTasks) {
+  SrunOutputParser p(false);
+  MarkedLines out;
+  p.feed(" 3: loss 0.5\n12: a", out.on_line());
+  p.feed("b: c\nsrun: error: vm: task 2: Killed\n 0:  two blanks\n7:no blank\n", out.on_line());
+  p.feed("1: no newline", out.on_line());
+  p.finish(out.on_line());
+  EXPECT_THAT(out.lines, ElementsAre("[3]! loss 0.5", "[12]! ab: c", "! srun: error: vm: task 2: Killed",
+                                     "[0]!  two blanks", "! 7:no blank", "[1]! no newline"));
+}
+
+TEST(SrunOutput, FailedTask) {
+  EXPECT_EQ(failed_rank_in_srun_line("srun: error: vm: task 2: Killed"), 2);
+  EXPECT_EQ(failed_rank_in_srun_line("srun: error: node07: task 13: Exited with exit code 3"), 13);
+  EXPECT_EQ(failed_rank_in_srun_line("srun: error: vm: tasks 0-1,3: Terminated"), 0);
+  EXPECT_EQ(failed_rank_in_srun_line("srun: error: vm: tasks 4,6: Exited with exit code 1"), 4);
+  EXPECT_EQ(failed_rank_in_srun_line("slurmstepd-vm: error: *** STEP 5.0 ON vm CANCELLED ***"), std::nullopt);
+  EXPECT_EQ(failed_rank_in_srun_line("srun: error: Unable to create step: task 3"), std::nullopt);
+  EXPECT_EQ(failed_rank_in_srun_line("2: srun: error: vm: task 2: Killed"), std::nullopt);
+}
+
+// One step per run: every rank on the placement's host, and the script gives each task its rank's
+// variables (run here by sh, as srun's tasks run it).
+TEST(SrunStep, ArgvHostfileAndScript) {
+  const Placement placement = place_ranks({{"n1", 2, "a"}, {"n2", 1, "b"}}, 3);
+  const SrunStep step = srun_step(placement, {"train", "--x", "it's"});
+  EXPECT_EQ(step.hostfile, "n1\nn1\nn2\n");
+  ASSERT_GE(step.argv.size(), 4u);
+  EXPECT_EQ(step.argv.front(), "srun");
+  EXPECT_THAT(step.argv, ::testing::Contains("--ntasks=3"));
+  EXPECT_THAT(step.argv, ::testing::Contains("--nodes=2"));
+  EXPECT_THAT(step.argv, ::testing::Contains("--distribution=arbitrary"));
+  EXPECT_THAT(step.argv, ::testing::Contains("--label"));
+  EXPECT_THAT(std::vector<std::string>(step.argv.end() - 4, step.argv.end()),
+              ElementsAre("strata-rank", "train", "--x", "it's"));
+  const std::string script = srun_rank_script(placement);
+  const auto run_task = [&](const std::string& procid) {
+    const std::string command = "SLURM_PROCID=" + procid + " sh -c " + shell_quote(script) +
+                                " strata-rank sh -c 'echo $RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_SIZE $CROSS_RANK "
+                                "$CROSS_SIZE' 2>&1";
+    FILE* pipe = popen(command.c_str(), "r");
+    std::string out;
+    char buffer[256];
+    while (fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+    const int status = pclose(pipe);
+    return std::make_pair(status, out);
+  };
+  EXPECT_EQ(run_task("0"), std::make_pair(0, std::string("0 0 3 2 0 2\n")));
+  EXPECT_EQ(run_task("1"), std::make_pair(0, std::string("1 1 3 2 0 2\n")));
+  EXPECT_EQ(run_task("2"), std::make_pair(0, std::string("2 0 3 1 1 2\n")));
+  const auto beyond = run_task("3");
+  EXPECT_NE(beyond.first, 0);
+  EXPECT_EQ(beyond.second, "strata-run: srun started task 3; the run has 3 ranks\n");
 }
 
 }  // namespace

@@ -50,9 +50,9 @@ EnvVars job_env(const JobEnv& job) {
   return vars;
 }
 
-EnvVars rank_env(const Placement& placement, int rank, const JobEnv& job) {
+EnvVars place_env(const Placement& placement, int rank) {
   const RankPlace& place = placement.ranks.at(static_cast<size_t>(rank));
-  EnvVars vars = {
+  return {
       {"RANK", std::to_string(place.rank)},
       {"LOCAL_RANK", std::to_string(place.local_rank)},
       {"WORLD_SIZE", std::to_string(placement.ranks.size())},
@@ -60,6 +60,10 @@ EnvVars rank_env(const Placement& placement, int rank, const JobEnv& job) {
       {"CROSS_RANK", std::to_string(place.host)},
       {"CROSS_SIZE", std::to_string(placement.hosts.size())},
   };
+}
+
+EnvVars rank_env(const Placement& placement, int rank, const JobEnv& job) {
+  EnvVars vars = place_env(placement, rank);
   const EnvVars shared = job_env(job);
   vars.insert(vars.end(), shared.begin(), shared.end());
   return vars;

@@ -44,7 +44,9 @@ std::string master_addr(const Placement& placement, const std::vector<bool>& hos
 // STRATA_PREVIOUS_WORLD_SIZE, STRATA_FIRST_WORLD_SIZE, STRATA_CHECKPOINT_DIR and the -x variables (these last, so a -x can override nothing of ours: a -x
 // naming one of ours is rejected by resolve_exports).
 EnvVars job_env(const JobEnv& job);
-// job_env plus RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_SIZE, CROSS_RANK, CROSS_SIZE for one rank.
+// Where one rank runs: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_SIZE, CROSS_RANK, CROSS_SIZE.
+EnvVars place_env(const Placement& placement, int rank);
+// place_env then job_env: everything one rank gets.
 EnvVars rank_env(const Placement& placement, int rank, const JobEnv& job);
 
 // -x VAR (the value from `lookup`, usually getenv) or -x VAR=VALUE. Throws UsageError for a bad

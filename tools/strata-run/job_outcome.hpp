@@ -10,7 +10,7 @@
 namespace strata::run {
 
 struct JobOutcome {
-  int exit_code = 0;  // the first failure's (see supervise and run_mpirun)
+  int exit_code = 0;  // the first failure's (see supervise and run_launcher)
   std::optional<int> failed_rank;          // the first rank that failed, when known
   std::optional<std::string> lost_host;    // a host whose launch agent could not start its ranks
   bool stopped_by_signal = false;          // strata-run got SIGINT/SIGTERM/SIGHUP

@@ -4,12 +4,13 @@
 #include "error.hpp"
 #include "hosts.hpp"
 #include "mpi_backend.hpp"
-#include "mpirun_process.hpp"
+#include "launcher_process.hpp"
 #include "network.hpp"
 #include "placement.hpp"
 #include "remote.hpp"
 #include "secret.hpp"
 #include "slurm.hpp"
+#include "slurm_step.hpp"
 #include "supervisor.hpp"
 
 #include <unistd.h>
@@ -150,16 +151,13 @@ JobOutcome run_mpi(const Options& options, const Placement& placement, const Job
   if (options.verbose) std::fprintf(stderr, "strata-run: %s\n", quoted_command(argv).c_str());
   std::fflush(stderr);
   check_program_runs_here(mpi.mpirun);
-  return run_mpirun(argv, options.rank_prefix);
+  return run_launcher(Launcher::mpirun, argv, {}, options.rank_prefix);
 }
 
 JobOutcome run_gloo(const Options& options, const Placement& placement, const JobEnv& job,
              const std::vector<bool>& hosts_local) {
   const std::string cwd = std::filesystem::current_path().string();
   const std::string agent = launch_agent_of(options);
-  // On a Slurm allocation srun starts every rank, this host's too: each then runs in a step of
-  // the job, which Slurm confines, accounts for and ends with the job.
-  const bool all_through_agent = on_slurm_allocation(options) && options.launch_agent.empty();
   for (const bool local : hosts_local) {
     if (local) {
       check_program_runs_here(options.program.front());
@@ -173,7 +171,7 @@ JobOutcome run_gloo(const Options& options, const Placement& placement, const Jo
     task.host = placement.hosts[static_cast<size_t>(place.host)].name;
     task.host_ranks = describe_ranks(placement, place.host);
     const EnvVars env = rank_env(placement, place.rank, job);
-    if (hosts_local[static_cast<size_t>(place.host)] && !all_through_agent) {
+    if (hosts_local[static_cast<size_t>(place.host)]) {
       task.argv = options.program;
       task.envp = merge_environment(environ, env);
     } else {
@@ -195,6 +193,42 @@ JobOutcome run_gloo(const Options& options, const Placement& placement, const Jo
   supervisor.connect_timeout_s = options.connect_timeout;
   supervisor.rank_prefix = options.rank_prefix;
   return supervise(tasks, supervisor);
+}
+
+// SLURM_HOSTFILE for one step: a file of its own under TMPDIR, removed when the run ends.
+class StepHostfile {
+ public:
+  explicit StepHostfile(const std::string& text) {
+    const char* tmp = std::getenv("TMPDIR");
+    path_ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/strata-run-hosts-XXXXXX";
+    const int fd = mkstemp(path_.data());
+    if (fd < 0) throw UsageError("cannot create a hostfile for srun in " + path_.substr(0, path_.rfind('/')));
+    const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    close(fd);
+    if (!written) {
+      unlink(path_.c_str());
+      throw UsageError("cannot write srun's hostfile " + path_);
+    }
+  }
+  ~StepHostfile() { unlink(path_.c_str()); }
+  StepHostfile(const StepHostfile&) = delete;
+  StepHostfile& operator=(const StepHostfile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The gloo backend on a Slurm allocation: the run is one srun step (slurm_step.hpp). The job's
+// variables, the secret among them, reach the ranks through srun's environment (--export=ALL).
+JobOutcome run_srun(const Options& options, const Placement& placement, const JobEnv& job) {
+  const SrunStep step = srun_step(placement, options.program);
+  const StepHostfile hostfile(step.hostfile);
+  EnvVars env = job_env(job);
+  env.emplace_back("SLURM_HOSTFILE", hostfile.path());
+  if (options.verbose) std::fprintf(stderr, "strata-run: %s\n", quoted_command(step.argv).c_str());
+  std::fflush(stderr);
+  return run_launcher(Launcher::srun, step.argv, env, options.rank_prefix);
 }
 
 }  // namespace
@@ -223,6 +257,7 @@ JobOutcome run_once(const Options& options, const Placement& placement, const Ru
   job.previous_world_size = run.previous_world_size;
   job.first_world_size = run.first_world_size;
   if (options.backend == "mpi") return run_mpi(options, placement, job);
+  if (on_slurm_allocation(options) && options.launch_agent.empty()) return run_srun(options, placement, job);
   return run_gloo(options, placement, job, hosts_local);
 }
 

@@ -1,7 +1,7 @@
 // Starting one process: fork/exec, stdout and stderr on pipes, stdin /dev/null (a local rank), a
 // pipe (a launch agent, which gets the secret that way) or strata-run's own (mpirun, which passes
 // it on to rank 0; from a terminal only while mpirun is in the terminal's foreground process group,
-// see mpirun_process.hpp). The child gets a signal (SIGKILL unless told) if strata-run dies
+// see launcher_process.hpp). The child gets a signal (SIGKILL unless told) if strata-run dies
 // (PR_SET_PDEATHSIG). A rank or agent gets its own process group: strata-run can signal it and
 // everything it started, and a terminal's Ctrl-C does not reach it directly (strata-run stops the
 // ranks instead, once). mpirun stays in strata-run's group.

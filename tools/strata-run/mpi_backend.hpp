@@ -1,5 +1,5 @@
 // The mpi backend: strata-run checks the hosts and slots, puts the job's variables in its own
-// environment and runs mpirun (mpirun_process.hpp), which starts the ranks (through its own
+// environment and runs mpirun (launcher_process.hpp), which starts the ranks (through its own
 // ssh/agent) and forwards the variables named with -x. Only names go on mpirun's command line,
 // never the secret.
 #pragma once

@@ -114,7 +114,7 @@ void MpiOutputParser::add_text(std::string_view text, const OnLine& on_line) {
 
 LineSplitter::OnLine MpiOutputParser::as_mpi_lines(const Source& source, const OnLine& on_line) {
   return [source, &on_line](std::string_view text) {
-    MpiLine line;
+    RankLine line;
     if (source.first >= 0) line.rank = source.first;
     line.is_stdout = source.second;
     line.text = text;

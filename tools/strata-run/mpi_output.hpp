@@ -12,6 +12,7 @@
 #pragma once
 
 #include "output.hpp"
+#include "rank_lines.hpp"
 
 #include <functional>
 #include <map>
@@ -22,28 +23,21 @@
 
 namespace strata::run {
 
-struct MpiLine {
-  std::optional<int> rank;  // the tag's rank; none for mpirun's own lines
-  bool is_stdout = true;    // the tag's stream (<stderr> and <stddiag> are stderr); untagged: the pipe's
-  std::string_view text;    // without tag and '\n'
-};
 
 // The rank an Open MPI 4.1 banner line names as the job's first failure, if it is one of
 // "mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9 (Killed)." or
 // "  Process name: [[2107,1],2]" (after "The first process to do so was:").
 std::optional<int> failed_rank_in_mpirun_line(std::string_view line);
 
-class MpiOutputParser {
+class MpiOutputParser : public RankLineParser {
  public:
-  using OnLine = std::function<void(const MpiLine& line)>;
-
   // pipe_is_stdout: which of mpirun's pipes this parser reads (the stream of untagged lines).
   explicit MpiOutputParser(bool pipe_is_stdout);
 
   // Calls on_line for every line completed by `data` (any cut of the stream, even inside a tag).
-  void feed(std::string_view data, const OnLine& on_line);
+  void feed(std::string_view data, const OnLine& on_line) override;
   // At EOF: every pending partial line is still a line (untagged first, then by rank).
-  void finish(const OnLine& on_line);
+  void finish(const OnLine& on_line) override;
 
  private:
   using Source = std::pair<int, bool>;  // (rank, is_stdout); rank -1: mpirun itself

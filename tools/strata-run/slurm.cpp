@@ -1,12 +1,10 @@
 #include "slurm.hpp"
 
 #include "error.hpp"
-#include "remote.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
 
 namespace strata::run {
 namespace {
@@ -42,6 +40,76 @@ std::vector<int> parse_slurm_counts(const std::string& text, const std::string& 
   return counts;
 }
 
+namespace {
+
+constexpr size_t kMostNodes = 1 << 20;
+
+[[noreturn]] void bad_hostlist(const std::string& variable, const std::string& list, const std::string& why) {
+  throw UsageError(variable + "='" + list + "': " + why + " (a Slurm hostlist such as node[01-04,07],gpu1)");
+}
+
+// One entry of a hostlist (no top-level comma): every bracket group expanded, left to right.
+void expand_entry(const std::string& entry, const std::string& variable, const std::string& list,
+                  std::vector<std::string>& out) {
+  const size_t open = entry.find('[');
+  if (open == std::string::npos) {
+    if (entry.find(']') != std::string::npos) bad_hostlist(variable, list, "a ']' without its '['");
+    out.push_back(entry);
+    return;
+  }
+  const size_t close = entry.find(']', open);
+  if (close == std::string::npos) bad_hostlist(variable, list, "a '[' without its ']'");
+  const std::string prefix = entry.substr(0, open);
+  const std::string ranges = entry.substr(open + 1, close - open - 1);
+  std::vector<std::string> tails;
+  expand_entry(entry.substr(close + 1), variable, list, tails);
+  size_t begin = 0;
+  while (begin <= ranges.size()) {
+    const size_t end = std::min(ranges.find(',', begin), ranges.size());
+    const std::string range = ranges.substr(begin, end - begin);
+    const size_t dash = range.find('-');
+    const std::string low = range.substr(0, dash);
+    const std::string high = dash == std::string::npos ? low : range.substr(dash + 1);
+    const auto digits = [](const std::string& t) {
+      return !t.empty() && t.size() <= 9 && t.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (!digits(low) || !digits(high) || std::stol(high) < std::stol(low)) {
+      bad_hostlist(variable, list, "'[" + ranges + "]' holds '" + range + "', not N or LOW-HIGH with LOW <= HIGH");
+    }
+    for (long v = std::stol(low); v <= std::stol(high); ++v) {
+      std::string number = std::to_string(v);
+      if (number.size() < low.size()) number.insert(0, low.size() - number.size(), '0');  // node[01-10]
+      for (const std::string& tail : tails) {
+        if (out.size() == kMostNodes) bad_hostlist(variable, list, "more than 2^20 nodes");
+        out.push_back(prefix + number + tail);
+      }
+    }
+    begin = end + 1;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> expand_slurm_hostlist(const std::string& list, const std::string& variable) {
+  std::vector<std::string> nodes;
+  std::string entry;
+  int depth = 0;
+  for (size_t i = 0; i <= list.size(); ++i) {
+    const char c = i < list.size() ? list[i] : ',';
+    if (c == ',' && depth == 0) {
+      if (entry.empty()) bad_hostlist(variable, list, "an empty entry");
+      expand_entry(entry, variable, list, nodes);
+      entry.clear();
+      continue;
+    }
+    if (i == list.size()) bad_hostlist(variable, list, "a '[' without its ']'");
+    depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+    if (depth < 0 || depth > 1) bad_hostlist(variable, list, "brackets that do not pair");
+    entry += c;
+  }
+  return nodes;
+}
+
 std::vector<Host> slurm_hosts(const std::vector<std::string>& nodes, const std::vector<int>& slots,
                               const std::string& job_id) {
   if (nodes.size() != slots.size()) {
@@ -72,25 +140,8 @@ std::vector<Host> slurm_allocation_hosts(const std::string& job_id) {
                      ": neither SLURM_TASKS_PER_NODE nor SLURM_JOB_CPUS_PER_NODE is set; give the hosts "
                      "with -H or --hostfile");
   }
-  const std::string command = "scontrol show hostnames " + shell_quote(*nodelist) + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) throw UsageError("Slurm allocation " + job_id + ": cannot run scontrol");
-  std::vector<std::string> nodes;
-  std::string output;
-  char line[1024];
-  while (std::fgets(line, sizeof line, pipe.get()) != nullptr) {
-    std::string node(line);
-    output += node;
-    while (!node.empty() && (node.back() == '\n' || node.back() == '\r')) node.pop_back();
-    if (!node.empty()) nodes.push_back(node);
-  }
-  const int status = pclose(pipe.release());
-  if (status != 0 || nodes.empty()) {
-    throw UsageError("Slurm allocation " + job_id + ": `" + command.substr(0, command.size() - 5) +
-                     "` failed (" + (output.empty() ? "no output" : output.substr(0, output.find('\n'))) +
-                     "); give the hosts with -H or --hostfile");
-  }
-  return slurm_hosts(nodes, parse_slurm_counts(*counts, counts_variable), job_id);
+  const std::vector<int> slots = parse_slurm_counts(*counts, counts_variable);
+  return slurm_hosts(expand_slurm_hostlist(*nodelist, "SLURM_JOB_NODELIST"), slots, job_id);
 }
 
 std::string srun_launch_agent() {

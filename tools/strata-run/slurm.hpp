@@ -18,13 +18,17 @@ std::optional<std::string> slurm_job_id();
 // naming `variable` and the entry that is not a count.
 std::vector<int> parse_slurm_counts(const std::string& text, const std::string& variable);
 
+// A Slurm hostlist, "node[01-03,07],gpu1" -> node01 node02 node03 node07 gpu1 (zero padding kept,
+// every bracket group of an entry expanded). Throws UsageError naming `variable`.
+std::vector<std::string> expand_slurm_hostlist(const std::string& list, const std::string& variable);
+
 // The allocation's nodes (in SLURM_JOB_NODELIST's order) paired with their task counts: the hosts
 // and slots of the job. Throws UsageError when the two lists differ in length.
 std::vector<Host> slurm_hosts(const std::vector<std::string>& nodes, const std::vector<int>& slots,
                               const std::string& job_id);
 
-// The allocation's hosts: SLURM_JOB_NODELIST expanded by `scontrol show hostnames` (Slurm's own
-// reading of its hostlist syntax) and SLURM_TASKS_PER_NODE, else SLURM_JOB_CPUS_PER_NODE.
+// The allocation's hosts: SLURM_JOB_NODELIST expanded, with SLURM_TASKS_PER_NODE's slots (else
+// SLURM_JOB_CPUS_PER_NODE's).
 std::vector<Host> slurm_allocation_hosts(const std::string& job_id);
 
 // srun starting one task on the host that follows it, in a step that may share the allocation's

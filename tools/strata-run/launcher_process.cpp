@@ -1,8 +1,9 @@
-#include "mpirun_process.hpp"
+#include "launcher_process.hpp"
 
 #include "environment.hpp"
 #include "local_launch.hpp"
 #include "mpi_output.hpp"
+#include "srun_output.hpp"
 #include "output.hpp"
 #include "signals.hpp"
 
@@ -13,6 +14,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <optional>
 
 extern char** environ;
@@ -22,16 +24,22 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// One of mpirun's two output pipes and the parser of its tagged stream.
-struct MpirunPipe {
+// One of the launcher's two output pipes and the parser of its marked stream.
+struct LauncherPipe {
   int fd;
-  int own_fd;  // where mpirun's own (untagged) lines from this pipe go
-  MpiOutputParser parser;
+  int own_fd;  // where the launcher's own (unmarked) lines from this pipe go
+  std::unique_ptr<RankLineParser> parser;
 };
 
-class MpirunRun {
+std::unique_ptr<RankLineParser> parser_for(Launcher launcher, bool pipe_is_stdout) {
+  if (launcher == Launcher::srun) return std::make_unique<SrunOutputParser>(pipe_is_stdout);
+  return std::make_unique<MpiOutputParser>(pipe_is_stdout);
+}
+
+class LauncherRun {
  public:
-  MpirunRun(ChildProcess child, bool rank_prefix) : child_(child), rank_prefix_(rank_prefix) {}
+  LauncherRun(ChildProcess child, Launcher launcher, bool rank_prefix)
+      : child_(child), launcher_(launcher), rank_prefix_(rank_prefix) {}
 
   JobOutcome run(int signal_fd) {
     std::optional<Clock::time_point> drain_deadline;
@@ -52,7 +60,7 @@ class MpirunRun {
     outcome_.exit_code = WIFSIGNALED(status_) ? 128 + WTERMSIG(status_) : WEXITSTATUS(status_);
     if (outcome_.exit_code != 0 && !outcome_.failed_at) outcome_.failed_at = Clock::now();
     if (outcome_.exit_code != 0 && outcome_.cause.empty()) {
-      outcome_.cause = "mpirun " + (WIFSIGNALED(status_) ? "was killed by " + signal_name(WTERMSIG(status_))
+      outcome_.cause = name() + " " + (WIFSIGNALED(status_) ? "was killed by " + signal_name(WTERMSIG(status_))
                                                           : "exited with code " + std::to_string(outcome_.exit_code));
     }
     return outcome_;
@@ -66,30 +74,35 @@ class MpirunRun {
     if (fds[2].revents != 0) read_pipe(err_);
   }
 
-  void read_pipe(MpirunPipe& pipe) {
-    const auto on_line = [&](const MpiLine& line) { print(pipe, line); };
+  std::string name() const { return launcher_ == Launcher::srun ? "srun" : "mpirun"; }
+
+  void read_pipe(LauncherPipe& pipe) {
+    const auto on_line = [&](const RankLine& line) { print(pipe, line); };
     const bool still_open =
-        read_available(pipe.fd, [&](std::string_view data) { pipe.parser.feed(data, on_line); });
+        read_available(pipe.fd, [&](std::string_view data) { pipe.parser->feed(data, on_line); });
     if (!still_open) close_pipe(pipe);
   }
 
   // At EOF (or when strata-run stops waiting): the partial lines still pending are lines too.
-  void close_pipe(MpirunPipe& pipe) {
+  void close_pipe(LauncherPipe& pipe) {
     if (pipe.fd < 0) return;
-    pipe.parser.finish([&](const MpiLine& line) { print(pipe, line); });
+    pipe.parser->finish([&](const RankLine& line) { print(pipe, line); });
     close(pipe.fd);
     pipe.fd = -1;
   }
 
-  void print(const MpirunPipe& pipe, const MpiLine& line) {
-    if (!line.rank) {  // mpirun's own line, on the stream it came on
+  void print(const LauncherPipe& pipe, const RankLine& line) {
+    if (!line.rank) {  // the launcher's own line, on the stream it came on
       write_prefixed_line(pipe.own_fd, "", line.text);
       if (!outcome_.failed_rank) {
-        outcome_.failed_rank = failed_rank_in_mpirun_line(line.text);
+        outcome_.failed_rank = launcher_ == Launcher::srun ? failed_rank_in_srun_line(line.text)
+                                                           : failed_rank_in_mpirun_line(line.text);
         if (outcome_.failed_rank) {
           outcome_.failed_at = Clock::now();
-          outcome_.cause = "rank " + std::to_string(*outcome_.failed_rank) + " failed (mpirun: " +
-                           std::string(line.text.substr(line.text.find_first_not_of(' '))) + ")";
+          // srun's lines start "srun: " already.
+          const std::string_view text = line.text.substr(line.text.find_first_not_of(' '));
+          outcome_.cause = "rank " + std::to_string(*outcome_.failed_rank) + " failed (" +
+                           (text.rfind(name() + ": ", 0) == 0 ? "" : name() + ": ") + std::string(text) + ")";
         }
       }
       return;
@@ -104,7 +117,8 @@ class MpirunRun {
     for (const CaughtSignal sig : take_signals()) {
       if (sig.number != SIGCHLD) outcome_.stopped_by_signal = true;
       if (sig.number == SIGCHLD || !sig.from_process || !alive_) continue;  // reap() runs anyway
-      std::fprintf(stderr, "strata-run: got %s, passing it on to mpirun\n", signal_name(sig.number).c_str());
+      std::fprintf(stderr, "strata-run: got %s, passing it on to %s\n", signal_name(sig.number).c_str(),
+                   name().c_str());
       std::fflush(stderr);
       kill(child_.pid, sig.number);
     }
@@ -115,27 +129,29 @@ class MpirunRun {
   }
 
   ChildProcess child_;
+  Launcher launcher_;
   bool rank_prefix_;
   bool alive_ = true;
   int status_ = 0;
   JobOutcome outcome_;
-  MpirunPipe out_{child_.out_fd, STDOUT_FILENO, MpiOutputParser(true)};
-  MpirunPipe err_{child_.err_fd, STDERR_FILENO, MpiOutputParser(false)};
+  LauncherPipe out_{child_.out_fd, STDOUT_FILENO, parser_for(launcher_, true)};
+  LauncherPipe err_{child_.err_fd, STDERR_FILENO, parser_for(launcher_, false)};
 };
 
 }  // namespace
 
-JobOutcome run_mpirun(const std::vector<std::string>& argv, bool rank_prefix) {
+JobOutcome run_launcher(Launcher launcher, const std::vector<std::string>& argv, const EnvVars& env,
+                        bool rank_prefix) {
   // A closed stdout (strata-run | head) must not kill strata-run while mpirun runs on.
   signal(SIGPIPE, SIG_IGN);
   const int signal_fd = install_signal_pipe();
   // SIGTERM, not SIGKILL, if strata-run dies: mpirun then still ends its ranks and daemons.
   // mpirun stays in strata-run's process group: from a terminal, that keeps it in the foreground
   // group, where Open MPI reads the keyboard for rank 0 and job control (Ctrl-Z) stops it too.
-  const ChildProcess child = spawn_process(argv, merge_environment(environ, {}),
+  const ChildProcess child = spawn_process(argv, merge_environment(environ, env),
                                            {.stdin_from = StdinFrom::inherit, .death_signal = SIGTERM,
                                             .own_process_group = false});
-  MpirunRun run(child, rank_prefix);
+  LauncherRun run(child, launcher, rank_prefix);
   return run.run(signal_fd);
 }
 

@@ -1,0 +1,46 @@
+#include "slurm_step.hpp"
+
+#include "environment.hpp"
+#include "remote.hpp"
+
+namespace strata::run {
+
+std::string srun_rank_script(const Placement& placement) {
+  std::string script = "case \"$SLURM_PROCID\" in\n";
+  for (const RankPlace& place : placement.ranks) {
+    script += std::to_string(place.rank) + ") export";
+    for (const auto& [name, value] : place_env(placement, place.rank)) script += " " + name + "=" + shell_quote(value);
+    script += ";;\n";
+  }
+  script += "*) echo \"strata-run: srun started task $SLURM_PROCID; the run has " +
+            std::to_string(placement.ranks.size()) + " ranks\" >&2; exit 1;;\nesac\nexec \"$@\"\n";
+  return script;
+}
+
+SrunStep srun_step(const Placement& placement, const std::vector<std::string>& program) {
+  SrunStep step;
+  for (const RankPlace& place : placement.ranks) {
+    step.hostfile += placement.hosts.at(static_cast<size_t>(place.host)).name + "\n";
+  }
+  // --overlap: the step may share CPUs with the allocation's other steps (the last run's, ending).
+  // --kill-on-bad-exit: a rank that fails ends the step, as the gloo backend ends the other ranks.
+  // --label: each line marked with its task, read back as the rank's (srun_output.hpp).
+  // --quiet: srun's progress lines would read as the launcher's errors.
+  step.argv = {"srun",
+               "--ntasks=" + std::to_string(placement.ranks.size()),
+               "--nodes=" + std::to_string(placement.hosts.size()),
+               "--distribution=arbitrary",
+               "--overlap",
+               "--kill-on-bad-exit=1",
+               "--label",
+               "--quiet",
+               "--job-name=strata",
+               "sh",
+               "-c",
+               srun_rank_script(placement),
+               "strata-rank"};
+  step.argv.insert(step.argv.end(), program.begin(), program.end());
+  return step;
+}
+
+}  // namespace strata::run
