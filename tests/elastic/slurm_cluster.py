@@ -6,6 +6,7 @@ up): the caller skips with that message.
   with SlurmCluster(folder, cpus=8) as cluster:   # or cluster = SlurmCluster(...); cluster.start()
       subprocess.run(["salloc", "-n", "4", ...], env=cluster.env())
 """
+import ctypes
 import os
 import shutil
 import signal
@@ -44,7 +45,12 @@ class SlurmCluster:
 
     def _daemon(self, argv, log):
         out = open(os.path.join(self.folder, log), "w")
-        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=self.env(), start_new_session=True)
+        # The daemons run in the foreground (-D, -F) and get SIGTERM if the test dies (a ctest
+        # timeout kills it without running stop()), so none outlives it.
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=self.env(), start_new_session=True,
+                             preexec_fn=lambda: libc.prctl(pr_set_pdeathsig, signal.SIGTERM))
         self.processes.append(p)
         return p
 
