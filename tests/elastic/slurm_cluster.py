@@ -3,8 +3,12 @@ folder of its own on free ports and stopped on exit. `SlurmCluster.start()` retu
 reason when this machine cannot run one (not root, packages missing, a daemon that does not come
 up): the caller skips with that message.
 
-  with SlurmCluster(folder, cpus=8) as cluster:   # or cluster = SlurmCluster(...); cluster.start()
+  cluster = SlurmCluster(folder, cpus=8)
+  why = cluster.start()          # None once the node is idle
+  try:
       subprocess.run(["salloc", "-n", "4", ...], env=cluster.env())
+  finally:
+      cluster.stop()
 """
 import ctypes
 import os
@@ -142,9 +146,3 @@ PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubsc
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
         self.processes = []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()

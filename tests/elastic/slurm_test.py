@@ -9,6 +9,9 @@ with exit code 77).
   kill_restart  restart_test.py's kill_restart inside `salloc -n 4`: rank 2 SIGKILLed after the
                 second checkpoint, the job restarts at 3 ranks through new srun steps and ends with
                 the parameters of a job started at 3 ranks from the same checkpoint.
+  behaviour     on the allocation as elsewhere: the failed rank's exit code is strata-run's, a long
+                line stays whole, the ranks' stdin is empty, and SIGTERM or SIGINT to strata-run
+                reaches every rank as SIGTERM and ends the job with 128 + the signal.
   direct        `srun -n 3 fashion_mnist ...` with no launcher: the ranks read SLURM_PROCID,
                 SLURM_STEP_NUM_TASKS and rank 0's node from the step's node list, and end with the
                 parameters of the same job under strata-run; without STRATA_JOB_SECRET they refuse
@@ -21,13 +24,16 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import restart_test  # noqa: E402
-from job_processes import slurm_rank_pid  # noqa: E402
+from job_processes import parent_of, slurm_rank_pid  # noqa: E402
 from restart_test import check, fail  # noqa: E402
 from slurm_cluster import SlurmCluster  # noqa: E402
 
@@ -106,6 +112,77 @@ def mode_allocation(a, cluster, reference):
           "failed; parameters equal strata-run's outside Slurm")
 
 
+def strata_run_under(launcher_pid):
+    """The strata-run that salloc (pid `launcher_pid`) started."""
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().split(b"\0")[0].endswith(b"strata-run") and parent_of(int(pid)) == launcher_pid:
+                    return int(pid)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+WAIT_FOR_TERM = """trap 'echo "trapped $RANK"; exit 5' TERM
+echo "ready $RANK"
+sleep 60 & wait
+"""
+
+
+def stop_with(a, cluster, sig):
+    """A stop signal to strata-run on an allocation: every rank gets SIGTERM (its trap runs), and
+    strata-run exits with 128 + the signal, without restarting."""
+    err_path = os.path.join(a.work, f"stop_{sig.name}.err")
+    with open(err_path, "w") as err_file:
+        job = subprocess.Popen(["salloc", "-n", "2", a.run, "--backend", "gloo", "--max-restarts", "1",
+                                "--checkpoint-dir", os.path.join(a.work, "ck"), "--", "sh", "-c", WAIT_FOR_TERM],
+                               env=cluster.env(), stdout=subprocess.PIPE, stderr=err_file, text=True)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(job.stdout), daemon=True)
+    reader.start()
+    deadline = time.time() + 60
+    while sum(line.startswith(("[0] ready", "[1] ready")) for line in lines) < 2:
+        if time.time() > deadline or job.poll() is not None:
+            job.kill()
+            fail(f"the ranks did not start: {lines}\n{open(err_path).read()}")
+        time.sleep(0.05)
+    os.kill(strata_run_under(job.pid), sig)
+    started = time.time()
+    try:
+        job.wait(timeout=30)  # the reader thread alone reads stdout
+    except subprocess.TimeoutExpired:
+        job.kill()
+        fail(f"strata-run did not end within 30 s of {sig.name}")
+    reader.join(5)
+    with open(err_path) as f:
+        err = f.read()
+    seconds = time.time() - started
+    check(job.returncode == 128 + sig, f"{sig.name}: exit {job.returncode}, expected {128 + sig}:\n{lines}\n{err}")
+    check({"[0] trapped 0\n", "[1] trapped 1\n"} <= set(lines), f"{sig.name}: a rank's SIGTERM trap did not run: {lines}")
+    check("restart" not in err, f"{sig.name}: strata-run restarted after being told to stop:\n{err}")
+    return seconds
+
+
+def mode_behaviour(a, cluster):
+    # The first failed rank's exit code is the job's (srun's own would be 143: it SIGTERMs the rest).
+    r = run(["salloc", "-n", "2", a.run, "--backend", "gloo", "--", "sh", "-c",
+             'if [ "$RANK" = 1 ]; then sleep 0.5; exit 7; fi; sleep 20'], cluster.env())
+    check(r.returncode == 7, f"rank 1 exited 7: strata-run exit {r.returncode}, expected 7:\n{r.stderr}")
+    # A long line stays one line (srun sends it in 1024-byte pieces); the ranks' stdin is empty.
+    r = subprocess.run(["salloc", "-n", "2", a.run, "--backend", "gloo", "--", "sh", "-c",
+                        'printf "%05000d\\n" 0; if read x; then echo "stdin $x"; else echo "stdin none"; fi'],
+                       input="hello\n", capture_output=True, text=True, timeout=120, env=cluster.env())
+    check(r.returncode == 0, f"exit {r.returncode}:\n{r.stderr}")
+    for rank in (0, 1):
+        check(f"[{rank}] " + "0" * 5000 + "\n" in r.stdout, f"rank {rank}'s 5000-character line is not one line:\n"
+              + "\n".join(line[:80] for line in r.stdout.splitlines()))
+        check(f"[{rank}] stdin none" in r.stdout, f"rank {rank} read strata-run's stdin:\n{r.stdout[-500:]}")
+    seconds = [stop_with(a, cluster, sig) for sig in (signal.SIGTERM, signal.SIGINT)]
+    print(f"behaviour: exit code 7 of the failed rank; a 5000-character line whole; stdin empty; SIGTERM and SIGINT "
+          f"reach every rank as SIGTERM (ended in {seconds[0]:.1f} s and {seconds[1]:.1f} s), exit 143 and 130")
+
+
 def mode_kill_restart(a, cluster):
     name = "strata-kill-restart"
     args = types.SimpleNamespace(**vars(a))
@@ -159,6 +236,7 @@ def main():
         reference = reference_params(a)
         mode_allocation(a, cluster, reference)
         mode_direct(a, cluster, reference)
+        mode_behaviour(a, cluster)
         mode_kill_restart(a, cluster)
     finally:
         cluster.stop()

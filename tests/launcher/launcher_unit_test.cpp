@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <map>
 #include <thread>
 
@@ -210,7 +211,8 @@ TEST(Slurm, TasksPerNode) {
   EXPECT_EQ(parse_slurm_counts("4", "V"), std::vector<int>({4}));
   EXPECT_EQ(parse_slurm_counts("2(x3),1", "V"), std::vector<int>({2, 2, 2, 1}));
   EXPECT_EQ(parse_slurm_counts("1,8(x2)", "V"), std::vector<int>({1, 8, 8}));
-  for (const char* bad : {"", "x", "2(x0)", "0", "2(x3", "2(y3)", "2(x3)z", "-1", "2,,1"}) {
+  for (const char* bad : {"", "x", "2(x0)", "0", "2(x3", "2(y3)", "2(x3)z", "-1", "2,,1", " 2(x3)", "+2", "2(x 3)",
+                          "99999999999", "2(x1048577)"}) {
     SCOPED_TRACE(bad);
     EXPECT_THAT(error_of([&] { parse_slurm_counts(bad, "SLURM_TASKS_PER_NODE"); }),
                 HasSubstr(std::string("SLURM_TASKS_PER_NODE='") + bad + "': entry"));
@@ -234,6 +236,13 @@ TEST(Slurm, HostsPairNodesWithTheirTasks) {
   const auto hosts = slurm_hosts({"n01", "n02", "n03"}, {2, 2, 1}, "77");
   EXPECT_EQ(names_slots(hosts), (std::vector<NS>{{"n01", 2}, {"n02", 2}, {"n03", 1}}));
   EXPECT_EQ(hosts[2].origin, "Slurm allocation 77 node 3");
+  EXPECT_THAT(error_of([] { slurm_hosts({"n01", "n02"}, {1 << 20, 1}, "77"); }),
+              HasSubstr("Slurm allocation 77: 1048577 tasks in all; strata-run starts at most 2^20 ranks"));
+  // -np above the allocation's slots says where the hosts came from.
+  EXPECT_THAT(error_of([&] { place_ranks(hosts, 9); }),
+              HasSubstr("-np 9 but the hosts have 5 slots (n01:2, n02:2, n03:1); they are Slurm allocation 77's "
+                        "nodes and tasks per node: ask salloc or sbatch for more tasks (-n), or give the hosts with "
+                        "-H or --hostfile"));
   EXPECT_THAT(error_of([] { slurm_hosts({"n01", "n02"}, {2}, "77"); }),
               HasSubstr("Slurm allocation 77: SLURM_JOB_NODELIST names 2 nodes but its tasks per node count 1"));
 }
@@ -497,34 +506,60 @@ TEST(SrunOutput, MarkedLinesAreTheTasks) {
   MarkedLines out;
   p.feed(" 3: loss 0.5\n12: a", out.on_line());
   p.feed("b: c\nsrun: error: vm: task 2: Killed\n 0:  two blanks\n7:no blank\n", out.on_line());
+  p.feed("0: slurmstepd-vm: error: *** STEP 5.0 ON vm CANCELLED AT 2026-12-06T16:56:28 ***\n", out.on_line());
   p.feed("1: no newline", out.on_line());
   p.finish(out.on_line());
   EXPECT_THAT(out.lines, ElementsAre("[3]! loss 0.5", "[12]! ab: c", "! srun: error: vm: task 2: Killed",
-                                     "[0]!  two blanks", "! 7:no blank", "[1]! no newline"));
+                                     "[0]!  two blanks", "! 7:no blank",
+                                     "! slurmstepd-vm: error: *** STEP 5.0 ON vm CANCELLED AT 2026-12-06T16:56:28 ***",
+                                     "[1]! no newline"));
 }
 
-TEST(SrunOutput, FailedTask) {
-  EXPECT_EQ(failed_rank_in_srun_line("srun: error: vm: task 2: Killed"), 2);
-  EXPECT_EQ(failed_rank_in_srun_line("srun: error: node07: task 13: Exited with exit code 3"), 13);
-  EXPECT_EQ(failed_rank_in_srun_line("srun: error: vm: tasks 0-1,3: Terminated"), 0);
-  EXPECT_EQ(failed_rank_in_srun_line("srun: error: vm: tasks 4,6: Exited with exit code 1"), 4);
-  EXPECT_EQ(failed_rank_in_srun_line("slurmstepd-vm: error: *** STEP 5.0 ON vm CANCELLED ***"), std::nullopt);
-  EXPECT_EQ(failed_rank_in_srun_line("srun: error: Unable to create step: task 3"), std::nullopt);
-  EXPECT_EQ(failed_rank_in_srun_line("2: srun: error: vm: task 2: Killed"), std::nullopt);
+// srun sends a line longer than its 1024-byte messages as several, each marked: joined again, per
+// task, whatever comes between.
+TEST(SrunOutput, LongLinesAreJoined) {
+  SrunOutputParser p(true);
+  MarkedLines out;
+  const std::string a(kSrunMessageBytes, 'a'), b(kSrunMessageBytes, 'b');
+  p.feed("0: " + a + "\n1: " + b + "\n0: " + a + "\n1: end1\n0: end0\n2: " + a + "\n", out.on_line());
+  p.finish(out.on_line());
+  EXPECT_THAT(out.lines, ElementsAre("[1] " + b + "end1", "[0] " + a + a + "end0", "[2] " + a));
+}
+
+TEST(SrunOutput, FailedTaskAndItsCode) {
+  const auto failure = [](std::string_view line) {
+    const auto f = failed_task_in_srun_line(line);
+    return f ? std::make_pair(f->rank, f->exit_code.value_or(-1)) : std::make_pair(-1, -1);
+  };
+  EXPECT_EQ(failure("srun: error: vm: task 2: Killed"), std::make_pair(2, 128 + SIGKILL));
+  EXPECT_EQ(failure("srun: error: node07: task 13: Exited with exit code 3"), std::make_pair(13, 3));
+  EXPECT_EQ(failure("srun: error: vm: tasks 0-1,3: Terminated"), std::make_pair(0, 128 + SIGTERM));
+  EXPECT_EQ(failure("srun: error: vm: tasks 4,6: Exited with exit code 1"), std::make_pair(4, 1));
+  EXPECT_EQ(failure("srun: error: vm: task 5: Segmentation fault"), std::make_pair(5, 128 + SIGSEGV));
+  EXPECT_EQ(failure("srun: error: vm: task 5: Something new"), std::make_pair(5, -1));
+  EXPECT_EQ(failure("slurmstepd-vm: error: *** STEP 5.0 ON vm CANCELLED ***"), std::make_pair(-1, -1));
+  EXPECT_EQ(failure("srun: error: Unable to create step: task 3"), std::make_pair(-1, -1));
+  EXPECT_EQ(failure("2: srun: error: vm: task 2: Killed"), std::make_pair(-1, -1));
 }
 
 // One step per run: every rank on the placement's host, and the script gives each task its rank's
 // variables (run here by sh, as srun's tasks run it).
 TEST(SrunStep, ArgvHostfileAndScript) {
   const Placement placement = place_ranks({{"n1", 2, "a"}, {"n2", 1, "b"}}, 3);
-  const SrunStep step = srun_step(placement, {"train", "--x", "it's"});
+  const SrunStep step = srun_step(placement, {"train", "--x", "it's"}, "strata-run-77");
   EXPECT_EQ(step.hostfile, "n1\nn1\nn2\n");
   ASSERT_GE(step.argv.size(), 4u);
   EXPECT_EQ(step.argv.front(), "srun");
   EXPECT_THAT(step.argv, ::testing::Contains("--ntasks=3"));
   EXPECT_THAT(step.argv, ::testing::Contains("--nodes=2"));
   EXPECT_THAT(step.argv, ::testing::Contains("--distribution=arbitrary"));
-  EXPECT_THAT(step.argv, ::testing::Contains("--label"));
+  for (const char* option : {"--label", "--overlap", "--kill-on-bad-exit=0", "--quiet", "--export=ALL",
+                             "--input=none", "--job-name=strata-run-77"}) {
+    EXPECT_THAT(step.argv, ::testing::Contains(option));
+  }
+  ASSERT_EQ(step.stop_argv.size(), 3u);
+  EXPECT_THAT(step.stop_argv[2], HasSubstr("--name='strata-run-77'"));
+  EXPECT_THAT(step.stop_argv[2], HasSubstr("scancel --signal=TERM"));
   EXPECT_THAT(std::vector<std::string>(step.argv.end() - 4, step.argv.end()),
               ElementsAre("strata-rank", "train", "--x", "it's"));
   const std::string script = srun_rank_script(placement);

@@ -220,15 +220,18 @@ class StepHostfile {
 };
 
 // The gloo backend on a Slurm allocation: the run is one srun step (slurm_step.hpp). The job's
-// variables, the secret among them, reach the ranks through srun's environment (--export=ALL).
+// variables, the secret among them, reach the ranks through srun's environment (--export=ALL), which
+// Slurm sends to the nodes' slurmd over its RPC (authenticated by munge, not encrypted).
 JobOutcome run_srun(const Options& options, const Placement& placement, const JobEnv& job) {
-  const SrunStep step = srun_step(placement, options.program);
+  check_program_runs_here("srun");
+  // Named after this strata-run, so that a stop signal finds this step of the allocation alone.
+  const SrunStep step = srun_step(placement, options.program, "strata-run-" + std::to_string(getpid()));
   const StepHostfile hostfile(step.hostfile);
   EnvVars env = job_env(job);
   env.emplace_back("SLURM_HOSTFILE", hostfile.path());
   if (options.verbose) std::fprintf(stderr, "strata-run: %s\n", quoted_command(step.argv).c_str());
   std::fflush(stderr);
-  return run_launcher(Launcher::srun, step.argv, env, options.rank_prefix);
+  return run_launcher(Launcher::srun, step.argv, env, options.rank_prefix, step.stop_argv);
 }
 
 }  // namespace

@@ -38,8 +38,8 @@ std::unique_ptr<RankLineParser> parser_for(Launcher launcher, bool pipe_is_stdou
 
 class LauncherRun {
  public:
-  LauncherRun(ChildProcess child, Launcher launcher, bool rank_prefix)
-      : child_(child), launcher_(launcher), rank_prefix_(rank_prefix) {}
+  LauncherRun(ChildProcess child, Launcher launcher, bool rank_prefix, std::vector<std::string> stop_argv)
+      : child_(child), launcher_(launcher), rank_prefix_(rank_prefix), stop_argv_(std::move(stop_argv)) {}
 
   JobOutcome run(int signal_fd) {
     std::optional<Clock::time_point> drain_deadline;
@@ -52,12 +52,20 @@ class LauncherRun {
         if (Clock::now() >= *drain_deadline) break;
       }
       poll_once(signal_fd);
-      forward_signals();
+      if (launcher_ == Launcher::srun) {
+        stop_step_on_signal();
+      } else {
+        forward_signals();
+      }
       reap();
     }
     close_pipe(out_);
     close_pipe(err_);
     outcome_.exit_code = WIFSIGNALED(status_) ? 128 + WTERMSIG(status_) : WEXITSTATUS(status_);
+    // srun exits with the highest code or signal of any task, and --kill-on-bad-exit signals the
+    // others: the first failed rank's own code is the job's, as on the other paths.
+    if (first_failure_code_) outcome_.exit_code = *first_failure_code_;
+    if (stop_code_) outcome_.exit_code = *stop_code_;
     if (outcome_.exit_code != 0 && !outcome_.failed_at) outcome_.failed_at = Clock::now();
     if (outcome_.exit_code != 0 && outcome_.cause.empty()) {
       outcome_.cause = name() + " " + (WIFSIGNALED(status_) ? "was killed by " + signal_name(WTERMSIG(status_))
@@ -95,8 +103,15 @@ class LauncherRun {
     if (!line.rank) {  // the launcher's own line, on the stream it came on
       write_prefixed_line(pipe.own_fd, "", line.text);
       if (!outcome_.failed_rank) {
-        outcome_.failed_rank = launcher_ == Launcher::srun ? failed_rank_in_srun_line(line.text)
-                                                           : failed_rank_in_mpirun_line(line.text);
+        if (launcher_ == Launcher::srun) {
+          if (const auto failure = failed_task_in_srun_line(line.text)) {
+            outcome_.failed_rank = failure->rank;
+            first_failure_code_ = failure->exit_code;
+            stop_step();  // the first failure ends the run, as on the gloo backend's own path
+          }
+        } else {
+          outcome_.failed_rank = failed_rank_in_mpirun_line(line.text);
+        }
         if (outcome_.failed_rank) {
           outcome_.failed_at = Clock::now();
           // srun's lines start "srun: " already.
@@ -124,13 +139,52 @@ class LauncherRun {
     }
   }
 
+  // srun: any stop signal, a terminal's too (srun has its own process group and ignores a lone
+  // SIGINT anyway), asks the step's ranks to stop with SIGTERM through Slurm (srun would pass
+  // SIGKILL on), as the gloo backend sends its ranks SIGTERM; srun itself gets SIGTERM after the
+  // same 3 s of grace.
+  void stop_step_on_signal() {
+    for (const CaughtSignal sig : take_signals()) {
+      if (sig.number == SIGCHLD || !alive_ || stop_code_) continue;
+      outcome_.stopped_by_signal = true;
+      stop_code_ = 128 + sig.number;
+      std::fprintf(stderr, "strata-run: got %s, stopping every rank (SIGTERM to the srun step)\n",
+                   signal_name(sig.number).c_str());
+      std::fflush(stderr);
+      stop_step();
+    }
+    if (kill_srun_at_ && alive_ && Clock::now() >= *kill_srun_at_) {
+      kill(child_.pid, SIGTERM);
+      kill_srun_at_.reset();
+    }
+  }
+
+  // Once: SIGTERM to the step's ranks now, srun's own SIGTERM (its ranks' SIGKILL) after 3 s.
+  // srun runs with --kill-on-bad-exit=0, so a rank that ends on that SIGTERM does not make srun
+  // SIGKILL the others before they have finished their own handlers.
+  void stop_step() {
+    if (stopping_ || !alive_) return;
+    stopping_ = true;
+    stopper_ = spawn_process(stop_argv_, merge_environment(environ, {}), {.stdin_from = StdinFrom::null});
+    close(stopper_->out_fd);
+    close(stopper_->err_fd);
+    kill_srun_at_ = Clock::now() + std::chrono::seconds(3);
+  }
+
   void reap() {
     if (alive_ && waitpid(child_.pid, &status_, WNOHANG) == child_.pid) alive_ = false;
+    if (stopper_ && waitpid(stopper_->pid, nullptr, WNOHANG) == stopper_->pid) stopper_.reset();
   }
 
   ChildProcess child_;
   Launcher launcher_;
   bool rank_prefix_;
+  std::vector<std::string> stop_argv_;
+  std::optional<int> first_failure_code_;  // srun: the first failed task's, from srun's line
+  std::optional<int> stop_code_;           // srun: 128 + the stop signal strata-run got
+  bool stopping_ = false;                  // srun: the step was told to stop
+  std::optional<ChildProcess> stopper_;    // srun: the stop command while it runs
+  std::optional<Clock::time_point> kill_srun_at_;
   bool alive_ = true;
   int status_ = 0;
   JobOutcome outcome_;
@@ -141,17 +195,20 @@ class LauncherRun {
 }  // namespace
 
 JobOutcome run_launcher(Launcher launcher, const std::vector<std::string>& argv, const EnvVars& env,
-                        bool rank_prefix) {
-  // A closed stdout (strata-run | head) must not kill strata-run while mpirun runs on.
+                        bool rank_prefix, const std::vector<std::string>& stop_argv) {
+  // A closed stdout (strata-run | head) must not kill strata-run while the launcher runs on.
   signal(SIGPIPE, SIG_IGN);
   const int signal_fd = install_signal_pipe();
-  // SIGTERM, not SIGKILL, if strata-run dies: mpirun then still ends its ranks and daemons.
-  // mpirun stays in strata-run's process group: from a terminal, that keeps it in the foreground
-  // group, where Open MPI reads the keyboard for rank 0 and job control (Ctrl-Z) stops it too.
-  const ChildProcess child = spawn_process(argv, merge_environment(environ, env),
-                                           {.stdin_from = StdinFrom::inherit, .death_signal = SIGTERM,
-                                            .own_process_group = false});
-  LauncherRun run(child, launcher, rank_prefix);
+  // SIGTERM, not SIGKILL, if strata-run dies: mpirun then still ends its ranks and daemons, srun
+  // its step. mpirun stays in strata-run's process group: from a terminal, that keeps it in the
+  // foreground group, where Open MPI reads the keyboard for rank 0 and job control (Ctrl-Z) stops
+  // it too. srun gets a group of its own and no stdin (--input=none): strata-run stops its step.
+  const bool srun = launcher == Launcher::srun;
+  const ChildProcess child =
+      spawn_process(argv, merge_environment(environ, env),
+                    {.stdin_from = srun ? StdinFrom::null : StdinFrom::inherit, .death_signal = SIGTERM,
+                     .own_process_group = srun});
+  LauncherRun run(child, launcher, rank_prefix, stop_argv);
   return run.run(signal_fd);
 }
 

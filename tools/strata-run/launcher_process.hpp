@@ -23,7 +23,11 @@ enum class Launcher { mpirun, srun };
 // that a process sent strata-run alone (kill(), a scheduler) are passed on to it, and it ends the
 // ranks; the terminal's are not, it has them already. If strata-run dies, the launcher gets
 // SIGTERM. rank_prefix false: the ranks' lines without "[R] ".
+// srun differs: it runs in a process group of its own with no stdin, and every stop signal
+// strata-run gets (a terminal's too) runs `stop_argv` (which sends the step's ranks SIGTERM through
+// Slurm), then SIGTERM to srun 3 s later; strata-run then exits with 128 + that signal. After a
+// rank failed, the exit status is that rank's code (srun's own is the highest of every task's).
 JobOutcome run_launcher(Launcher launcher, const std::vector<std::string>& argv, const EnvVars& env,
-                        bool rank_prefix);
+                        bool rank_prefix, const std::vector<std::string>& stop_argv = {});
 
 }  // namespace strata::run

@@ -9,8 +9,15 @@ Placement place_ranks(const std::vector<Host>& hosts, int np) {
   if (np < 0) throw UsageError("-np " + std::to_string(np) + ": expected at least 1 rank");
   if (np == 0) np = slots;
   if (np > slots) {
+    // An allocation's hosts were not named on the command line: say where they came from.
+    const std::string& origin = hosts.empty() ? std::string() : hosts.front().origin;
+    const bool slurm = origin.rfind("Slurm allocation ", 0) == 0;
     throw UsageError("-np " + std::to_string(np) + " but the hosts have " + std::to_string(slots) +
-                     " slots (" + describe_slots(hosts) + ")");
+                     " slots (" + describe_slots(hosts) + ")" +
+                     (slurm ? "; they are " + origin.substr(0, origin.find(" node ")) +
+                                  "'s nodes and tasks per node: ask salloc or sbatch for more tasks (-n), or give "
+                                  "the hosts with -H or --hostfile"
+                            : ""));
   }
   Placement placement;
   int rank = 0;

@@ -3,7 +3,7 @@
 #include "error.hpp"
 
 #include <algorithm>
-#include <cstdio>
+#include <charconv>
 #include <cstdlib>
 
 namespace strata::run {
@@ -20,20 +20,34 @@ std::optional<std::string> env_value(const char* name) {
 std::optional<std::string> slurm_job_id() { return env_value("SLURM_JOB_ID"); }
 
 std::vector<int> parse_slurm_counts(const std::string& text, const std::string& variable) {
+  constexpr int kMostPerEntry = 1 << 20;
   std::vector<int> counts;
   size_t begin = 0;
   while (begin <= text.size()) {
     const size_t end = std::min(text.find(',', begin), text.size());
-    const std::string entry = text.substr(begin, end - begin);
-    int count = 0, repeat = 1;
-    char tail = '\0';
-    const int fields = std::sscanf(entry.c_str(), "%d(x%d)%c", &count, &repeat, &tail);
-    const bool plain = fields == 1 && entry.find_first_not_of("0123456789") == std::string::npos;
-    const bool repeated = fields == 2 && entry.back() == ')';
-    if (!(plain || repeated) || count < 1 || repeat < 1 || repeat > (1 << 20)) {
-      throw UsageError(variable + "='" + text + "': entry '" + entry +
+    const std::string_view entry(text.data() + begin, end - begin);
+    const auto bad = [&] {
+      throw UsageError(variable + "='" + text + "': entry '" + std::string(entry) +
                        "' is not a count N or N(xREPEAT) (the Slurm allocation's tasks per node)");
+    };
+    // N, or N(xREPEAT): digits only, each number from 1 to 2^20.
+    const auto number = [&](std::string_view digits) {
+      int value = 0;
+      const auto [last, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+      if (digits.empty() || digits[0] == '+' || ec != std::errc() || last != digits.data() + digits.size() ||
+          value < 1 || value > kMostPerEntry) {
+        bad();
+      }
+      return value;
+    };
+    const size_t paren = entry.find("(x");
+    int repeat = 1;
+    if (paren != std::string_view::npos) {
+      if (entry.back() != ')') bad();
+      repeat = number(entry.substr(paren + 2, entry.size() - paren - 3));
     }
+    const int count = number(entry.substr(0, paren));
+    if (counts.size() + static_cast<size_t>(repeat) > kMostPerEntry) bad();
     counts.insert(counts.end(), static_cast<size_t>(repeat), count);
     begin = end + 1;
   }
@@ -116,6 +130,12 @@ std::vector<Host> slurm_hosts(const std::vector<std::string>& nodes, const std::
     throw UsageError("Slurm allocation " + job_id + ": SLURM_JOB_NODELIST names " + std::to_string(nodes.size()) +
                      " nodes but its tasks per node count " + std::to_string(slots.size()));
   }
+  long total = 0;
+  for (const int n : slots) total += n;
+  if (total > (1 << 20)) {
+    throw UsageError("Slurm allocation " + job_id + ": " + std::to_string(total) +
+                     " tasks in all; strata-run starts at most 2^20 ranks");
+  }
   std::vector<Host> hosts;
   for (size_t i = 0; i < nodes.size(); ++i) {
     hosts.push_back(Host{nodes[i], slots[i], "Slurm allocation " + job_id + " node " + std::to_string(i + 1)});
@@ -124,6 +144,17 @@ std::vector<Host> slurm_hosts(const std::vector<std::string>& nodes, const std::
 }
 
 std::vector<Host> slurm_allocation_hosts(const std::string& job_id) {
+  // Inside an srun step (srun strata-run ...) Slurm rewrites the task counts to the step's. Its
+  // special steps (batch, extern, interactive: ids from 0xfffffff0 up) keep the allocation's.
+  const std::optional<std::string> step = env_value("SLURM_STEP_ID");
+  unsigned long step_id = 0;
+  if (step && std::from_chars(step->data(), step->data() + step->size(), step_id).ec == std::errc() &&
+      step_id < 0xfffffff0UL) {
+    throw UsageError("strata-run runs inside step " + job_id + "." + *step + " of Slurm allocation " + job_id +
+                     ", whose SLURM_TASKS_PER_NODE counts that step's tasks, not the allocation's: start strata-run "
+                     "from the batch script or salloc's shell (not under srun), or give the hosts with -H or "
+                     "--hostfile");
+  }
   const std::optional<std::string> nodelist = env_value("SLURM_JOB_NODELIST");
   if (!nodelist) {
     throw UsageError("Slurm allocation " + job_id +
@@ -147,7 +178,8 @@ std::vector<Host> slurm_allocation_hosts(const std::string& job_id) {
 std::string srun_launch_agent() {
   // --kill-on-bad-exit: the step ends with its task. --quiet: srun's own progress lines would read
   // as the rank's output.
-  return "srun --nodes=1 --ntasks=1 --overlap --kill-on-bad-exit=1 --quiet --job-name=strata-rank --nodelist";
+  return "srun --nodes=1 --ntasks=1 --overlap --kill-on-bad-exit=1 --quiet --export=ALL --job-name=strata-rank "
+         "--nodelist";
 }
 
 }  // namespace strata::run

@@ -17,29 +17,37 @@ std::string srun_rank_script(const Placement& placement) {
   return script;
 }
 
-SrunStep srun_step(const Placement& placement, const std::vector<std::string>& program) {
+SrunStep srun_step(const Placement& placement, const std::vector<std::string>& program, const std::string& name) {
   SrunStep step;
   for (const RankPlace& place : placement.ranks) {
     step.hostfile += placement.hosts.at(static_cast<size_t>(place.host)).name + "\n";
   }
   // --overlap: the step may share CPUs with the allocation's other steps (the last run's, ending).
-  // --kill-on-bad-exit: a rank that fails ends the step, as the gloo backend ends the other ranks.
+  // --kill-on-bad-exit=0 (whatever the site's default): strata-run ends the step when a rank
+  // fails, with SIGTERM and 3 s of grace as on the gloo backend; srun would SIGKILL the others.
   // --label: each line marked with its task, read back as the rank's (srun_output.hpp).
   // --quiet: srun's progress lines would read as the launcher's errors.
+  // --export=ALL: the job's variables reach the ranks even where the site or the batch script
+  // set SLURM_EXPORT_ENV=NONE. --input=none: the ranks' stdin is /dev/null, as on the other paths.
   step.argv = {"srun",
                "--ntasks=" + std::to_string(placement.ranks.size()),
                "--nodes=" + std::to_string(placement.hosts.size()),
                "--distribution=arbitrary",
                "--overlap",
-               "--kill-on-bad-exit=1",
+               "--kill-on-bad-exit=0",
                "--label",
                "--quiet",
-               "--job-name=strata",
+               "--export=ALL",
+               "--input=none",
+               "--job-name=" + name,
                "sh",
                "-c",
                srun_rank_script(placement),
                "strata-rank"};
   step.argv.insert(step.argv.end(), program.begin(), program.end());
+  step.stop_argv = {"sh", "-c",
+                    "steps=$(squeue --steps --noheader --format=%i --jobs=\"$SLURM_JOB_ID\" --name=" +
+                        shell_quote(name) + ") && [ -n \"$steps\" ] && exec scancel --signal=TERM $steps"};
   return step;
 }
 

@@ -15,10 +15,14 @@ namespace strata::run {
 struct SrunStep {
   std::vector<std::string> argv;
   std::string hostfile;  // SLURM_HOSTFILE's text: rank r's host on line r + 1
+  // What asks the step's ranks to stop (SIGTERM, as the gloo backend sends its own ranks): scancel
+  // of the allocation's step named `name`. srun itself would pass a stop signal on as SIGKILL.
+  std::vector<std::string> stop_argv;
 };
 
-// The srun command line of one run (the caller writes `hostfile` and sets SLURM_HOSTFILE to it).
-SrunStep srun_step(const Placement& placement, const std::vector<std::string>& program);
+// The srun command line of one run, its step named `name` (the caller writes `hostfile` and sets
+// SLURM_HOSTFILE to it).
+SrunStep srun_step(const Placement& placement, const std::vector<std::string>& program, const std::string& name);
 
 // sh script run as `sh -c SCRIPT strata-rank PROGRAM ARGS...`: exports place_env's variables of the
 // rank SLURM_PROCID names, then execs the program; a task beyond the placement fails, naming it.

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <string_view>
 
 namespace strata::allreduce_gloo {
 namespace {
@@ -45,14 +46,15 @@ std::pair<const char*, const char*> first_set(std::initializer_list<const char*>
     if (const char* v = get(n)) return {n, v};
     list += (list.empty() ? "" : " or ") + std::string(n);
   }
-  bad(list + " is not set; expected " + what + " (strata-run and mpirun set it)");
+  bad(list + " is not set; expected " + what + " (strata-run, mpirun and srun set it)");
 }
 
-Secret parse_secret() {
+// from_srun: the rank came from SLURM_PROCID, a task srun started with no launcher around it.
+Secret parse_secret(bool from_srun) {
   const char* text = get("STRATA_JOB_SECRET");
   const std::string expected =
       "expected 64 hex digits (32 bytes), made per job by strata-run, which sets it";
-  if (text == nullptr && get("SLURM_PROCID") != nullptr) {
+  if (text == nullptr && from_srun) {
     // Ranks started by srun directly: nobody made a secret, and the ranks cannot agree on one
     // without a channel that already proves who they are.
     bad("STRATA_JOB_SECRET is not set; ranks started by srun need one for the job: export "
@@ -79,13 +81,14 @@ Secret parse_secret() {
   return secret;
 }
 
-std::string resolve_ipv4(const std::string& host) {
+// `variable`: where the name came from, for the message.
+std::string resolve_ipv4(const std::string& host, const std::string& variable) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
   addrinfo* found = nullptr;
   const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
   if (rc != 0 || found == nullptr) {
-    bad("MASTER_ADDR='" + host + "': expected an IPv4 address or a resolvable name (" +
+    bad(variable + "='" + host + "': expected an IPv4 address or a resolvable name (" +
         gai_strerror(rc) + ")");
   }
   char text[INET_ADDRSTRLEN] = {};
@@ -162,8 +165,9 @@ std::string first_slurm_node(const std::string& list, const char* variable) {
 }
 
 // Ranks started by srun directly have no MASTER_ADDR or MASTER_PORT unless the script exported
-// them: rank 0 runs on the step's first node, and the port follows from the job and step ids, so
-// that two steps on one node (or two jobs sharing it) seldom pick the same one.
+// them: rank 0 runs on the step's first node (srun's block and cyclic distributions put task 0
+// there; with --distribution=arbitrary export MASTER_ADDR), and the port follows from the job and
+// step ids, so that two steps on one node (or two jobs sharing it) seldom pick the same one.
 const char* slurm_master_addr(std::string& storage) {
   const char* nodes = get("SLURM_STEP_NODELIST");
   if (get("SLURM_PROCID") == nullptr || nodes == nullptr) return nullptr;
@@ -202,19 +206,23 @@ Env read_env() {
   const auto [rank_name, rank_text] = first_set({"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}, "this rank");
   env.rank = static_cast<int>(number(rank_name, rank_text, env.size,
                                      ("a rank in [0, " + std::to_string(env.size) + ")").c_str()));
+  // Slurm's step variables stand in for MASTER_* only for a task srun started itself: a rank that
+  // mpirun started inside an allocation (its orted in a step) must not derive another master.
+  const bool from_srun = std::string_view(rank_name) == "SLURM_PROCID";
   std::string slurm_addr, slurm_port;
   const char* addr = get("MASTER_ADDR");
-  if (addr == nullptr) addr = slurm_master_addr(slurm_addr);
+  const std::string addr_name = addr != nullptr ? "MASTER_ADDR" : "SLURM_STEP_NODELIST's first node";
+  if (addr == nullptr && from_srun) addr = slurm_master_addr(slurm_addr);
   if (addr == nullptr) bad("MASTER_ADDR is not set; expected the IPv4 address or name of rank 0's host");
   env.master_addr = addr;
-  env.master_ip = resolve_ipv4(addr);
-  if (env.master_ip == "0.0.0.0") bad("MASTER_ADDR=0.0.0.0: expected rank 0's own address");
+  env.master_ip = resolve_ipv4(addr, addr_name);
+  if (env.master_ip == "0.0.0.0") bad(addr_name + "=0.0.0.0: expected rank 0's own address");
   const char* port = get("MASTER_PORT");
-  if (port == nullptr) port = slurm_master_port(slurm_port);
+  if (port == nullptr && from_srun) port = slurm_master_port(slurm_port);
   if (port == nullptr) bad("MASTER_PORT is not set; expected the TCP port of rank 0's store (1-65535)");
   env.master_port = static_cast<uint16_t>(number("MASTER_PORT", port, 65536, "a TCP port (1-65535)"));
   if (env.master_port == 0) bad("MASTER_PORT=0: expected a TCP port (1-65535)");
-  env.secret = parse_secret();
+  env.secret = parse_secret(from_srun);
   const char* iface = get("STRATA_NETWORK_INTERFACE");
   env.bind_ip = iface != nullptr ? interface_address(iface) : route_to(env.master_ip, env.master_port);
   env.host_id = host_identity();

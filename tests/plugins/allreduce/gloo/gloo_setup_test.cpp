@@ -205,12 +205,19 @@ TEST(GlooSetup, SrunStartedRanksReadSlurmsVariables) {
   };
   const Case cases[] = {
       // The first node of a bracketed list, its zero padding and suffix kept.
-      {"SLURM_STEP_NODELIST", "no[07-09,12]x.invalid,other", "MASTER_ADDR='no07x.invalid'"},
+      {"SLURM_STEP_NODELIST", "no[07-09,12]x.invalid,other", "SLURM_STEP_NODELIST's first node='no07x.invalid'"},
       {"SLURM_STEP_NODELIST", "no[", "SLURM_STEP_NODELIST='no[': expected a Slurm hostlist"},
       {"SLURM_PROCID", "2", "SLURM_PROCID='2': expected a rank in [0, 1)"},
       {"SLURM_JOB_ID", "x", "SLURM_JOB_ID='x': expected a Slurm job id"},
       {"STRATA_JOB_SECRET", nullptr, "ranks started by srun need one for the job: export STRATA_JOB_SECRET"},
   };
+  // A rank another launcher started inside a step (mpirun's orted under srun) has RANK: Slurm's
+  // step variables do not stand in for the MASTER_* it lacks.
+  env = slurm;
+  env["RANK"] = "0";
+  env["WORLD_SIZE"] = "1";
+  out = run_one(env);
+  EXPECT_TRUE(contains(out.message, "MASTER_ADDR is not set")) << out.message;
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.variable) + "=" + (c.value ? c.value : "(unset)"));
     env = slurm;
