@@ -124,7 +124,8 @@ def strata_run_under(launcher_pid):
     return None
 
 
-WAIT_FOR_TERM = """trap 'echo "trapped $RANK"; exit 5' TERM
+# The trap leaves a file: after a SIGTERM srun may end before it has passed on the ranks' last lines.
+WAIT_FOR_TERM = """trap 'touch "$TRAPPED_DIR/trapped.$RANK"; exit 5' TERM
 echo "ready $RANK"
 sleep 60 & wait
 """
@@ -135,9 +136,13 @@ def stop_with(a, cluster, sig):
     strata-run exits with 128 + the signal, without restarting."""
     err_path = os.path.join(a.work, f"stop_{sig.name}.err")
     with open(err_path, "w") as err_file:
+        trapped_dir = os.path.join(a.work, f"trapped_{sig.name}")
+        shutil.rmtree(trapped_dir, ignore_errors=True)
+        os.makedirs(trapped_dir)
         job = subprocess.Popen(["salloc", "-n", "2", a.run, "--backend", "gloo", "--max-restarts", "1",
                                 "--checkpoint-dir", os.path.join(a.work, "ck"), "--", "sh", "-c", WAIT_FOR_TERM],
-                               env=cluster.env(), stdout=subprocess.PIPE, stderr=err_file, text=True)
+                               env=cluster.env(TRAPPED_DIR=trapped_dir), stdout=subprocess.PIPE, stderr=err_file,
+                               text=True)
     lines = []
     reader = threading.Thread(target=lambda: lines.extend(job.stdout), daemon=True)
     reader.start()
@@ -159,7 +164,9 @@ def stop_with(a, cluster, sig):
         err = f.read()
     seconds = time.time() - started
     check(job.returncode == 128 + sig, f"{sig.name}: exit {job.returncode}, expected {128 + sig}:\n{lines}\n{err}")
-    check({"[0] trapped 0\n", "[1] trapped 1\n"} <= set(lines), f"{sig.name}: a rank's SIGTERM trap did not run: {lines}")
+    err += f"(ended {seconds:.2f} s after {sig.name})"
+    trapped = sorted(os.listdir(trapped_dir))
+    check(trapped == ["trapped.0", "trapped.1"], f"{sig.name}: the ranks whose SIGTERM trap ran: {trapped}\n{lines}\n{err}")
     check("restart" not in err, f"{sig.name}: strata-run restarted after being told to stop:\n{err}")
     return seconds
 

@@ -61,6 +61,7 @@ class LauncherRun {
     }
     close_pipe(out_);
     close_pipe(err_);
+    wait_for_stopper();
     outcome_.exit_code = WIFSIGNALED(status_) ? 128 + WTERMSIG(status_) : WEXITSTATUS(status_);
     // srun exits with the highest code or signal of any task, and --kill-on-bad-exit signals the
     // others: the first failed rank's own code is the job's, as on the other paths.
@@ -169,6 +170,24 @@ class LauncherRun {
     close(stopper_->out_fd);
     close(stopper_->err_fd);
     kill_srun_at_ = Clock::now() + std::chrono::seconds(3);
+  }
+
+  // srun has ended; the stop command still waits for the step's ranks to end (at most 5 s, then
+  // 1 s of margin here): strata-run's exit could otherwise end the allocation under them.
+  void wait_for_stopper() {
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(6);
+    while (stopper_ && Clock::now() < deadline) {
+      if (waitpid(stopper_->pid, nullptr, WNOHANG) == stopper_->pid) {
+        stopper_.reset();
+        return;
+      }
+      poll(nullptr, 0, 20);
+    }
+    if (stopper_) {
+      kill(-stopper_->pid, SIGKILL);
+      waitpid(stopper_->pid, nullptr, 0);
+      stopper_.reset();
+    }
   }
 
   void reap() {

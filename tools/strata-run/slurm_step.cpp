@@ -45,9 +45,12 @@ SrunStep srun_step(const Placement& placement, const std::vector<std::string>& p
                srun_rank_script(placement),
                "strata-rank"};
   step.argv.insert(step.argv.end(), program.begin(), program.end());
+  // After SIGTERM srun may end before the ranks do, and strata-run's end ends an salloc and its
+  // allocation, which kills them: the stop command waits (at most 5 s) until the step is gone.
+  const std::string list = "squeue --steps --noheader --format=%i --jobs=\"$SLURM_JOB_ID\" --name=" + shell_quote(name);
   step.stop_argv = {"sh", "-c",
-                    "steps=$(squeue --steps --noheader --format=%i --jobs=\"$SLURM_JOB_ID\" --name=" +
-                        shell_quote(name) + ") && [ -n \"$steps\" ] && exec scancel --signal=TERM $steps"};
+                    "steps=$(" + list + ") && [ -n \"$steps\" ] && scancel --signal=TERM $steps || exit 0; i=0; "
+                    "while [ $i -lt 50 ] && [ -n \"$(" + list + ")\" ]; do sleep 0.1; i=$((i + 1)); done"};
   return step;
 }
 

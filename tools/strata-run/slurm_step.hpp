@@ -16,7 +16,8 @@ struct SrunStep {
   std::vector<std::string> argv;
   std::string hostfile;  // SLURM_HOSTFILE's text: rank r's host on line r + 1
   // What asks the step's ranks to stop (SIGTERM, as the gloo backend sends its own ranks): scancel
-  // of the allocation's step named `name`. srun itself would pass a stop signal on as SIGKILL.
+  // of the allocation's step named `name`, then a wait of at most 5 s for the step to end. srun
+  // itself would pass a stop signal on as SIGKILL.
   std::vector<std::string> stop_argv;
 };
 
