@@ -232,6 +232,17 @@ TEST(Slurm, Hostlists) {
   EXPECT_THAT(error_of([&] { expand("n[0-1999999]"); }), HasSubstr("more than 2^20 nodes"));
 }
 
+TEST(Slurm, MasterPortFromTheJob) {
+  EXPECT_EQ(slurm_master_port("100", 0), 20000 + (100 * 67 + 1000) % 30000);
+  EXPECT_NE(slurm_master_port("100", 1), slurm_master_port("100", 0));
+  EXPECT_NE(slurm_master_port("101", 0), slurm_master_port("100", 0));
+  for (const char* id : {"1", "4294967295", "99999999999"}) {
+    EXPECT_GE(slurm_master_port(id, 3), 20000);
+    EXPECT_LT(slurm_master_port(id, 3), 50000);
+  }
+  EXPECT_EQ(slurm_master_port("12_3", 0), 29500);  // an array job's id as written: not a number
+}
+
 TEST(Slurm, HostsPairNodesWithTheirTasks) {
   const auto hosts = slurm_hosts({"n01", "n02", "n03"}, {2, 2, 1}, "77");
   EXPECT_EQ(names_slots(hosts), (std::vector<NS>{{"n01", 2}, {"n02", 2}, {"n03", 1}}));

@@ -256,6 +256,10 @@ JobOutcome run_once(const Options& options, const Placement& placement, const Ru
   std::vector<bool> hosts_local;
   for (const Host& host : placement.hosts) hosts_local.push_back(is_local_host(host.name));
   JobEnv job = job_env_of(options, placement, hosts_local);
+  // Rank 0 on another node of an allocation: not 29500 for every job that shares the node.
+  if (options.master_port == 0 && !hosts_local.front() && on_slurm_allocation(options)) {
+    job.master_port = slurm_master_port(*slurm_job_id(), run.restart_count);
+  }
   job.restart_count = run.restart_count;
   job.previous_world_size = run.previous_world_size;
   job.first_world_size = run.first_world_size;

@@ -175,6 +175,14 @@ std::vector<Host> slurm_allocation_hosts(const std::string& job_id) {
   return slurm_hosts(expand_slurm_hostlist(*nodelist, "SLURM_JOB_NODELIST"), slots, job_id);
 }
 
+int slurm_master_port(const std::string& job_id, int run) {
+  unsigned long id = 0;
+  const auto [end, ec] = std::from_chars(job_id.data(), job_id.data() + job_id.size(), id);
+  if (ec != std::errc() || end != job_id.data() + job_id.size()) return 29500;
+  // Another stride than the gloo plugin's port for srun-started ranks (job x 61 + step).
+  return 20000 + static_cast<int>((id * 67 + 1000 + static_cast<unsigned long>(run)) % 30000);
+}
+
 std::string srun_launch_agent() {
   // --kill-on-bad-exit: the step ends with its task. --quiet: srun's own progress lines would read
   // as the rank's output.

@@ -31,6 +31,11 @@ std::vector<Host> slurm_hosts(const std::vector<std::string>& nodes, const std::
 // SLURM_JOB_CPUS_PER_NODE's).
 std::vector<Host> slurm_allocation_hosts(const std::string& job_id);
 
+// MASTER_PORT when rank 0 runs on another node of allocation `job_id` (no free port can be found
+// from here): from the job id and the run, in 20000-49999, so that jobs sharing a node and a
+// restart after a run whose port may linger seldom meet. A job id that is not a number: 29500.
+int slurm_master_port(const std::string& job_id, int run);
+
 // srun starting one task on the host that follows it, in a step that may share the allocation's
 // CPUs with the job's other steps (--overlap): `srun ... --nodelist HOST sh -c COMMAND`.
 std::string srun_launch_agent();
