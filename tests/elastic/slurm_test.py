@@ -152,7 +152,11 @@ def stop_with(a, cluster, sig):
             job.kill()
             fail(f"the ranks did not start: {lines}\n{open(err_path).read()}")
         time.sleep(0.05)
-    os.kill(strata_run_under(job.pid), sig)
+    pid = strata_run_under(job.pid)
+    if pid is None:
+        job.kill()
+        fail("strata-run's process under salloc not found")
+    os.kill(pid, sig)
     started = time.time()
     try:
         job.wait(timeout=30)  # the reader thread alone reads stdout
@@ -173,9 +177,12 @@ def stop_with(a, cluster, sig):
 
 def mode_behaviour(a, cluster):
     # The first failed rank's exit code is the job's (srun's own would be 143: it SIGTERMs the rest).
+    # Rank 0 would sleep 60 s: the failure must end the step (SIGTERM to the others), not wait for it.
+    started = time.time()
     r = run(["salloc", "-n", "2", a.run, "--backend", "gloo", "--", "sh", "-c",
-             'if [ "$RANK" = 1 ]; then sleep 0.5; exit 7; fi; sleep 20'], cluster.env())
+             'if [ "$RANK" = 1 ]; then sleep 0.5; exit 7; fi; sleep 60'], cluster.env())
     check(r.returncode == 7, f"rank 1 exited 7: strata-run exit {r.returncode}, expected 7:\n{r.stderr}")
+    check(time.time() - started < 30, f"the job took {time.time() - started:.0f} s: rank 1's failure did not end rank 0")
     # A long line stays one line (srun sends it in 1024-byte pieces); the ranks' stdin is empty.
     r = subprocess.run(["salloc", "-n", "2", a.run, "--backend", "gloo", "--", "sh", "-c",
                         'printf "%05000d\\n" 0; if read x; then echo "stdin $x"; else echo "stdin none"; fi'],

@@ -233,12 +233,12 @@ TEST(Slurm, Hostlists) {
 }
 
 TEST(Slurm, MasterPortFromTheJob) {
-  EXPECT_EQ(slurm_master_port("100", 0), 20000 + (100 * 67 + 1000) % 30000);
+  EXPECT_EQ(slurm_master_port("100", 0), 20000 + (100 * 67 + 1000) % 12000);
   EXPECT_NE(slurm_master_port("100", 1), slurm_master_port("100", 0));
   EXPECT_NE(slurm_master_port("101", 0), slurm_master_port("100", 0));
   for (const char* id : {"1", "4294967295", "99999999999"}) {
     EXPECT_GE(slurm_master_port(id, 3), 20000);
-    EXPECT_LT(slurm_master_port(id, 3), 50000);
+    EXPECT_LT(slurm_master_port(id, 3), 32000);
   }
   EXPECT_EQ(slurm_master_port("12_3", 0), 29500);  // an array job's id as written: not a number
 }
@@ -532,9 +532,21 @@ TEST(SrunOutput, LongLinesAreJoined) {
   SrunOutputParser p(true);
   MarkedLines out;
   const std::string a(kSrunMessageBytes, 'a'), b(kSrunMessageBytes, 'b');
+  const std::string stepd = "slurmstepd" + std::string(kSrunMessageBytes - 10, 's');
   p.feed("0: " + a + "\n1: " + b + "\n0: " + a + "\n1: end1\n0: end0\n2: " + a + "\n", out.on_line());
+  p.feed("3: " + a + "\n3: " + stepd + "\n3: x\n", out.on_line());  // a piece that starts "slurmstepd"
   p.finish(out.on_line());
-  EXPECT_THAT(out.lines, ElementsAre("[1] " + b + "end1", "[0] " + a + a + "end0", "[2] " + a));
+  EXPECT_THAT(out.lines, ElementsAre("[1] " + b + "end1", "[0] " + a + a + "end0", "[3] " + a + stepd + "x",
+                                     "[2] " + a));
+  // A line longer than kMaxLineBytes comes out in pieces of at most that many bytes.
+  SrunOutputParser q(true);
+  MarkedLines longer;
+  for (size_t i = 0; i < 70; ++i) q.feed("4: " + a + "\n", longer.on_line());
+  q.feed("4: end\n", longer.on_line());
+  q.finish(longer.on_line());
+  ASSERT_EQ(longer.lines.size(), 2u);
+  EXPECT_LE(longer.lines[0].size(), kMaxLineBytes + 4);
+  EXPECT_EQ(longer.lines[0].size() + longer.lines[1].size() - 8, 70 * kSrunMessageBytes + 3);
 }
 
 TEST(SrunOutput, FailedTaskAndItsCode) {
@@ -548,6 +560,7 @@ TEST(SrunOutput, FailedTaskAndItsCode) {
   EXPECT_EQ(failure("srun: error: vm: tasks 4,6: Exited with exit code 1"), std::make_pair(4, 1));
   EXPECT_EQ(failure("srun: error: vm: task 5: Segmentation fault"), std::make_pair(5, 128 + SIGSEGV));
   EXPECT_EQ(failure("srun: error: vm: task 5: Something new"), std::make_pair(5, -1));
+  EXPECT_EQ(failure("srun: error: vm: task 1: Aborted (core dumped)"), std::make_pair(1, 128 + SIGABRT));
   EXPECT_EQ(failure("slurmstepd-vm: error: *** STEP 5.0 ON vm CANCELLED ***"), std::make_pair(-1, -1));
   EXPECT_EQ(failure("srun: error: Unable to create step: task 3"), std::make_pair(-1, -1));
   EXPECT_EQ(failure("2: srun: error: vm: task 2: Killed"), std::make_pair(-1, -1));

@@ -36,6 +36,17 @@ std::unique_ptr<RankLineParser> parser_for(Launcher launcher, bool pipe_is_stdou
   return std::make_unique<MpiOutputParser>(pipe_is_stdout);
 }
 
+// strata-run's environment without the variables that would change what squeue lists or what
+// scancel signals (SQUEUE_USERS, SQUEUE_PARTITION, SCANCEL_*): the stop command must find its step.
+std::vector<std::string> stopper_environment() {
+  std::vector<std::string> env;
+  for (char** var = environ; *var != nullptr; ++var) {
+    const std::string_view text(*var);
+    if (text.rfind("SQUEUE_", 0) != 0 && text.rfind("SCANCEL_", 0) != 0) env.emplace_back(text);
+  }
+  return env;
+}
+
 class LauncherRun {
  public:
   LauncherRun(ChildProcess child, Launcher launcher, bool rank_prefix, std::vector<std::string> stop_argv)
@@ -103,7 +114,8 @@ class LauncherRun {
   void print(const LauncherPipe& pipe, const RankLine& line) {
     if (!line.rank) {  // the launcher's own line, on the stream it came on
       write_prefixed_line(pipe.own_fd, "", line.text);
-      if (!outcome_.failed_rank) {
+      // srun's "Terminated" lines after a stop signal are the stop's doing, not failures.
+      if (!outcome_.failed_rank && !stop_code_) {
         if (launcher_ == Launcher::srun) {
           if (const auto failure = failed_task_in_srun_line(line.text)) {
             outcome_.failed_rank = failure->rank;
@@ -146,13 +158,26 @@ class LauncherRun {
   // same 3 s of grace.
   void stop_step_on_signal() {
     for (const CaughtSignal sig : take_signals()) {
-      if (sig.number == SIGCHLD || !alive_ || stop_code_) continue;
+      if (sig.number == SIGCHLD) continue;
+      // Recorded even once srun has ended (its pipes may still drain): no restart follows.
       outcome_.stopped_by_signal = true;
-      stop_code_ = 128 + sig.number;
-      std::fprintf(stderr, "strata-run: got %s, stopping every rank (SIGTERM to the srun step)\n",
-                   signal_name(sig.number).c_str());
+      ++stop_signals_;
+      // A rank that failed first keeps its exit code, as on the gloo backend.
+      if (!stop_code_ && !stopping_) stop_code_ = 128 + sig.number;
+      if (!alive_) continue;
+      if (stop_signals_ == 1) {
+        std::fprintf(stderr, "strata-run: got %s, stopping every rank (SIGTERM to the srun step)\n",
+                     signal_name(sig.number).c_str());
+        stop_step();
+      } else {
+        // Asked again: srun ends its step at once (SIGKILL to the ranks), and srun itself goes
+        // at the third.
+        std::fprintf(stderr, "strata-run: got %s again, %s\n", signal_name(sig.number).c_str(),
+                     stop_signals_ == 2 ? "ending the srun step now" : "killing srun");
+        kill(child_.pid, stop_signals_ == 2 ? SIGTERM : SIGKILL);
+        kill_srun_at_.reset();
+      }
       std::fflush(stderr);
-      stop_step();
     }
     if (kill_srun_at_ && alive_ && Clock::now() >= *kill_srun_at_) {
       kill(child_.pid, SIGTERM);
@@ -166,7 +191,7 @@ class LauncherRun {
   void stop_step() {
     if (stopping_ || !alive_) return;
     stopping_ = true;
-    stopper_ = spawn_process(stop_argv_, merge_environment(environ, {}), {.stdin_from = StdinFrom::null});
+    stopper_ = spawn_process(stop_argv_, stopper_environment(), {.stdin_from = StdinFrom::null});
     close(stopper_->out_fd);
     close(stopper_->err_fd);
     kill_srun_at_ = Clock::now() + std::chrono::seconds(3);
@@ -201,6 +226,7 @@ class LauncherRun {
   std::vector<std::string> stop_argv_;
   std::optional<int> first_failure_code_;  // srun: the first failed task's, from srun's line
   std::optional<int> stop_code_;           // srun: 128 + the stop signal strata-run got
+  int stop_signals_ = 0;                   // srun: how many stop signals so far
   bool stopping_ = false;                  // srun: the step was told to stop
   std::optional<ChildProcess> stopper_;    // srun: the stop command while it runs
   std::optional<Clock::time_point> kill_srun_at_;

@@ -180,7 +180,7 @@ int slurm_master_port(const std::string& job_id, int run) {
   const auto [end, ec] = std::from_chars(job_id.data(), job_id.data() + job_id.size(), id);
   if (ec != std::errc() || end != job_id.data() + job_id.size()) return 29500;
   // Another stride than the gloo plugin's port for srun-started ranks (job x 61 + step).
-  return 20000 + static_cast<int>((id * 67 + 1000 + static_cast<unsigned long>(run)) % 30000);
+  return 20000 + static_cast<int>((id * 67 + 1000 + static_cast<unsigned long>(run)) % 12000);
 }
 
 std::string srun_launch_agent() {

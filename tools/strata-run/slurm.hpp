@@ -32,8 +32,9 @@ std::vector<Host> slurm_hosts(const std::vector<std::string>& nodes, const std::
 std::vector<Host> slurm_allocation_hosts(const std::string& job_id);
 
 // MASTER_PORT when rank 0 runs on another node of allocation `job_id` (no free port can be found
-// from here): from the job id and the run, in 20000-49999, so that jobs sharing a node and a
-// restart after a run whose port may linger seldom meet. A job id that is not a number: 29500.
+// from here): from the job id and the run, in 20000-31999 (below Linux's ephemeral ports), so that
+// jobs sharing a node and a restart after a run whose port may linger seldom meet. A job id that
+// is not a number: 29500.
 int slurm_master_port(const std::string& job_id, int run);
 
 // srun starting one task on the host that follows it, in a step that may share the allocation's

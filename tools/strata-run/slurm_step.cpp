@@ -48,9 +48,11 @@ SrunStep srun_step(const Placement& placement, const std::vector<std::string>& p
   // After SIGTERM srun may end before the ranks do, and strata-run's end ends an salloc and its
   // allocation, which kills them: the stop command waits (at most 5 s) until the step is gone.
   const std::string list = "squeue --steps --noheader --format=%i --jobs=\"$SLURM_JOB_ID\" --name=" + shell_quote(name);
+  // A signal just after srun started may come before the step is listed: looked up for 1 s.
   step.stop_argv = {"sh", "-c",
-                    "steps=$(" + list + ") && [ -n \"$steps\" ] && scancel --signal=TERM $steps || exit 0; i=0; "
-                    "while [ $i -lt 50 ] && [ -n \"$(" + list + ")\" ]; do sleep 0.1; i=$((i + 1)); done"};
+                    "i=0; while steps=$(" + list + ") && [ -z \"$steps\" ] && [ $i -lt 5 ]; do sleep 0.2; "
+                    "i=$((i + 1)); done; [ -n \"$steps\" ] && scancel --signal=TERM $steps || exit 0; i=0; "
+                    "while [ $i -lt 15 ] && [ -n \"$(" + list + ")\" ]; do sleep 0.3; i=$((i + 1)); done"};
   return step;
 }
 

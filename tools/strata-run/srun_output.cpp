@@ -25,9 +25,12 @@ LineSplitter::OnLine SrunOutputParser::as_rank_lines(const OnLine& on_line) {
     if (!mark) return emit(std::nullopt, text, on_line);
     const int rank = mark->first;
     text.remove_prefix(mark->second);
-    if (text.rfind("slurmstepd", 0) == 0) return emit(std::nullopt, text, on_line);
     std::string& pending = pending_[rank];
-    if (text.size() == kSrunMessageBytes && pending.size() < kMaxLineBytes) {
+    if (pending.empty() && text.rfind("slurmstepd", 0) == 0) {
+      pending_.erase(rank);
+      return emit(std::nullopt, text, on_line);
+    }
+    if (text.size() == kSrunMessageBytes && pending.size() + text.size() < kMaxLineBytes) {
       pending.append(text);  // a piece of a longer line: the rest follows in the task's next message
       return;
     }
@@ -70,7 +73,11 @@ std::optional<SrunTaskFailure> failed_task_in_srun_line(std::string_view line) {
     SrunTaskFailure failure{value, std::nullopt};
     const size_t colon = line.find(": ", i);
     if (colon == std::string_view::npos) return failure;
-    const std::string_view words = line.substr(colon + 2);
+    std::string_view words = line.substr(colon + 2);
+    constexpr std::string_view core = " (core dumped)";
+    if (words.size() > core.size() && words.substr(words.size() - core.size()) == core) {
+      words.remove_suffix(core.size());
+    }
     constexpr std::string_view exited = "Exited with exit code ";
     if (words.rfind(exited, 0) == 0) {
       int code = 0;

@@ -181,7 +181,7 @@ const char* slurm_master_port(std::string& storage) {
   if (get("SLURM_PROCID") == nullptr || job == nullptr || step == nullptr) return nullptr;
   const long job_id = number("SLURM_JOB_ID", job, 1L << 40, "a Slurm job id");
   const long step_id = number("SLURM_STEP_ID", step, 1L << 32, "a Slurm step id");
-  storage = std::to_string(20000 + (job_id * 61 + step_id) % 30000);
+  storage = std::to_string(20000 + (job_id * 61 + step_id) % 12000);  // below the ephemeral ports
   return storage.c_str();
 }
 
