@@ -72,7 +72,7 @@ std::optional<std::string> library_beside_launcher() {
 
 // The job's variables, common to both backends.
 JobEnv job_env_of(const Options& options, const Placement& placement,
-                  const std::vector<bool>& hosts_local) {
+                  const std::vector<bool>& hosts_local, const RunNumber& run) {
   JobEnv job;
   job.secret = make_job_secret();
   char name[256] = {};
@@ -82,8 +82,14 @@ JobEnv job_env_of(const Options& options, const Placement& placement,
     job.master_port = options.master_port;
   } else {
     // Rank 0 runs on the first host; only when that is this machine can a free port be found.
-    job.master_port = hosts_local.front() ? find_free_port() : 29500;
+    // Elsewhere on an allocation: from the job id, not 29500 for every job that shares the node.
+    job.master_port = hosts_local.front()             ? find_free_port()
+                      : on_slurm_allocation(options) ? slurm_master_port(*slurm_job_id(), run.restart_count)
+                                                     : 29500;
   }
+  job.restart_count = run.restart_count;
+  job.previous_world_size = run.previous_world_size;
+  job.first_world_size = run.first_world_size;
   if (!options.network_interface.empty()) {
     if (!valid_network_interface(options.network_interface)) {
       throw UsageError("--network-interface '" + options.network_interface +
@@ -255,14 +261,7 @@ std::string launch_agent_of(const Options& options) {
 JobOutcome run_once(const Options& options, const Placement& placement, const RunNumber& run) {
   std::vector<bool> hosts_local;
   for (const Host& host : placement.hosts) hosts_local.push_back(is_local_host(host.name));
-  JobEnv job = job_env_of(options, placement, hosts_local);
-  // Rank 0 on another node of an allocation: not 29500 for every job that shares the node.
-  if (options.master_port == 0 && !hosts_local.front() && on_slurm_allocation(options)) {
-    job.master_port = slurm_master_port(*slurm_job_id(), run.restart_count);
-  }
-  job.restart_count = run.restart_count;
-  job.previous_world_size = run.previous_world_size;
-  job.first_world_size = run.first_world_size;
+  const JobEnv job = job_env_of(options, placement, hosts_local, run);
   if (options.backend == "mpi") return run_mpi(options, placement, job);
   if (on_slurm_allocation(options) && options.launch_agent.empty()) return run_srun(options, placement, job);
   return run_gloo(options, placement, job, hosts_local);
