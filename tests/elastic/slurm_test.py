@@ -18,6 +18,7 @@ with exit code 77).
                 to start, saying how to set one.
 
 usage: slurm_test.py --run STRATA_RUN --example FASHION_MNIST --data-dir DIR --work DIR
+       [--stops N --proctrack pgid|linuxproc]   (the measurement of process tracking, not the test)
 """
 import argparse
 import json
@@ -34,7 +35,7 @@ import types
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import restart_test  # noqa: E402
 from job_processes import parent_of, slurm_rank_pid  # noqa: E402
-from restart_test import check, fail  # noqa: E402
+from restart_test import check, fail, run_job  # noqa: E402
 from slurm_cluster import SlurmCluster  # noqa: E402
 
 STEPS = 12
@@ -46,13 +47,6 @@ def manifest(a):
         json.dump({"comm": {"library": "strata_allreduce_gloo"}, "optimizer": {"type": "AdamW", "params": {"lr": 0.001}},
                    "train_batch_size": 96, "zero_optimization": {"stage": 2}}, f)
     return path
-
-
-def run(argv, env, timeout=180):
-    try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired as e:
-        fail(f"{' '.join(argv)} did not end within {timeout} s: {e.stderr}")
 
 
 def train_argv(a, params):
@@ -67,8 +61,8 @@ def read(path):
 def reference_params(a):
     """The parameters of the same job started by strata-run outside Slurm."""
     path = os.path.join(a.work, "reference.bin")
-    r = run([a.run, "--backend", "gloo", "-np", "3", "--manifest", manifest(a), "--", *train_argv(a, path)],
-            dict(os.environ))
+    r = run_job([a.run, "--backend", "gloo", "-np", "3", "--manifest", manifest(a), "--", *train_argv(a, path)],
+            timeout=180)
     check(r.returncode == 0, f"the reference job failed: {r.stderr}")
     return read(path)
 
@@ -80,8 +74,9 @@ if [ "$STRATA_RESTART_COUNT" = 0 ] && [ "$RANK" = 1 ]; then sleep 1; exit 3; fi
 
 
 def mode_allocation(a, cluster, reference):
-    r = run(["salloc", "-n", "3", a.run, "--backend", "gloo", "--max-restarts", "1", "--checkpoint-dir",
-             os.path.join(a.work, "ck"), "--startup-seconds", "0", "--", "sh", "-c", PROBE], cluster.env())
+    r = run_job(["salloc", "-n", "3", a.run, "--backend", "gloo", "--max-restarts", "1", "--checkpoint-dir",
+             os.path.join(a.work, "ck"), "--startup-seconds", "0", "--", "sh", "-c", PROBE],
+                timeout=180, env=cluster.env())
     check(r.returncode == 0, f"exit {r.returncode}:\n{r.stdout}\n{r.stderr}")
     lines = re.findall(r"^\[(\d+)\] probe rank=(\d+) world=(\d+) job=(\d+) step=(\d+) restart=(\d+)$", r.stdout, re.M)
     runs = {}
@@ -99,13 +94,13 @@ def mode_allocation(a, cluster, reference):
     check(re.search(r"strata-run: restart 1 of 1 at 2 ranks \(was 3\) after: rank 1 failed \(srun: error: .*task 1: "
                     r"Exited with exit code 3\)", r.stderr), f"no restart line naming rank 1:\n{r.stderr}")
     # The mpi backend gets the same hosts; mpirun starts the ranks (through Slurm where they are remote).
-    r = run(["salloc", "-n", "3", a.run, "--backend", "mpi", "--", "sh", "-c", "echo mpi rank=$OMPI_COMM_WORLD_RANK"],
-            cluster.env())
+    r = run_job(["salloc", "-n", "3", a.run, "--backend", "mpi", "--", "sh", "-c", "echo mpi rank=$OMPI_COMM_WORLD_RANK"],
+            timeout=180, env=cluster.env())
     check(r.returncode == 0 and sorted(re.findall(r"^\[\d+\] mpi rank=(\d+)$", r.stdout, re.M)) == ["0", "1", "2"],
           f"the mpi backend inside the allocation: exit {r.returncode}, expected ranks 0-2:\n{r.stdout}\n{r.stderr}")
     params = os.path.join(a.work, "allocation.bin")
-    r = run(["salloc", "-n", "3", a.run, "--backend", "gloo", "--manifest", manifest(a), "--",
-             *train_argv(a, params)], cluster.env())
+    r = run_job(["salloc", "-n", "3", a.run, "--backend", "gloo", "--manifest", manifest(a), "--",
+             *train_argv(a, params)], timeout=180, env=cluster.env())
     check(r.returncode == 0, f"training inside the allocation failed (exit {r.returncode}):\n{r.stderr}")
     check(read(params) == reference, "the parameters trained inside the allocation differ from strata-run's outside")
     print("allocation: 3 ranks from SLURM_TASKS_PER_NODE in one srun step, a new step at 2 ranks after rank 1 "
@@ -179,14 +174,14 @@ def mode_behaviour(a, cluster):
     # The first failed rank's exit code is the job's (srun's own would be 143: it SIGTERMs the rest).
     # Rank 0 would sleep 60 s: the failure must end the step (SIGTERM to the others), not wait for it.
     started = time.time()
-    r = run(["salloc", "-n", "2", a.run, "--backend", "gloo", "--", "sh", "-c",
-             'if [ "$RANK" = 1 ]; then sleep 0.5; exit 7; fi; sleep 60'], cluster.env())
+    r = run_job(["salloc", "-n", "2", a.run, "--backend", "gloo", "--", "sh", "-c",
+             'if [ "$RANK" = 1 ]; then sleep 0.5; exit 7; fi; sleep 60'], timeout=180, env=cluster.env())
     check(r.returncode == 7, f"rank 1 exited 7: strata-run exit {r.returncode}, expected 7:\n{r.stderr}")
     check(time.time() - started < 30, f"the job took {time.time() - started:.0f} s: rank 1's failure did not end rank 0")
     # A long line stays one line (srun sends it in 1024-byte pieces); the ranks' stdin is empty.
-    r = subprocess.run(["salloc", "-n", "2", a.run, "--backend", "gloo", "--", "sh", "-c",
-                        'printf "%05000d\\n" 0; if read x; then echo "stdin $x"; else echo "stdin none"; fi'],
-                       input="hello\n", capture_output=True, text=True, timeout=120, env=cluster.env())
+    r = run_job(["salloc", "-n", "2", a.run, "--backend", "gloo", "--", "sh", "-c",
+                 'printf "%05000d\\n" 0; if read x; then echo "stdin $x"; else echo "stdin none"; fi'],
+                input="hello\n", env=cluster.env())
     check(r.returncode == 0, f"exit {r.returncode}:\n{r.stderr}")
     for rank in (0, 1):
         check(f"[{rank}] " + "0" * 5000 + "\n" in r.stdout, f"rank {rank}'s 5000-character line is not one line:\n"
@@ -195,6 +190,16 @@ def mode_behaviour(a, cluster):
     seconds = [stop_with(a, cluster, sig) for sig in (signal.SIGTERM, signal.SIGINT)]
     print(f"behaviour: exit code 7 of the failed rank; a 5000-character line whole; stdin empty; SIGTERM and SIGINT "
           f"reach every rank as SIGTERM (ended in {seconds[0]:.1f} s and {seconds[1]:.1f} s), exit 143 and 130")
+
+
+def count_missed_stops(a, cluster):
+    missed = 0
+    for i in range(a.stops):
+        try:
+            stop_with(a, cluster, signal.SIGINT if i % 2 else signal.SIGTERM)
+        except SystemExit:  # stop_with's fail(): a rank's trap did not run
+            missed += 1
+    print(f"stops: {missed} of {a.stops} missed a rank's SIGTERM trap (proctrack/{a.proctrack})")
 
 
 def mode_kill_restart(a, cluster):
@@ -219,11 +224,11 @@ def mode_direct(a, cluster, reference):
     secret = os.urandom(32).hex()
     params = os.path.join(a.work, "direct.bin")
     env = cluster.env(STRATA_MANIFEST=manifest(a), STRATA_JOB_SECRET=secret)
-    r = run(["srun", "-n", "3", *train_argv(a, params)], env)
+    r = run_job(["srun", "-n", "3", *train_argv(a, params)], timeout=180, env=env)
     check(r.returncode == 0, f"srun -n 3 failed (exit {r.returncode}):\n{r.stdout}\n{r.stderr}")
     check(read(params) == reference, "the parameters of the srun-started ranks differ from strata-run's")
     del env["STRATA_JOB_SECRET"]
-    r = run(["srun", "-n", "2", *train_argv(a, params)], env, timeout=60)
+    r = run_job(["srun", "-n", "2", *train_argv(a, params)], timeout=60, env=env)
     check(r.returncode != 0 and "export STRATA_JOB_SECRET=$(openssl rand -hex 32) before srun" in r.stderr,
           f"without a secret: exit {r.returncode}, expected a failure saying how to set one:\n{r.stderr}")
     print("direct: srun -n 3 trains with Slurm's variables (parameters equal strata-run's); no secret: refused")
@@ -235,18 +240,24 @@ def main():
     parser.add_argument("--example", required=True)
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--work", required=True)
+    # A measurement, not the test: N stops (SIGTERM and SIGINT in turn) on a cluster with this
+    # process tracking, counting those where a rank's SIGTERM trap did not run.
+    parser.add_argument("--stops", type=int, default=0)
+    parser.add_argument("--proctrack", default="pgid", choices=["pgid", "linuxproc"])
     a = parser.parse_args()
     for name in ("run", "example", "data_dir", "work"):
         setattr(a, name, os.path.abspath(getattr(a, name)))
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
     os.chdir(a.work)
-    cluster = SlurmCluster(os.path.join(a.work, "slurm"))
+    cluster = SlurmCluster(os.path.join(a.work, "slurm"), proctrack=a.proctrack)
     why = cluster.start()
     if why:
         print(f"SKIP: no Slurm cluster on this machine: {why}")
         sys.exit(77)
     try:
+        if a.stops:
+            return count_missed_stops(a, cluster)
         reference = reference_params(a)
         mode_allocation(a, cluster, reference)
         mode_direct(a, cluster, reference)
