@@ -1,8 +1,9 @@
-"""Trains the Fashion-MNIST MLP of examples/fashion_mnist with PyTorch, data-parallel either through
-Strata (strata.torch.DistributedOptimizer) or through torch.distributed's DDP (gloo), on the same
-batch split as the C++ host, so that the three can be compared step for step.
+"""Trains the Fashion-MNIST MLP of examples/fashion_mnist with PyTorch, data-parallel through Strata
+(strata.torch.DistributedOptimizer), through torch.distributed's DDP (gloo), or as a Horovod script
+on strata.horovod, on the same batch split as the C++ host, so that they can be compared step for
+step.
 
-  mpirun -np 2 /usr/bin/python3 examples/fashion_mnist_torch/train.py [--mode strata|ddp]
+  mpirun -np 2 /usr/bin/python3 examples/fashion_mnist_torch/train.py [--mode strata|ddp|horovod]
       [--manifest F] [--overrides JSON] [--batch N] [--max-steps N] [--epochs N] [--seed N]
       [--data-dir D] [--init-params FILE] [--order FILE] [--dump-params FILE] [--threads N]
       [--time-report]
@@ -17,6 +18,8 @@ ddp:    torch.distributed with gloo (MASTER_ADDR/MASTER_PORT from the environmen
         127.0.0.1:29500; rank and size from RANK/WORLD_SIZE or Open MPI's OMPI_COMM_WORLD_*),
         DistributedDataParallel, torch.optim.AdamW with the manifest's optimizer parameters and
         clip_grad_norm_(gradient_clipping). fp32 only.
+horovod: `import strata.horovod as hvd`: hvd.DistributedOptimizer around the same AdamW, the
+        manifest's runtime (its comm plugin) carrying the collectives. fp32 only.
 
 The batch split is the C++ host's BatchPlan: an epoch is a permutation of the training set;
 optimizer step s trains perm[s*G, (s+1)*G) (G = train_batch_size), cut into accumulation x world
@@ -92,8 +95,9 @@ def json_object(text):
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
         description="Train the Fashion-MNIST MLP with PyTorch through Strata or DDP")
-    p.add_argument("--mode", choices=("strata", "ddp"), default="strata",
-                   help="strata: strata.torch.DistributedOptimizer; ddp: torch DDP over gloo")
+    p.add_argument("--mode", choices=("strata", "ddp", "horovod"), default="strata",
+                   help="strata: strata.torch.DistributedOptimizer; ddp: torch DDP over gloo; "
+                        "horovod: strata.horovod's DistributedOptimizer")
     p.add_argument("--manifest", default=default_manifest(),
                    help="Strata manifest (JSON); default $STRATA_MANIFEST or "
                         "examples/manifests/default.json")
@@ -285,6 +289,31 @@ class StrataBackend:
         self.opt.close()
 
 
+def torch_settings(args, world, mode):
+    """What the modes where torch runs the optimizer (ddp, horovod) take from the manifest: the
+    batch split, torch.optim.AdamW's arguments and the clipping norm (0: none). fp32 only."""
+    manifest = load_manifest(args.manifest, runtime_overrides(args))
+    for key in ("fp16", "bf16"):
+        if isinstance(manifest.get(key), dict) and manifest[key].get("enabled"):
+            raise UsageError(f"--mode {mode}: manifest key {key}.enabled: {mode} mode trains fp32 "
+                             f"only")
+    if manifest.get("scheduler"):
+        raise UsageError(f"--mode {mode}: manifest key scheduler: not supported in {mode} mode")
+    split = batch_split(manifest, world)
+    optimizer = manifest.get("optimizer") or {}
+    kind = str(optimizer.get("type", ""))
+    if kind.lower() != "adamw":
+        raise UsageError(f"--mode {mode}: manifest optimizer.type {kind!r}: {mode} mode supports "
+                         f"AdamW only")
+    params = optimizer.get("params") or {}
+    adamw = {"lr": float(params.get("lr", 1e-3)),
+             "betas": tuple(float(b) for b in params.get("betas", (0.9, 0.999))),
+             "eps": float(params.get("eps", 1e-8)),
+             "weight_decay": float(params.get("weight_decay", 0.01))}
+    clip = manifest.get("gradient_clipping", 0.0)
+    return split, adamw, float(clip) if clip else 0.0
+
+
 class DdpBackend:
     """torch.distributed + DistributedDataParallel + torch.optim.AdamW + clip_grad_norm_."""
 
@@ -302,32 +331,13 @@ class DdpBackend:
         self.rank, self.size = int(rank), int(size)
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         os.environ.setdefault("MASTER_PORT", "29500")
-
-        manifest = load_manifest(args.manifest, runtime_overrides(args))
-        for key in ("fp16", "bf16"):
-            if isinstance(manifest.get(key), dict) and manifest[key].get("enabled"):
-                raise UsageError(f"--mode ddp: manifest key {key}.enabled: ddp mode trains fp32 "
-                                 f"only")
-        if manifest.get("scheduler"):
-            raise UsageError("--mode ddp: manifest key scheduler: not supported in ddp mode")
-        self.global_batch, self.micro, self.accumulation = batch_split(manifest, self.size)
-        optimizer = manifest.get("optimizer") or {}
-        kind = str(optimizer.get("type", ""))
-        if kind.lower() != "adamw":
-            raise UsageError(f"--mode ddp: manifest optimizer.type {kind!r}: ddp mode supports "
-                             f"AdamW only")
-        params = optimizer.get("params") or {}
-        clip = manifest.get("gradient_clipping", 0.0)
-        self.clip = float(clip) if clip else 0.0
+        (self.global_batch, self.micro, self.accumulation), adamw, self.clip = torch_settings(
+            args, self.size, "ddp")
 
         dist.init_process_group("gloo", rank=self.rank, world_size=self.size)
         self.model = model
         self.ddp = DistributedDataParallel(model)  # broadcasts rank 0's parameters
-        self.opt = torch.optim.AdamW(
-            model.parameters(), lr=float(params.get("lr", 1e-3)),
-            betas=tuple(float(b) for b in params.get("betas", (0.9, 0.999))),
-            eps=float(params.get("eps", 1e-8)),
-            weight_decay=float(params.get("weight_decay", 0.01)))
+        self.opt = torch.optim.AdamW(model.parameters(), **adamw)
         self.global_steps = 0
 
     def micro_step(self, x, y, last):
@@ -367,6 +377,63 @@ class DdpBackend:
         self.dist.barrier()
         self.ddp = self.opt = None
         self.dist.destroy_process_group()
+
+
+class HorovodBackend:
+    """A Horovod script on strata.horovod (`import strata.horovod as hvd`): the manifest's runtime
+    carries the collectives, torch.optim.AdamW runs on every rank inside hvd.DistributedOptimizer,
+    which averages the gradients after the last micro-batch's backward (backward_passes_per_step =
+    accumulation); clipping between synchronize() and step(), as Horovod's docs show."""
+
+    def __init__(self, args, model):
+        import strata
+        import strata.horovod as hvd
+
+        self.hvd = hvd
+        strata.init(args.manifest, runtime_overrides(args))  # hvd.init() runs on this runtime
+        hvd.init()
+        self.rank, self.size = hvd.rank(), hvd.size()
+        (self.global_batch, self.micro, self.accumulation), adamw, self.clip = torch_settings(
+            args, self.size, "horovod")
+        self.model = model
+        hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+        # No broadcast_optimizer_state: AdamW's state is empty on every rank here, and Horovod's
+        # way of filling it (a step with zero gradients) would apply one weight decay.
+        self.opt = hvd.DistributedOptimizer(torch.optim.AdamW(model.parameters(), **adamw),
+                                            named_parameters=model.named_parameters(),
+                                            backward_passes_per_step=self.accumulation)
+        self.global_steps = 0
+
+    def micro_step(self, x, y, last):
+        loss = F.cross_entropy(self.model(x), y)
+        (loss / self.accumulation).backward()
+        if last:
+            self.opt.synchronize()
+            if self.clip > 0:
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip)
+            with self.opt.skip_synchronize():
+                self.opt.step()
+            self.opt.zero_grad()
+            self.global_steps += 1
+        return float(loss.detach())
+
+    def allreduce_sum(self, values):
+        return self.hvd.allreduce(torch.tensor(values, dtype=torch.float64), op=self.hvd.Sum).numpy()
+
+    def eval_model(self):
+        return self.model
+
+    def final_model(self):
+        return self.model
+
+    def resumed(self):
+        return None  # no checkpoint block: Horovod scripts save with torch.save
+
+    def keep_position(self, state):
+        pass
+
+    def close(self):
+        self.hvd.shutdown()
 
 
 # ---- training ---------------------------------------------------------------------------------
@@ -430,7 +497,8 @@ def train(args):
     else:
         model.init_like_cpp(args.seed)
 
-    backend = (StrataBackend if args.mode == "strata" else DdpBackend)(args, model)
+    backend = {"strata": StrataBackend, "ddp": DdpBackend, "horovod": HorovodBackend}[args.mode](
+        args, model)
     G, micro, accum, world, rank = (backend.global_batch, backend.micro, backend.accumulation,
                                     backend.size, backend.rank)
     steps_per_epoch = train_set.count // G

@@ -1,5 +1,5 @@
 """The PyTorch host through the binding trains the C++ host's model to the same parameters, and so
-does torch's own DDP: same initial values (the C++ host's --dump-initial-params), same sample order
+do torch's own DDP and a Horovod script on strata.horovod (train.py --mode horovod): same initial values (the C++ host's --dump-initial-params), same sample order
 (--dump-order), same batch split, 2 ranks, the default manifest (AdamW, clipping 1.0, batch 256).
 
 What differs between the three is only floating-point rounding: torch's GEMMs and softmax against
@@ -32,7 +32,7 @@ def runs(work_dir):
     out = os.path.join(work_dir, "equivalence")
     os.makedirs(out, exist_ok=True)
     files = {name: os.path.join(out, f"{name}.bin")
-             for name in ("initial", "order", "cpp", "strata", "ddp")}
+             for name in ("initial", "order", "cpp", "strata", "ddp", "horovod")}
     for path in files.values():
         if os.path.exists(path):
             os.remove(path)
@@ -42,7 +42,7 @@ def runs(work_dir):
         "--dump-params", files["cpp"]], timeout=120)
     assert cpp.returncode == 0, f"C++ host failed:\n{cpp}"
     results = {"cpp": cpp}
-    for mode in ("strata", "ddp"):
+    for mode in ("strata", "ddp", "horovod"):
         env = {"MASTER_PORT": str(free_port())} if mode == "ddp" else {}
         r = run_ranks(RANKS, [PYTHON, TRAIN_PY, "--mode", mode] + common + [
             "--init-params", files["initial"], "--order", files["order"],
@@ -94,7 +94,7 @@ def test_accumulation_ddp_equals_strata_binding(work_dir, synthetic_data):
     out = os.path.join(work_dir, "accumulation")
     os.makedirs(out, exist_ok=True)
     dumps = {}
-    for mode in ("strata", "ddp"):
+    for mode in ("strata", "ddp", "horovod"):
         dumps[mode] = os.path.join(out, f"{mode}.bin")
         if os.path.exists(dumps[mode]):
             os.remove(dumps[mode])
@@ -109,6 +109,9 @@ def test_accumulation_ddp_equals_strata_binding(work_dir, synthetic_data):
     worst = report("accumulation 2: torch DDP vs torch via strata",
                    max_differences(dumps["strata"], dumps["ddp"]))
     assert worst <= TOLERANCE
+    worst = report("accumulation 2: strata.horovod vs torch via strata",
+                   max_differences(dumps["strata"], dumps["horovod"]))
+    assert worst <= TOLERANCE
 
 
 def test_ddp_equals_strata_binding(runs):
@@ -117,3 +120,13 @@ def test_ddp_equals_strata_binding(runs):
     worst = report("torch DDP vs torch via strata", max_differences(files["strata"], files["ddp"]))
     assert worst <= TOLERANCE
 
+
+
+def test_horovod_script_equals_strata_binding(runs):
+    """hvd.DistributedOptimizer around torch's AdamW, gradients averaged by strata.horovod."""
+    files, results = runs
+    assert f"step {STEPS}" in results["horovod"].output
+    assert "mode horovod, 2 ranks" in results["horovod"].output
+    worst = report("strata.horovod vs torch via strata",
+                   max_differences(files["strata"], files["horovod"]))
+    assert worst <= TOLERANCE

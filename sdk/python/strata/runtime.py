@@ -9,6 +9,7 @@ import atexit
 import ctypes
 import json
 import os
+import sys
 from collections import namedtuple
 
 from . import _buffers, _capi
@@ -107,6 +108,9 @@ class Runtime:
     def close(self):
         """strata_destroy (collective). Idempotent; also run at interpreter exit."""
         if self._handle is not None:
+            horovod = sys.modules.get("strata.horovod._state")
+            if horovod is not None:  # its thread may be inside the runtime
+                horovod.shutdown_if_on(self)
             handle, self._handle = self._handle, None
             self._lib.strata_destroy(handle)
             self._keep.clear()

@@ -1,0 +1,409 @@
+"""Horovod's collective functions (horovod.torch.mpi_ops) on the strata.horovod engine.
+
+Every *_async call queues an operation and returns a handle for poll() / synchronize(); the
+blocking forms are the async ones followed by synchronize, and the ones whose result carries a
+gradient (allreduce, grouped_allreduce, allgather, grouped_allgather, broadcast, alltoall,
+reducescatter, grouped_reducescatter) are autograd functions with Horovod's backward rules.
+"""
+import torch
+
+from . import _collective_ops as C
+from . import _state
+from . import _tensors as T
+from ._collective_ops import Adasum, Average, Sum
+from ._compression import Compression
+from ._process_sets import check_process_set, global_process_set
+
+
+def _resolve_op(op, average, what):
+    if op is not None and average is not None:
+        raise ValueError("strata.horovod.%s: give op or the deprecated average, not both" % what)
+    if average is not None:
+        op = Average if average else Sum
+    op = Average if op is None else op
+    if op == Adasum:
+        raise NotImplementedError("strata.horovod.%s: op=hvd.Adasum is not provided by Strata; use "
+                                  "hvd.Average (or hvd.Sum)" % what)
+    if op not in C.OP_NAMES:
+        raise ValueError("strata.horovod.%s: op %r; expected hvd.Average, Sum, Min, Max or "
+                         "Product" % (what, op))
+    return op
+
+
+def _tensors(tensors, what):
+    """(tensors, the first error found in them or None). Anything but a tensor raises here; a
+    tensor the collectives cannot take (dtype, device, layout) travels as the operation's local
+    error instead, so that every rank fails together and unnamed operations keep their places."""
+    tensors = list(tensors)
+    error = None
+    for t in tensors:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError("strata.horovod.%s: expected a torch.Tensor, got %s"
+                            % (what, type(t).__name__))
+        try:
+            T.check_tensor(t, "strata.horovod." + what)
+        except (TypeError, NotImplementedError) as e:
+            error = error or e
+    return tensors, error
+
+
+def _submit(op, post=None, error=None):
+    if error is not None and op.local_error is None:
+        op.local_error = error
+    if post is not None:
+        op.post = post
+    return _state.engine().submit(op)
+
+
+# ---- handles --------------------------------------------------------------------------------
+def poll(handle):
+    """True once the operation behind handle has finished (its result is ready)."""
+    return handle.done()
+
+
+def synchronize(handle):
+    """Waits for the operation and returns its result; raises its error (every rank alike)."""
+    try:
+        return handle.wait()
+    finally:
+        _state.engine().release_name(handle)
+
+
+# ---- allreduce ------------------------------------------------------------------------------
+def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0,
+                    postscale_factor=1.0, process_set=global_process_set):
+    op = _resolve_op(op, average, "allreduce_async")
+    check_process_set(process_set, "allreduce_async")
+    (tensor,), error = _tensors([tensor], "allreduce_async")
+    return _submit(C.Allreduce([tensor], None, name, op, prescale_factor, postscale_factor, False),
+                   lambda out: out[0], error=error)
+
+
+def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
+                     postscale_factor=1.0, process_set=global_process_set):
+    op = _resolve_op(op, average, "allreduce_async_")
+    check_process_set(process_set, "allreduce_async_")
+    (tensor,), error = _tensors([tensor], "allreduce_async_")
+    return _submit(C.Allreduce([tensor], [tensor], name, op, prescale_factor, postscale_factor,
+                               False), lambda out: out[0], error=error)
+
+
+def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
+               process_set=global_process_set):
+    return synchronize(allreduce_async_(tensor, average, name, op, prescale_factor,
+                                        postscale_factor, process_set))
+
+
+class _AllreduceFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor, name, op, prescale, postscale):
+        ctx.op, ctx.prescale, ctx.postscale = op, prescale, postscale
+        return synchronize(allreduce_async(tensor, None, name, op, prescale, postscale))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return allreduce(grad, op=ctx.op, prescale_factor=ctx.prescale,
+                         postscale_factor=ctx.postscale), None, None, None, None
+
+
+def allreduce(tensor, average=None, name=None, compression=Compression.none, op=None,
+              prescale_factor=1.0, postscale_factor=1.0, process_set=global_process_set):
+    """The reduction of tensor over ranks, in a new tensor (differentiable)."""
+    op = _resolve_op(op, average, "allreduce")
+    check_process_set(process_set, "allreduce")
+    compressed, ctx = compression.compress(tensor)
+    out = _AllreduceFn.apply(compressed, name, op, prescale_factor, postscale_factor)
+    return compression.decompress(out, ctx)
+
+
+def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0,
+                            postscale_factor=1.0, process_set=global_process_set):
+    op = _resolve_op(op, average, "grouped_allreduce_async")
+    check_process_set(process_set, "grouped_allreduce_async")
+    tensors, error = _tensors(tensors, "grouped_allreduce_async")
+    return _submit(C.Allreduce(tensors, None, name, op, prescale_factor, postscale_factor, True),
+                   error=error)
+
+
+def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
+                             postscale_factor=1.0, process_set=global_process_set):
+    op = _resolve_op(op, average, "grouped_allreduce_async_")
+    check_process_set(process_set, "grouped_allreduce_async_")
+    tensors, error = _tensors(tensors, "grouped_allreduce_async_")
+    return _submit(C.Allreduce(tensors, tensors, name, op, prescale_factor, postscale_factor, True),
+                   error=error)
+
+
+def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
+                       postscale_factor=1.0, process_set=global_process_set):
+    return synchronize(grouped_allreduce_async_(tensors, average, name, op, prescale_factor,
+                                                postscale_factor, process_set))
+
+
+class _GroupedAllreduceFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, name, op, prescale, postscale, *tensors):
+        ctx.op, ctx.prescale, ctx.postscale = op, prescale, postscale
+        return tuple(synchronize(grouped_allreduce_async(tensors, None, name, op, prescale,
+                                                         postscale)))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        reduced = grouped_allreduce(list(grads), op=ctx.op, prescale_factor=ctx.prescale,
+                                    postscale_factor=ctx.postscale)
+        return (None, None, None, None) + tuple(reduced)
+
+
+def grouped_allreduce(tensors, average=None, name=None, compression=Compression.none, op=None,
+                      prescale_factor=1.0, postscale_factor=1.0, process_set=global_process_set):
+    op = _resolve_op(op, average, "grouped_allreduce")
+    check_process_set(process_set, "grouped_allreduce")
+    pairs = [compression.compress(t) for t in tensors]
+    out = _GroupedAllreduceFn.apply(name, op, prescale_factor, postscale_factor,
+                                    *[p[0] for p in pairs])
+    return [compression.decompress(o, p[1]) for o, p in zip(out, pairs)]
+
+
+def sparse_allreduce_async(tensor, name, op, process_set=global_process_set):
+    """A sparse (COO) tensor's reduction over ranks, as Horovod computes it: every rank's indices
+    and values gathered (allgather), duplicates summed when the result is coalesced; Average
+    divides the values by the number of ranks. Returns a callable that waits and gives the sparse
+    result (Horovod's handle for this function)."""
+    op = _resolve_op(op, None, "sparse_allreduce_async")
+    if op not in (Sum, Average):
+        raise NotImplementedError("strata.horovod.sparse_allreduce_async: op %s; sparse tensors "
+                                  "take hvd.Sum or hvd.Average" % C.OP_NAMES[op])
+    check_process_set(process_set, "sparse_allreduce_async")
+    if not (isinstance(tensor, torch.Tensor) and tensor.is_sparse):
+        raise TypeError("strata.horovod.sparse_allreduce_async: expected a sparse torch.Tensor, got "
+                        "%s" % (tensor.layout if isinstance(tensor, torch.Tensor)
+                                else type(tensor).__name__))
+    t = tensor.coalesce()
+    base = name if name is not None else None
+    indices = allgather_async(t.indices().transpose(0, 1).contiguous(),
+                              name=None if base is None else "%s.indices" % base)
+    values = allgather_async(t.values().contiguous(),
+                             name=None if base is None else "%s.values" % base)
+    size = _state.engine().size
+
+    def handle():
+        v = synchronize(values)
+        i = synchronize(indices)
+        if op == Average:
+            v = v / size
+        return torch.sparse_coo_tensor(i.transpose(0, 1), v, tensor.size())
+    return handle
+
+
+# ---- allgather ------------------------------------------------------------------------------
+def allgather_async(tensor, name=None, process_set=global_process_set):
+    check_process_set(process_set, "allgather_async")
+    (tensor,), error = _tensors([tensor], "allgather_async")
+    return _submit(C.Allgather([tensor], name, False), error=error)
+
+
+class _AllgatherFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor, name):
+        ctx.dim = tensor.shape[0] if tensor.dim() else 1
+        return synchronize(allgather_async(tensor, name))
+
+    @staticmethod
+    def backward(ctx, grad):
+        reduced = allreduce(grad, op=Average)
+        dims = allgather(torch.tensor([ctx.dim], dtype=torch.int64))
+        offset = int(dims[:_state.engine().rank].sum())
+        return reduced.narrow(0, offset, ctx.dim), None
+
+
+def allgather(tensor, name=None, process_set=global_process_set):
+    """Every rank's tensor concatenated along the first dimension (sizes may differ)."""
+    check_process_set(process_set, "allgather")
+    return _AllgatherFn.apply(tensor, name)
+
+
+def grouped_allgather_async(tensors, name=None, process_set=global_process_set):
+    check_process_set(process_set, "grouped_allgather_async")
+    tensors, error = _tensors(tensors, "grouped_allgather_async")
+    return _submit(C.Allgather(tensors, name, True), error=error)
+
+
+class _GroupedAllgatherFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, name, *tensors):
+        ctx.dims = [t.shape[0] if t.dim() else 1 for t in tensors]
+        return tuple(synchronize(grouped_allgather_async(tensors, name)))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        reduced = grouped_allreduce(list(grads), op=Average)
+        dims = allgather(torch.tensor([ctx.dims], dtype=torch.int64))
+        me = _state.engine().rank
+        out = []
+        for i, g in enumerate(reduced):
+            offset = int(dims[:me, i].sum())
+            out.append(g.narrow(0, offset, ctx.dims[i]))
+        return (None,) + tuple(out)
+
+
+def grouped_allgather(tensors, name=None, process_set=global_process_set):
+    check_process_set(process_set, "grouped_allgather")
+    return list(_GroupedAllgatherFn.apply(name, *tensors))
+
+
+# ---- broadcast ------------------------------------------------------------------------------
+def broadcast_async(tensor, root_rank, name=None, process_set=global_process_set):
+    check_process_set(process_set, "broadcast_async")
+    (tensor,), error = _tensors([tensor], "broadcast_async")
+    return _submit(C.Broadcast(tensor, torch.empty_like(tensor), root_rank, name), error=error)
+
+
+def broadcast_async_(tensor, root_rank, name=None, process_set=global_process_set):
+    check_process_set(process_set, "broadcast_async_")
+    (tensor,), error = _tensors([tensor], "broadcast_async_")
+    return _submit(C.Broadcast(tensor, tensor, root_rank, name), error=error)
+
+
+def broadcast_(tensor, root_rank, name=None, process_set=global_process_set):
+    return synchronize(broadcast_async_(tensor, root_rank, name, process_set))
+
+
+class _BroadcastFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor, root_rank, name):
+        ctx.root = root_rank
+        return synchronize(broadcast_async(tensor, root_rank, name))
+
+    @staticmethod
+    def backward(ctx, grad):
+        reduced = allreduce(grad, op=Average)
+        if _state.engine().rank != ctx.root:
+            reduced = reduced * 0
+        return reduced, None, None
+
+
+def broadcast(tensor, root_rank, name=None, process_set=global_process_set):
+    """root_rank's tensor, in a new tensor on every rank (differentiable)."""
+    check_process_set(process_set, "broadcast")
+    return _BroadcastFn.apply(tensor, root_rank, name)
+
+
+# ---- alltoall -------------------------------------------------------------------------------
+def alltoall_async(tensor, splits=None, name=None, process_set=global_process_set):
+    check_process_set(process_set, "alltoall_async")
+    (tensor,), error = _tensors([tensor], "alltoall_async")
+    return _submit(C.Alltoall(tensor, splits, name, _state.engine().size), error=error)
+
+
+class _AlltoallFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor, splits, name):
+        output, received = synchronize(alltoall_async(tensor, splits, name))
+        ctx.received = received
+        if splits is None:
+            return output
+        ctx.mark_non_differentiable(received)
+        return output, received
+
+    @staticmethod
+    def backward(ctx, grad, *unused):
+        back, _ = alltoall(grad, splits=ctx.received)
+        return back, None, None
+
+
+def alltoall(tensor, splits=None, name=None, process_set=global_process_set):
+    """Rows scattered to ranks by splits and gathered from them: the received rows, and with
+    splits given also how many rows came from each rank."""
+    check_process_set(process_set, "alltoall")
+    return _AlltoallFn.apply(tensor, splits, name)
+
+
+# ---- reducescatter --------------------------------------------------------------------------
+def _reducescatter_op(op, what):
+    if op == Adasum:
+        raise NotImplementedError("strata.horovod.%s: op=hvd.Adasum is not provided by Strata; use "
+                                  "hvd.Average or hvd.Sum" % what)
+    return op
+
+
+def reducescatter_async(tensor, name=None, op=Average, process_set=global_process_set,
+                        prescale_factor=1.0, postscale_factor=1.0):
+    check_process_set(process_set, "reducescatter_async")
+    op = _reducescatter_op(op, "reducescatter_async")
+    (tensor,), error = _tensors([tensor], "reducescatter_async")
+    return _submit(C.Reducescatter([tensor], name, op, prescale_factor, postscale_factor, False),
+                   lambda out: out[0], error=error)
+
+
+class _ReducescatterFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor, name, op, prescale, postscale):
+        ctx.op, ctx.scale = op, prescale * postscale
+        return synchronize(reducescatter_async(tensor, name, op, prescale_factor=prescale,
+                                               postscale_factor=postscale))
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.op == Sum:
+            grad = grad * _state.engine().size
+        if ctx.scale != 1.0:
+            grad = grad * ctx.scale
+        return allgather(grad), None, None, None, None
+
+
+def reducescatter(tensor, name=None, compression=Compression.none, op=Average,
+                  process_set=global_process_set, prescale_factor=1.0, postscale_factor=1.0):
+    """This rank's block of the reduction (rows split as evenly as they go, the first ranks one
+    more)."""
+    check_process_set(process_set, "reducescatter")
+    _reducescatter_op(op, "reducescatter")
+    compressed, ctx = compression.compress(tensor)
+    out = _ReducescatterFn.apply(compressed, name, op, prescale_factor, postscale_factor)
+    return compression.decompress(out, ctx)
+
+
+def grouped_reducescatter_async(tensors, name=None, op=Average, process_set=global_process_set,
+                                prescale_factor=1.0, postscale_factor=1.0):
+    check_process_set(process_set, "grouped_reducescatter_async")
+    op = _reducescatter_op(op, "grouped_reducescatter_async")
+    tensors, error = _tensors(tensors, "grouped_reducescatter_async")
+    return _submit(C.Reducescatter(tensors, name, op, prescale_factor, postscale_factor, True),
+                   error=error)
+
+
+class _GroupedReducescatterFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, name, op, prescale, postscale, *tensors):
+        ctx.op, ctx.scale = op, prescale * postscale
+        return tuple(synchronize(grouped_reducescatter_async(
+            tensors, name, op, prescale_factor=prescale, postscale_factor=postscale)))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        factor = (_state.engine().size if ctx.op == Sum else 1) * ctx.scale
+        grads = [g * factor if factor != 1 else g for g in grads]
+        return (None, None, None, None) + tuple(grouped_allgather(grads))
+
+
+def grouped_reducescatter(tensors, name=None, compression=Compression.none, op=Average,
+                          process_set=global_process_set, prescale_factor=1.0,
+                          postscale_factor=1.0):
+    check_process_set(process_set, "grouped_reducescatter")
+    _reducescatter_op(op, "grouped_reducescatter")
+    pairs = [compression.compress(t) for t in tensors]
+    out = _GroupedReducescatterFn.apply(name, op, prescale_factor, postscale_factor,
+                                        *[p[0] for p in pairs])
+    return [compression.decompress(o, p[1]) for o, p in zip(out, pairs)]
+
+
+# ---- join and barrier -----------------------------------------------------------------------
+def join(device=-1):
+    """This rank has no more work: it takes part in the others' allreduces with zeros until every
+    rank has joined. Returns the rank that joined last (the same on every rank)."""
+    engine = _state.engine()
+    return synchronize(engine.submit(C.Join(engine)))
+
+
+def barrier(process_set=global_process_set):
+    check_process_set(process_set, "barrier")
+    synchronize(_state.engine().submit(C.Barrier(None)))

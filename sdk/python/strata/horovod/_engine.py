@@ -1,0 +1,342 @@
+"""The thread that runs strata.horovod's collectives, in the order the script submitted them.
+
+Why a thread: Horovod's *_async calls return at once and poll() says whether the work is done, so
+something must run the collective while the script goes on; the runtime is used by one thread at
+a time, and this is that thread (ctypes lets go of the GIL inside the runtime's calls).
+
+How operations are matched (Horovod's coordinator, without a coordinator): while a rank has
+operations pending its thread runs cycles, and the k-th cycle of every rank meet in one collective
+(a rank with nothing pending starts its next cycle when the script submits something, so an idle
+job makes no collective calls and the script may call the runtime directly between operations).
+Each cycle every rank allgathers how many operations it has pending, and when any has some,
+a fixed-size descriptor of each (its key: the kind and name, "allreduce.NAME", or
+"allreduce.noname.N" counted per kind as Horovod names unnamed ones; dtype, shape, operation,
+root). Every rank sees the same table and so takes the same decisions: an operation that every rank
+that has not joined has pending runs now, in the order of the lowest such rank's submissions; the
+others wait for a later cycle, so ranks may submit in different orders. Before moving data the
+ranks compare their descriptors of it (Negotiated), and ranks that submitted different tensors
+under one key all raise an error instead of hanging or summing mismatched memory.
+
+An operation some ranks never submit cannot run: after STRATA_HOROVOD_STALL_SECONDS (60) the
+ranks waiting on it print which ranks have not submitted it, and after
+STRATA_HOROVOD_STALL_FAIL_SECONDS (300) it fails with that message; when a rank has shut
+strata.horovod down, what only the others submitted fails at once.
+"""
+import collections
+import ctypes
+import hashlib
+import os
+import queue
+import sys
+import threading
+import time
+import zlib
+
+import numpy as np
+
+from strata import _capi
+
+# Descriptor fields (int64 each).
+KIND, DTYPE, NDIM, NUMEL, OP, ROOT, NAME, SHAPE_HASH, DIM0, COUNT, INVALID, JOIN_ROUND, DIMS = range(13)
+# The cycle's header, per rank: pending operations, shutting down.
+PENDING, SHUTDOWN, HEADER = 0, 1, 2
+MAX_DIMS = 10  # also: a grouped allreduce's element count per dtype code
+FIELDS = DIMS + MAX_DIMS
+
+KIND_NAMES = {1: "allreduce", 2: "allgather", 3: "broadcast", 4: "alltoall", 5: "reducescatter",
+              6: "barrier", 7: "join", 8: "grouped_allreduce", 9: "grouped_allgather",
+              10: "grouped_reducescatter"}
+ALLREDUCE, ALLGATHER, BROADCAST, ALLTOALL, REDUCESCATTER, BARRIER, JOIN = 1, 2, 3, 4, 5, 6, 7
+GROUPED_ALLREDUCE, GROUPED_ALLGATHER, GROUPED_REDUCESCATTER = 8, 9, 10
+
+
+def key_hash(key):
+    """A stable 62-bit hash of an operation's key ("allreduce.NAME"), never 0."""
+    digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
+    return (int.from_bytes(digest, "little") & ((1 << 62) - 1)) or 1
+
+
+def shape_hash(shapes_and_dtypes):
+    return zlib.crc32(repr(shapes_and_dtypes).encode()) & 0x7FFFFFFF
+
+
+class Negotiated:
+    """Every rank's descriptor of one operation (a size × FIELDS table)."""
+
+    def __init__(self, table, rank):
+        self.table, self.rank, self.size = table, rank, table.shape[0]
+
+    def joined(self):
+        return [r for r in range(self.size) if self.table[r, KIND] == JOIN]
+
+    def active(self):
+        return [r for r in range(self.size) if self.table[r, KIND] != JOIN]
+
+    def column(self, field, ranks=None):
+        return [int(self.table[r, field]) for r in (ranks if ranks is not None else range(self.size))]
+
+    def shape(self, r):
+        n = int(self.table[r, NDIM])
+        return [int(d) for d in self.table[r, DIMS:DIMS + min(n, MAX_DIMS)]]
+
+
+class Handle:
+    """What an *_async call returns: done() once the thread ran it; wait() its value or error."""
+
+    __slots__ = ("op", "key", "_done", "_value", "_error", "since", "warned")
+
+    def __init__(self, op, key):
+        self.op, self.key = op, key
+        self._done = threading.Event()
+        self._value = self._error = None
+        self.since, self.warned = None, 0
+
+    def finish(self, value=None, error=None):
+        self._value, self._error = value, error
+        self._done.set()
+
+    def done(self):
+        return self._done.is_set()
+
+    def wait(self):
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def _seconds(name, default):
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        raise ValueError("strata.horovod: $%s=%r; expected a number of seconds"
+                         % (name, os.environ[name])) from None
+
+
+class Engine:
+    """Owns the runtime's collectives for strata.horovod: the pending operations and the thread
+    that matches and runs them."""
+
+    IDLE_SLEEP_MAX = 0.002  # the longest pause between cycles that matched nothing
+
+    def __init__(self, runtime, timeline):
+        self.rt = runtime
+        self.rank, self.size = runtime.world.rank, runtime.world.size
+        self.timeline = timeline
+        self.rounds = 0          # cycles so far: the same count on every rank
+        self.stall_warn = _seconds("STRATA_HOROVOD_STALL_SECONDS", 60)
+        self.stall_fail = _seconds("STRATA_HOROVOD_STALL_FAIL_SECONDS", 300)
+        # Horovod's HOROVOD_CYCLE_TIME, in milliseconds (default 1).
+        self.cycle_time = _seconds("HOROVOD_CYCLE_TIME", 1) / 1000.0
+        self._queue = queue.Queue()
+        self._keys = set()                        # keys submitted and not finished
+        self._counters = collections.Counter()    # unnamed operations per kind
+        self._lock = threading.Lock()
+        self._pending = []                        # handles in submission order (thread only)
+        self._stopping = threading.Event()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._loop, name="strata.horovod", daemon=True)
+        self._thread.start()
+
+    # ---- the script's side ----------------------------------------------------------------------
+    def submit(self, op):
+        """Queues op (an object with descriptor() and run(engine, negotiated)); returns its Handle.
+        A key already in flight is refused, as Horovod does."""
+        if self._stopped:
+            raise ValueError("strata.horovod: shut down; call hvd.init() first")
+        kind = op.kind_name
+        with self._lock:
+            if op.name:
+                key = "%s.%s" % (kind, op.name)
+                if key in self._keys:
+                    raise ValueError("strata.horovod.%s: an operation named %r is already in "
+                                     "flight; synchronize it first or use another name"
+                                     % (kind, op.name))
+            else:
+                key = "%s.noname.%d" % (kind, self._counters[kind])
+                self._counters[kind] += 1
+            self._keys.add(key)
+        handle = Handle(op, key)
+        self._queue.put(handle)
+        return handle
+
+    def release_name(self, handle):
+        """Kept for synchronize(); keys are released when their operation finishes."""
+
+    def stop(self):
+        """Ends the thread once every rank has asked to (collective): what is pending fails."""
+        if not self._stopped:
+            self._stopped = True
+            self._stopping.set()
+            self._queue.put(None)  # wakes an idle thread
+            self._thread.join()
+
+    # ---- the thread's side ----------------------------------------------------------------------
+    def _finish(self, handle, value=None, error=None, start=None, negotiated=None):
+        with self._lock:
+            self._keys.discard(handle.key)
+        timeline = self.timeline
+        if timeline is not None and start is not None and self.rank == 0:
+            timeline.record(handle.op.kind_name, handle.key.split(".", 1)[1], start, negotiated,
+                            time.monotonic())
+        handle.finish(value, error)
+
+    def _loop(self):
+        pause = 0.0
+        while True:
+            # Idle (nothing pending here): wait for the script, not in a collective, so that the
+            # script may also call the runtime directly while no strata.horovod operation is in
+            # flight on any rank. A rank with work waits inside the cycle's allgather for the
+            # others to start theirs.
+            block = not self._pending and not self._stopping.is_set()
+            while True:
+                try:
+                    handle = self._queue.get(block=block)
+                except queue.Empty:
+                    break
+                if block and self.cycle_time > 0:
+                    # Woken by a submission: gather what the script submits right after it into
+                    # the same cycle (Horovod's cycle time; it also lets a duplicate name be seen
+                    # while its first operation is still pending).
+                    time.sleep(self.cycle_time)
+                block = False
+                if handle is not None:
+                    handle.since = time.monotonic()
+                    self._pending.append(handle)
+            try:
+                progress, done = self._cycle()
+            except BaseException as e:  # noqa: B902 - the runtime failed: every waiter hears it
+                for handle in self._pending:
+                    self._finish(handle, error=e)
+                self._pending = []
+                if self._stopping.is_set():
+                    return
+                continue
+            if done:
+                return
+            if progress:
+                pause = 0.0
+            else:  # every rank has work, none of it matches yet: do not spin
+                pause = min(self.IDLE_SLEEP_MAX, pause * 2 if pause else 0.0001)
+                time.sleep(pause)
+
+    def _cycle(self):
+        """One cycle; returns (whether any rank had work, whether every rank has shut down)."""
+        header = np.array([len(self._pending), 1 if self._stopping.is_set() else 0],
+                          dtype=np.int64)
+        headers = np.empty((self.size, HEADER), dtype=np.int64)
+        self.allgather(header.ctypes.data, headers.ctypes.data, HEADER, _capi.I64)
+        self.rounds += 1
+        if headers[:, SHUTDOWN].all():
+            for handle in self._pending:
+                self._finish(handle, error=ValueError(
+                    "strata.horovod.%s: every rank shut strata.horovod down before it ran"
+                    % handle.op.kind_name))
+            self._pending = []
+            return False, True
+        most = int(headers[:, PENDING].max())
+        if most == 0:
+            return False, False
+        mine = np.zeros((most, FIELDS), dtype=np.int64)
+        for i, handle in enumerate(self._pending):
+            mine[i, :] = handle.op.descriptor()
+            mine[i, NAME] = key_hash(handle.key)
+        table = np.empty((self.size, most, FIELDS), dtype=np.int64)
+        self.allgather(mine.ctypes.data, table.ctypes.data, most * FIELDS, _capi.I64)
+        return self._run_ready(table, headers), False
+
+    def _run_ready(self, table, headers):
+        counts = headers[:, PENDING]
+        # Per rank: key -> row of its descriptor table.
+        rows = [{int(table[r, i, NAME]): i for i in range(int(counts[r]))} for r in range(self.size)]
+        # Joined: the join is the oldest operation pending there (what a rank submitted before
+        # its join runs first, with its own data).
+        joined = [r for r in range(self.size) if counts[r] and table[r, 0, KIND] == JOIN]
+        active = [r for r in range(self.size) if r not in joined]
+        mine = {key_hash(h.key): h for h in self._pending}
+        finished = set()
+        mirrored = False
+        if active:
+            lead = active[0]
+            for i in range(int(counts[lead])):
+                key = int(table[lead, i, NAME])
+                if table[lead, i, KIND] == JOIN or not all(key in rows[r] for r in active):
+                    continue
+                neg_table = np.zeros((self.size, FIELDS), dtype=np.int64)
+                for r in range(self.size):
+                    if r in active:
+                        neg_table[r] = table[r, rows[r][key]]
+                    else:
+                        neg_table[r, KIND] = JOIN
+                neg = Negotiated(neg_table, self.rank)
+                if self.rank in joined:
+                    from ._collective_ops import mirror
+                    mirror(self, neg)
+                    mirrored = True
+                    continue
+                handle = mine[key]
+                start = time.monotonic()
+                try:
+                    value = handle.op.run(self, neg)
+                    post = getattr(handle.op, "post", None)
+                    if post is not None:
+                        value = post(value)
+                    self._finish(handle, value, None, handle.since, start)
+                except Exception as e:  # noqa: B902 - every rank raises the same, in synchronize
+                    self._finish(handle, None, e, handle.since, start)
+                finished.add(key)
+        else:  # every rank has joined: each join returns the rank that joined last
+            rounds = [int(table[r, 0, JOIN_ROUND]) for r in range(self.size)]
+            last = max(r for r in range(self.size) if rounds[r] == max(rounds))
+            handle = self._pending[0]
+            self._finish(handle, last)
+            finished.add(key_hash(handle.key))
+        before = len(self._pending)
+        self._pending = [h for h in self._pending if key_hash(h.key) not in finished]
+        self._check_stalls(rows, headers)
+        return bool(finished) or mirrored or len(self._pending) != before
+
+    def _check_stalls(self, rows, headers):
+        """Operations only some ranks submitted: a warning, then an error (see the module doc)."""
+        now = time.monotonic()
+        shut = [r for r in range(self.size) if headers[r, SHUTDOWN]]
+        for handle in list(self._pending):
+            if handle.op.kind == JOIN:
+                continue
+            key = key_hash(handle.key)
+            missing = [r for r in range(self.size) if key not in rows[r]]
+            if not missing:
+                continue
+            waited = now - handle.since
+            who = ", ".join(str(r) for r in missing)
+            if shut:
+                self._finish(handle, error=RuntimeError(
+                    "strata.horovod.%s (%s): rank(s) %s shut strata.horovod down without "
+                    "submitting it" % (handle.op.kind_name, handle.key, ", ".join(map(str, shut)))))
+                self._pending.remove(handle)
+            elif waited > self.stall_fail > 0:
+                self._finish(handle, error=RuntimeError(
+                    "strata.horovod.%s (%s): rank(s) %s did not submit it in %.0f s; every rank "
+                    "must submit the same collectives (STRATA_HOROVOD_STALL_FAIL_SECONDS)"
+                    % (handle.op.kind_name, handle.key, who, waited)))
+                self._pending.remove(handle)
+            elif waited > self.stall_warn * (handle.warned + 1):
+                handle.warned += 1  # again every STRATA_HOROVOD_STALL_SECONDS
+                print("[strata.horovod rank %d] waiting %.0f s for rank(s) %s to submit %s"
+                      % (self.rank, waited, who, handle.key), file=sys.stderr, flush=True)
+
+    # ---- the runtime's collectives on raw addresses (this thread only) --------------------------
+    def allreduce(self, address, count, dtype, op):
+        self.rt._check(self.rt._lib.strata_allreduce(self.rt._live(), address, address, count, dtype,
+                                                     op, ctypes.byref(self.rt._err)),
+                       "strata_allreduce")
+
+    def allgather(self, send, recv, count_per_rank, dtype):
+        self.rt._check(self.rt._lib.strata_allgather(self.rt._live(), send, recv, count_per_rank,
+                                                     dtype, ctypes.byref(self.rt._err)),
+                       "strata_allgather")
+
+    def broadcast(self, address, count, dtype, root):
+        self.rt._check(self.rt._lib.strata_broadcast(self.rt._live(), address, count, dtype, root,
+                                                     ctypes.byref(self.rt._err)),
+                       "strata_broadcast")

@@ -1,0 +1,65 @@
+"""strata.horovod (`import strata.horovod as hvd`): every function against the runtime's own
+collectives at 1, 2 and 4 ranks over MPI and 3 over Gloo (strata-run), the checks in
+ranks/horovod_api.py; ranks that submit different operations end with an error, not a hang; a rank
+that dies ends the others. The Horovod-style training script (train.py --mode horovod) is compared
+with strata.torch and DDP in test_torch_equivalence.py."""
+import os
+
+import pytest
+
+from conftest import PYTHON, RANKS_DIR, required_env, run, run_python_ranks
+
+API = os.path.join(RANKS_DIR, "horovod_api.py")
+FAULTS = os.path.join(RANKS_DIR, "horovod_faults.py")
+CASES = ["basics", "allreduce.ops", "allreduce.product", "allreduce.narrow_int", "allreduce.scale",
+         "allreduce.inplace_async", "allreduce.grad", "grouped_allreduce", "allgather", "broadcast",
+         "alltoall", "reducescatter", "order_by_name", "mismatch", "unsupported", "optimizer",
+         "join", "timeline", "done"]
+
+
+def results_dir(work_dir, label):
+    path = os.path.join(work_dir, "horovod", label)
+    os.makedirs(path, exist_ok=True)
+    for name in os.listdir(path):
+        os.remove(os.path.join(path, name))
+    return path
+
+
+@pytest.mark.parametrize("backend, ranks", [("mpi", 1), ("mpi", 2), ("mpi", 4), ("gloo", 3)])
+def test_every_function_matches_the_runtime(work_dir, backend, ranks):
+    out = results_dir(work_dir, f"{backend}{ranks}")
+    if backend == "mpi":
+        r = run_python_ranks(ranks, API, [out], timeout=180)
+    else:
+        launcher = required_env("STRATA_TEST_STRATA_RUN")
+        r = run([launcher, "--backend", "gloo", "-np", str(ranks), "--", PYTHON, API, out],
+                timeout=180)
+        assert "comm=allreduce-gloo" in r.output, "the gloo comm plugin did not run"
+    assert r.returncode == 0, str(r)
+    for rank in range(ranks):
+        lines = open(os.path.join(out, f"rank{rank}.txt")).read().splitlines()
+        for case in CASES:
+            assert f"PASS {case}" in lines, f"{case} did not pass on rank {rank} of {ranks}"
+        if ranks > 1:
+            for case in ("mismatch.shape", "mismatch.dtype", "mismatch.root", "mismatch.op",
+                         "mismatch.local_refusal", "alltoall.bad_splits"):
+                assert f"PASS {case}" in lines, f"{case} did not pass on rank {rank}"
+
+
+def test_operations_only_some_ranks_submit_fail_on_every_rank(work_dir):
+    r = run_python_ranks(2, FAULTS, ["stall"], timeout=60,
+                         env={"STRATA_HOROVOD_STALL_SECONDS": "1",
+                              "STRATA_HOROVOD_STALL_FAIL_SECONDS": "3"})
+    assert r.returncode == 0, str(r)
+    for rank, other in ((0, 1), (1, 0)):
+        assert f"waiting 1 s for rank(s) {other} to submit allreduce.only_on_{rank}" in r.output
+        assert (f"rank {rank} stall error: strata.horovod.allreduce (allreduce.only_on_{rank}): "
+                f"rank(s) {other} did not submit it in 3 s") in r.output
+        assert f"rank {rank} after the stall: 2.0" in r.output
+
+
+def test_a_rank_that_dies_ends_the_others(work_dir):
+    r = run_python_ranks(2, FAULTS, ["die"], timeout=60)
+    assert not r.timed_out and r.returncode != 0, str(r)
+    assert "rank 1 is gone" in r.output
+    assert "returned without rank 1" not in r.output
