@@ -35,10 +35,6 @@ class HorovodInternalError(RuntimeError):
     collectives raise strata.StrataError (also a RuntimeError) with the runtime's message."""
 
 
-class HostsUpdatedInterrupt(RuntimeError):
-    pass
-
-
 def _comm_library():
     """The comm plugin's library when strata-run's gloo backend swapped it in, else ""."""
     import os

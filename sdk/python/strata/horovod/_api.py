@@ -63,29 +63,31 @@ def poll(handle):
 
 def synchronize(handle):
     """Waits for the operation and returns its result; raises its error (every rank alike)."""
-    try:
-        return handle.wait()
-    finally:
-        _state.engine().release_name(handle)
+    return handle.wait()
 
 
 # ---- allreduce ------------------------------------------------------------------------------
+def _allreduce_async(what, tensors, in_place, grouped, average, name, op, prescale, postscale,
+                     process_set):
+    """The four allreduce_async forms: one tensor or a group, a new result or in place."""
+    op = _resolve_op(op, average, what)
+    check_process_set(process_set, what)
+    tensors, error = _tensors(tensors, what)
+    return _submit(C.Allreduce(tensors, tensors if in_place else None, name, op, prescale,
+                               postscale, grouped),
+                   None if grouped else (lambda out: out[0]), error=error)
+
+
 def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                     postscale_factor=1.0, process_set=global_process_set):
-    op = _resolve_op(op, average, "allreduce_async")
-    check_process_set(process_set, "allreduce_async")
-    (tensor,), error = _tensors([tensor], "allreduce_async")
-    return _submit(C.Allreduce([tensor], None, name, op, prescale_factor, postscale_factor, False),
-                   lambda out: out[0], error=error)
+    return _allreduce_async("allreduce_async", [tensor], False, False, average, name, op,
+                            prescale_factor, postscale_factor, process_set)
 
 
 def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                      postscale_factor=1.0, process_set=global_process_set):
-    op = _resolve_op(op, average, "allreduce_async_")
-    check_process_set(process_set, "allreduce_async_")
-    (tensor,), error = _tensors([tensor], "allreduce_async_")
-    return _submit(C.Allreduce([tensor], [tensor], name, op, prescale_factor, postscale_factor,
-                               False), lambda out: out[0], error=error)
+    return _allreduce_async("allreduce_async_", [tensor], True, False, average, name, op,
+                            prescale_factor, postscale_factor, process_set)
 
 
 def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
@@ -118,20 +120,14 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none, op=
 
 def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0,
                             postscale_factor=1.0, process_set=global_process_set):
-    op = _resolve_op(op, average, "grouped_allreduce_async")
-    check_process_set(process_set, "grouped_allreduce_async")
-    tensors, error = _tensors(tensors, "grouped_allreduce_async")
-    return _submit(C.Allreduce(tensors, None, name, op, prescale_factor, postscale_factor, True),
-                   error=error)
+    return _allreduce_async("grouped_allreduce_async", tensors, False, True, average, name, op,
+                            prescale_factor, postscale_factor, process_set)
 
 
 def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
                              postscale_factor=1.0, process_set=global_process_set):
-    op = _resolve_op(op, average, "grouped_allreduce_async_")
-    check_process_set(process_set, "grouped_allreduce_async_")
-    tensors, error = _tensors(tensors, "grouped_allreduce_async_")
-    return _submit(C.Allreduce(tensors, tensors, name, op, prescale_factor, postscale_factor, True),
-                   error=error)
+    return _allreduce_async("grouped_allreduce_async_", tensors, True, True, average, name, op,
+                            prescale_factor, postscale_factor, process_set)
 
 
 def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
@@ -252,16 +248,19 @@ def grouped_allgather(tensors, name=None, process_set=global_process_set):
 
 
 # ---- broadcast ------------------------------------------------------------------------------
+def _broadcast_async(what, tensor, in_place, root_rank, name, process_set):
+    check_process_set(process_set, what)
+    (tensor,), error = _tensors([tensor], what)
+    out = tensor if in_place else torch.empty_like(tensor)
+    return _submit(C.Broadcast(tensor, out, root_rank, name), error=error)
+
+
 def broadcast_async(tensor, root_rank, name=None, process_set=global_process_set):
-    check_process_set(process_set, "broadcast_async")
-    (tensor,), error = _tensors([tensor], "broadcast_async")
-    return _submit(C.Broadcast(tensor, torch.empty_like(tensor), root_rank, name), error=error)
+    return _broadcast_async("broadcast_async", tensor, False, root_rank, name, process_set)
 
 
 def broadcast_async_(tensor, root_rank, name=None, process_set=global_process_set):
-    check_process_set(process_set, "broadcast_async_")
-    (tensor,), error = _tensors([tensor], "broadcast_async_")
-    return _submit(C.Broadcast(tensor, tensor, root_rank, name), error=error)
+    return _broadcast_async("broadcast_async_", tensor, True, root_rank, name, process_set)
 
 
 def broadcast_(tensor, root_rank, name=None, process_set=global_process_set):

@@ -133,7 +133,7 @@ def reduce_grouped(engine, tensors, op, neg):
     for code in sorted(by_code):
         indices = by_code[code]
         wide = T.DTYPES[code]
-        flat = torch.cat([tensors[i].reshape(-1).to(wide) for i in indices]) if indices else None
+        flat = torch.cat([tensors[i].reshape(-1).to(wide) for i in indices])  # a new buffer
         reduce_flat(engine, flat, op, neg)
         offset = 0
         for i in indices:
@@ -179,9 +179,8 @@ class Allreduce(Op):
         active = self.agree(neg, extra)
         self.shape_check(neg, active, "the tensors' shapes" if self.kind != E.ALLREDUCE
                          else "the tensor's shape")
+        # reduce_grouped reduces a fused copy, so the inputs are never written.
         scaled = [T.scaled(t.detach().contiguous(), self.prescale) for t in self.tensors]
-        if self.prescale == 1.0:
-            scaled = [t.clone() for t in scaled]  # the runtime reduces in place
         results = reduce_grouped(engine, scaled, self.op, neg)
         if self.op == Average:
             results = [T.divided(r, neg.size) for r in results]
@@ -235,7 +234,7 @@ def gather_rows(engine, t, dim0s):
     """Every rank's rows of t concatenated (rank r gave dim0s[r] rows); 0-d tensors as 1 row."""
     if t.dim() == 0:
         t = t.reshape(1)
-    row = t[0].numel() * t.element_size() if t.shape[0] else int(np.prod(t.shape[1:], dtype=np.int64)) * t.element_size()
+    row = int(np.prod(t.shape[1:], dtype=np.int64)) * t.element_size()  # bytes per row
     size = len(dim0s)
     out = torch.empty((sum(dim0s),) + tuple(t.shape[1:]), dtype=t.dtype)
     most = max(dim0s)
@@ -385,8 +384,7 @@ class Reducescatter(Op):
         return d
 
     def run(self, engine, neg):
-        if neg.table[neg.rank, E.INVALID] or any(neg.table[:, E.INVALID]):
-            self.agree(neg)
+        self.agree(neg)  # this rank's own refusal raises here; the inner allreduce agrees again
         if neg.joined():
             self.fail("%s joined (hvd.join); reducescatter needs every rank"
                       % _ranks_text(neg.joined()))

@@ -134,7 +134,6 @@ class Engine:
         self._lock = threading.Lock()
         self._pending = []                        # handles in submission order (thread only)
         self._stopping = threading.Event()
-        self._stopped = False
         self._thread = threading.Thread(target=self._loop, name="strata.horovod", daemon=True)
         self._thread.start()
 
@@ -142,7 +141,7 @@ class Engine:
     def submit(self, op):
         """Queues op (an object with descriptor() and run(engine, negotiated)); returns its Handle.
         A key already in flight is refused, as Horovod does."""
-        if self._stopped:
+        if self._stopping.is_set():
             raise ValueError("strata.horovod: shut down; call hvd.init() first")
         kind = op.kind_name
         with self._lock:
@@ -160,13 +159,9 @@ class Engine:
         self._queue.put(handle)
         return handle
 
-    def release_name(self, handle):
-        """Kept for synchronize(); keys are released when their operation finishes."""
-
     def stop(self):
         """Ends the thread once every rank has asked to (collective): what is pending fails."""
-        if not self._stopped:
-            self._stopped = True
+        if not self._stopping.is_set():
             self._stopping.set()
             self._queue.put(None)  # wakes an idle thread
             self._thread.join()

@@ -52,6 +52,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self.sparse_as_dense, self.process_set = sparse_as_dense, process_set
         self._groups = groups
         self._delay = {p: backward_passes_per_step for p in all_params}
+        # The reduction order, the same on every rank: by name (fixed; requires_grad is not).
+        self._by_name = sorted(all_params, key=lambda q: self._parameter_names[q])
         self._ready = set()            # parameters whose gradients are due for reduction
         self._synchronized = False
         self._should_synchronize = True
@@ -97,8 +99,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         """Reduces every trainable parameter's gradient over ranks (into p.grad): dense ones in one
         fused grouped allreduce; sparse ones gathered as Horovod does, or with sparse_as_dense
         reduced densely with the others and made sparse again (a sparse optimizer needs them so)."""
-        params = [p for p in sorted(self._delay, key=lambda q: self._parameter_names[q])
-                  if p.requires_grad]
+        params = [p for p in self._by_name if p.requires_grad]
         for p in params:
             self._gradient(p)
         as_sparse = [p for p in params if p.grad.is_sparse]
