@@ -1,9 +1,9 @@
 """Trains the Fashion-MNIST MLP of examples/fashion_mnist with PyTorch, data-parallel through Strata
-(strata.torch.DistributedOptimizer), through torch.distributed's DDP (gloo), or as a Horovod script
-on strata.horovod, on the same batch split as the C++ host, so that they can be compared step for
+(strata.torch.DistributedOptimizer), through torch.distributed's DDP (gloo), as a Horovod script
+on strata.horovod, or as a DeepSpeed script on strata.deepspeed, on the same batch split as the C++ host, so that they can be compared step for
 step.
 
-  mpirun -np 2 /usr/bin/python3 examples/fashion_mnist_torch/train.py [--mode strata|ddp|horovod]
+  mpirun -np 2 /usr/bin/python3 examples/fashion_mnist_torch/train.py [--mode strata|ddp|horovod|deepspeed]
       [--manifest F] [--overrides JSON] [--batch N] [--max-steps N] [--epochs N] [--seed N]
       [--data-dir D] [--init-params FILE] [--order FILE] [--dump-params FILE] [--threads N]
       [--time-report]
@@ -20,6 +20,9 @@ ddp:    torch.distributed with gloo (MASTER_ADDR/MASTER_PORT from the environmen
         clip_grad_norm_(gradient_clipping). fp32 only.
 horovod: `import strata.horovod as hvd`: hvd.DistributedOptimizer around the same AdamW, the
         manifest's runtime (its comm plugin) carrying the collectives. fp32 only.
+deepspeed: `import strata.deepspeed as deepspeed`: the manifest as the ds_config of
+        deepspeed.initialize, engine(x) / engine.backward(loss) / engine.step(); everything the
+        manifest says applies, as in strata mode.
 
 The batch split is the C++ host's BatchPlan: an epoch is a permutation of the training set;
 optimizer step s trains perm[s*G, (s+1)*G) (G = train_batch_size), cut into accumulation x world
@@ -95,9 +98,10 @@ def json_object(text):
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
         description="Train the Fashion-MNIST MLP with PyTorch through Strata or DDP")
-    p.add_argument("--mode", choices=("strata", "ddp", "horovod"), default="strata",
+    p.add_argument("--mode", choices=("strata", "ddp", "horovod", "deepspeed"), default="strata",
                    help="strata: strata.torch.DistributedOptimizer; ddp: torch DDP over gloo; "
-                        "horovod: strata.horovod's DistributedOptimizer")
+                        "horovod: strata.horovod's DistributedOptimizer; deepspeed: "
+                        "strata.deepspeed's engine")
     p.add_argument("--manifest", default=default_manifest(),
                    help="Strata manifest (JSON); default $STRATA_MANIFEST or "
                         "examples/manifests/default.json")
@@ -287,6 +291,49 @@ class StrataBackend:
 
     def close(self):
         self.opt.close()
+
+
+class DeepSpeedBackend(StrataBackend):
+    """A DeepSpeed script on strata.deepspeed (`import strata.deepspeed as deepspeed`): the
+    manifest is the ds_config, deepspeed.initialize returns the engine, and each micro-batch is
+    engine(x), engine.backward(loss), engine.step(), as DeepSpeed's tutorials train."""
+
+    def __init__(self, args, model):
+        import strata
+        import strata.deepspeed as deepspeed
+
+        self.strata = strata
+        self.model = model
+        config = load_manifest(args.manifest, runtime_overrides(args))
+        self.engine, _, _, _ = deepspeed.initialize(model=model,
+                                                    model_parameters=model.parameters(),
+                                                    config=config)
+        self.opt = self.engine._opt  # resumed(), set_host_state() and close() as strata mode
+        e = self.engine
+        self.rank, self.size = e.global_rank, e.world_size
+        self.global_batch = e.train_batch_size()
+        self.micro = e.train_micro_batch_size_per_gpu()
+        self.accumulation = e.gradient_accumulation_steps()
+        self.global_steps = 0
+
+    def micro_step(self, x, y, last):
+        e = self.engine
+        if e.is_gradient_accumulation_boundary() != last:
+            raise RuntimeError("engine.is_gradient_accumulation_boundary() disagrees with the "
+                               "batch split")
+        loss = F.cross_entropy(e(x), y)
+        e.backward(loss)
+        e.step()
+        self.global_steps = e.global_steps
+        return float(loss.detach())
+
+    def final_model(self):
+        final = MLP(self.model.sizes)
+        final.load_state_dict(self.engine.module_state_dict())
+        return final
+
+    def close(self):
+        self.engine.destroy()
 
 
 def torch_settings(args, world, mode):
@@ -497,8 +544,8 @@ def train(args):
     else:
         model.init_like_cpp(args.seed)
 
-    backend = {"strata": StrataBackend, "ddp": DdpBackend, "horovod": HorovodBackend}[args.mode](
-        args, model)
+    backend = {"strata": StrataBackend, "ddp": DdpBackend, "horovod": HorovodBackend,
+               "deepspeed": DeepSpeedBackend}[args.mode](args, model)
     G, micro, accum, world, rank = (backend.global_batch, backend.micro, backend.accumulation,
                                     backend.size, backend.rank)
     steps_per_epoch = train_set.count // G

@@ -1,5 +1,6 @@
 """The PyTorch host through the binding trains the C++ host's model to the same parameters, and so
-do torch's own DDP and a Horovod script on strata.horovod (train.py --mode horovod): same initial values (the C++ host's --dump-initial-params), same sample order
+do torch's own DDP, a Horovod script on strata.horovod (train.py --mode horovod) and a DeepSpeed
+script on strata.deepspeed (--mode deepspeed): same initial values (the C++ host's --dump-initial-params), same sample order
 (--dump-order), same batch split, 2 ranks, the default manifest (AdamW, clipping 1.0, batch 256).
 
 What differs between the three is only floating-point rounding: torch's GEMMs and softmax against
@@ -32,7 +33,7 @@ def runs(work_dir):
     out = os.path.join(work_dir, "equivalence")
     os.makedirs(out, exist_ok=True)
     files = {name: os.path.join(out, f"{name}.bin")
-             for name in ("initial", "order", "cpp", "strata", "ddp", "horovod")}
+             for name in ("initial", "order", "cpp", "strata", "ddp", "horovod", "deepspeed")}
     for path in files.values():
         if os.path.exists(path):
             os.remove(path)
@@ -42,7 +43,7 @@ def runs(work_dir):
         "--dump-params", files["cpp"]], timeout=120)
     assert cpp.returncode == 0, f"C++ host failed:\n{cpp}"
     results = {"cpp": cpp}
-    for mode in ("strata", "ddp", "horovod"):
+    for mode in ("strata", "ddp", "horovod", "deepspeed"):
         env = {"MASTER_PORT": str(free_port())} if mode == "ddp" else {}
         r = run_ranks(RANKS, [PYTHON, TRAIN_PY, "--mode", mode] + common + [
             "--init-params", files["initial"], "--order", files["order"],
@@ -94,7 +95,7 @@ def test_accumulation_ddp_equals_strata_binding(work_dir, synthetic_data):
     out = os.path.join(work_dir, "accumulation")
     os.makedirs(out, exist_ok=True)
     dumps = {}
-    for mode in ("strata", "ddp", "horovod"):
+    for mode in ("strata", "ddp", "horovod", "deepspeed"):
         dumps[mode] = os.path.join(out, f"{mode}.bin")
         if os.path.exists(dumps[mode]):
             os.remove(dumps[mode])
@@ -112,6 +113,10 @@ def test_accumulation_ddp_equals_strata_binding(work_dir, synthetic_data):
     worst = report("accumulation 2: strata.horovod vs torch via strata",
                    max_differences(dumps["strata"], dumps["horovod"]))
     assert worst <= TOLERANCE
+    # The same runtime under DeepSpeed's calls: the same arithmetic, so the same bits.
+    worst = report("accumulation 2: strata.deepspeed vs torch via strata",
+                   max_differences(dumps["strata"], dumps["deepspeed"]))
+    assert worst == 0.0
 
 
 def test_ddp_equals_strata_binding(runs):
@@ -130,3 +135,15 @@ def test_horovod_script_equals_strata_binding(runs):
     worst = report("strata.horovod vs torch via strata",
                    max_differences(files["strata"], files["horovod"]))
     assert worst <= TOLERANCE
+
+
+def test_deepspeed_script_equals_strata_binding(runs):
+    """deepspeed.initialize's engine over the same runtime: engine.backward scales the loss and
+    engine.step steps it as strata.torch's scale_loss and step do, so the parameters are the same
+    bits."""
+    files, results = runs
+    assert f"step {STEPS}" in results["deepspeed"].output
+    assert "mode deepspeed, 2 ranks" in results["deepspeed"].output
+    worst = report("strata.deepspeed vs torch via strata",
+                   max_differences(files["strata"], files["deepspeed"]))
+    assert worst == 0.0
