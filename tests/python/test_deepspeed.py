@@ -55,6 +55,20 @@ def test_client_optimizer_and_scheduler(work_dir):
     assert "optimizer=sgd" in r.output, "the torch optimizer did not reach the runtime"
     for rank in range(2):
         assert "PASS client_optimizer" in lines_of(out, rank)
+        assert "PASS client_checkpoint" in lines_of(out, rank)
+
+
+def test_zero_init_never_holds_the_whole_model(work_dir):
+    """A 256 MiB model under zero.Init at 2 ranks: building it grows a rank's peak memory by its
+    half and a layer or two, and initialize by the runtime's own state and a few layers."""
+    out = results_dir(work_dir, "init_memory")
+    r = run_python_ranks(2, API, [out, "init_memory"], timeout=120)
+    assert r.returncode == 0, str(r)
+    for rank in range(2):
+        lines = lines_of(out, rank)
+        print("\n".join(line for line in lines if line.startswith("INFO")))
+        for case in ("init_memory.build", "init_memory.initialize", "done"):
+            assert f"PASS {case}" in lines, f"{case} did not pass on rank {rank}"
 
 
 def test_refusals_name_what_to_do(work_dir):
@@ -66,7 +80,8 @@ def test_refusals_name_what_to_do(work_dir):
         for case in ("config.twice", "config.missing", "config.no_file", "mpu", "init_inference",
                      "comm.new_group", "comm.before_initialize", "zero.gathered.modifier",
                      "model_parameters.subset", "model_parameters.groups", "scheduler.twice",
-                     "load_module_only", "comm.group", "zero.init.below_stage_3", "refusals", "done"):
+                     "load_module_only", "comm.group", "zero.init.below_stage_3",
+                     "optimizer.param_groups_lr", "refusals", "done"):
             assert f"PASS {case}" in lines, f"{case} did not pass on rank {rank}"
     # A ds_config key the runtime does not act on is warned about by name.
     assert "/flops_profiler: ignored" in r.output, r.output[-3000:]

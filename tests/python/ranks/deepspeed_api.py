@@ -5,6 +5,8 @@ any world size. One engine per process (one runtime per process), so each run ta
       under zero.Init, training_data, gradient accumulation 2, checkpoints, deepspeed.comm
   deepspeed_api.py RESULTS_DIR client        a torch optimizer and StepLR, model_parameters
   deepspeed_api.py RESULTS_DIR refusals      bad inputs: each raises naming what to do instead
+  deepspeed_api.py RESULTS_DIR init_memory   a 256 MiB model built under zero.Init at stage 3:
+      no rank's memory grows by the whole model, while building it or in initialize
 
 Each result is checked against the same operation done with the runtime directly (strata.allreduce,
 allgather, broadcast, strata.torch's values) or against values every rank can compute. Writes
@@ -227,6 +229,22 @@ def client_case():
     flat = torch.cat([p.detach().flatten() for p in model.parameters()])
     assert torch.equal(strata.broadcast(flat, 0), flat)
     passed("client_optimizer")
+
+    # A checkpoint brings back the scheduler's position and the optimizer's lr with the values.
+    root = strata.broadcast(torch.tensor(list(tempfile.mkdtemp().encode().ljust(64, b"\0")),
+                                         dtype=torch.uint8), 0)
+    folder = os.path.join(bytes(root.tolist()).rstrip(b"\0").decode(), "ckpt")
+    engine.save_checkpoint(folder, client_state={"step": 3})
+    for step in range(4):
+        x, y = torch.randn(2, 12, generator=g), torch.randint(0, 3, (2,), generator=g)
+        engine.backward(torch.nn.functional.cross_entropy(engine(x), y))
+        engine.step()
+    assert engine.get_lr() == [0.025] and sched.last_epoch == 5
+    path, client = engine.load_checkpoint(folder)
+    assert client == {"step": 3} and engine.global_steps == 3
+    assert sched.last_epoch == 3 and engine.get_lr() == [0.05], (sched.last_epoch, engine.get_lr())
+    assert torch.equal(torch.cat([p.detach().flatten() for p in model.parameters()]), flat)
+    passed("client_checkpoint")
     engine.destroy()
 
 
@@ -268,7 +286,17 @@ def refusals_case():
     # A DeepSpeed key the runtime does not act on is warned about by name (the test reads the
     # log); the engine runs on.
     cfg = dict(config(0), flops_profiler={"enabled": True, "profile_step": 1})
-    engine, _, _, _ = deepspeed.initialize(model=model, config=cfg)
+    del cfg["scheduler"]
+    engine, optimizer, _, scheduler = deepspeed.initialize(model=model, config=cfg)
+    assert scheduler is None
+    # The ds_config's optimizer: a script that writes param_groups' lr sets the runtime's.
+    optimizer.param_groups[0]["lr"] = 0.5
+    for _ in range(2):
+        engine.backward(torch.nn.functional.cross_entropy(engine(torch.ones(2, 12)),
+                                                          torch.zeros(2, dtype=torch.long)))
+        engine.step()
+    assert strata.runtime().lr == 0.5 and engine.get_lr() == [0.5]
+    passed("optimizer.param_groups_lr")
     raises("load_module_only", NotImplementedError,
            lambda: engine.load_checkpoint("x", load_module_only=True), ("load_module_only",))
     raises("comm.group", NotImplementedError, lambda: dist.barrier(group=object()), ("group",))
@@ -276,10 +304,60 @@ def refusals_case():
     engine.destroy()
 
 
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def peak_rss_bytes():
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def init_memory_case():
+    """16 layers of 1024 x 4096 or 4096 x 1024 fp32 (16 MiB each, 256 MiB in all), built under zero.Init and
+    trained one step at stage 3. A rank keeps its slices (whole / size) and one layer at a time
+    whole: its memory must grow by clearly less than the whole model while the model is built,
+    and initialize (which writes the values group by group) must not hold it whole either."""
+    layers, whole = 16, 16 * 1024 * 4096 * 4
+    torch.manual_seed(1)
+    base = rss_bytes()
+    assert peak_rss_bytes() < base + whole // 8, "the process peaked above its current size"
+    with deepspeed.zero.Init():
+        model = torch.nn.Sequential(*[torch.nn.Linear(*((1024, 4096) if i % 2 == 0 else
+                                                         (4096, 1024)), bias=False)
+                                      for i in range(layers)])
+    built = peak_rss_bytes() - base
+    limit = whole // size + 2 * whole // layers + (32 << 20)
+    assert built < limit, f"building grew the peak by {built >> 20} MiB (limit {limit >> 20})"
+    passed("init_memory.build")
+    cfg = {"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3},
+           "optimizer": {"type": "SGD", "params": {"lr": 0.01}}}
+    before = peak_rss_bytes()
+    engine, _, _, _ = deepspeed.initialize(model=model, config=cfg)
+    grown = peak_rss_bytes() - before
+    # Beyond what the runtime accounts for (its partitions, masters, buffers: whole / size each),
+    # initialize holds one group whole at a time (a few copies of one layer), not the model.
+    accounted = sum(strata.runtime().memory()["peak"].values())
+    transient = grown - accounted
+    assert transient < whole // 4, (
+        f"initialize grew the peak by {grown >> 20} MiB, {transient >> 20} MiB beyond the "
+        f"runtime's {accounted >> 20} MiB (whole model {whole >> 20} MiB)")
+    engine.backward(engine(torch.ones(1, 1024)).sum())
+    engine.step()
+    results.write(f"INFO rank {rank}: build +{built >> 20} MiB, initialize +{grown >> 20} MiB "
+                  f"({transient >> 20} MiB beyond the runtime's {accounted >> 20} MiB), whole "
+                  f"model {whole >> 20} MiB, {size} ranks\n")
+    passed("init_memory.initialize")
+    engine.destroy()
+
+
 if case == "engine":
     engine_case(int(sys.argv[3]))
 elif case == "client":
     client_case()
+elif case == "init_memory":
+    init_memory_case()
 elif case == "refusals":
     refusals_case()
 else:

@@ -18,7 +18,7 @@ import torch
 import strata
 import strata.torch as strata_torch
 
-from . import _zero_init
+from . import _launch, _zero_init
 from ._checkpoint import decode_client_state, encode_client_state
 from ._dataloader import DeepSpeedDataLoader
 from ._optimizer import DeepSpeedOptimizerView, RuntimeScheduler
@@ -355,7 +355,21 @@ class DeepSpeedEngine:
         if (load_lr_scheduler_states and scheduler is not None and
                 self._client_scheduler is not None):
             self._client_scheduler.load_state_dict(scheduler)
+        self._restore_client_lr()
         return os.path.join(os.fspath(load_dir), result.tag), state.get("client_state", {})
+
+    def _restore_client_lr(self):
+        """A client torch optimizer's lr as it was at the save (DeepSpeed restores it with the
+        optimizer state): its scheduler's last lr, else the runtime's loaded one. The runtime
+        takes it from param_groups at the next step."""
+        if self._client_optimizer is None:
+            return
+        groups = self._client_optimizer.param_groups
+        lrs = [self._runtime.lr] * len(groups)
+        if self._client_scheduler is not None and hasattr(self._client_scheduler, "get_last_lr"):
+            lrs = list(self._client_scheduler.get_last_lr())
+        for group, lr in zip(groups, lrs):
+            group["lr"] = lr
 
     def module_state_dict(self):
         """The module's state_dict with every parameter whole (collective)."""
@@ -378,4 +392,5 @@ class DeepSpeedEngine:
         global _current
         if _current is self:
             _current = None
+        _launch.destroy_torch_group()
         self._opt.close()

@@ -8,6 +8,7 @@ import socket
 import torch
 
 _wanted = None  # None: as initialize's dist_init_required says
+_made = False  # whether ensure_torch_group made torch.distributed's group
 
 
 def want_torch_group(flag):
@@ -57,5 +58,18 @@ def ensure_torch_group(runtime):
     runtime.broadcast_(place, 0)
     port = (int(place[0]) << 8) | int(place[1])
     address = bytes(place[2:].tolist()).rstrip(b"\0").decode()
+    global _made
     dist.init_process_group("gloo", init_method="tcp://%s:%d" % (address, port),
                             rank=runtime.world.rank, world_size=runtime.world.size)
+    _made = True
+
+
+def destroy_torch_group():
+    """engine.destroy(): the group ensure_torch_group made goes with the runtime (collective)."""
+    global _made
+    if _made:
+        import torch.distributed as dist
+        if dist.is_initialized():
+            dist.barrier()  # every rank past its last use before the group goes
+            dist.destroy_process_group()
+        _made = False

@@ -26,6 +26,8 @@ import warnings
 
 import torch
 
+from .._torch_records import _trim_heap
+
 _registry = {}   # id(meta parameter) -> (this rank's slice, numel, world size)
 _replaced = {}   # id(original parameter) -> (original, its meta replacement)
 _lock = threading.Lock()
@@ -48,6 +50,7 @@ def _world():
 def partition_parameters(module, rank, size):
     """Replaces `module`'s own (not its children's) CPU parameters by meta ones, keeping this
     rank's slice of each."""
+    freed = 0
     for name, p in list(module._parameters.items()):
         if p is None or p.is_meta or not p.requires_grad:
             continue  # frozen ones stay whole (the runtime registers trainable ones only)
@@ -67,6 +70,9 @@ def partition_parameters(module, rank, size):
         _replaced[id(p)] = (p, meta)
         p.data = torch.empty(0, dtype=p.dtype)  # the whole values go now
         module._parameters[name] = meta
+        freed += numel * p.element_size()
+    if freed >= 1 << 20:
+        _trim_heap()  # back to the system: glibc would keep large freed blocks
 
 
 def slices_by_name(model):
@@ -84,7 +90,7 @@ def whole_value_writer(slices):
     def write(name, p):
         import strata
         runtime = strata.runtime()
-        entry = slices.get(name)
+        entry = slices.pop(name, None)  # each slice goes once its parameter is written
         if entry is None:
             raise ValueError("strata.deepspeed: parameter %r is on the meta device but was not "
                              "built under deepspeed.zero.Init, so it has no values; build it "
