@@ -332,6 +332,86 @@ strata_status strata_barrier(strata_runtime* rt, strata_error* err) {
   return translate(err, [&] { engine_of(rt, "barrier").host_barrier(); });
 }
 
+namespace {
+
+// A strata_group handle is the address of the engine's HostGroup (the struct is never defined).
+strata::rt::HostGroup* host_group(const strata_group* group) {
+  return reinterpret_cast<strata::rt::HostGroup*>(const_cast<strata_group*>(group));
+}
+
+strata::rt::HostGroup& group_of(strata_group* group, const char* call) {
+  if (group == nullptr) {
+    throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT, std::string(call) + ": group is NULL");
+  }
+  return *host_group(group);
+}
+
+}  // namespace
+
+strata_status strata_group_create(strata_runtime* rt, int32_t color, int32_t key,
+                                  strata_group** out, strata_error* err) {
+  return translate(err, [&] {
+    if (out == nullptr) {
+      throw strata::rt::Error(STRATA_ERR_INVALID_ARGUMENT, "strata_group_create: out is NULL");
+    }
+    *out = nullptr;
+    *out = reinterpret_cast<strata_group*>(
+        engine_of(rt, "strata_group_create").create_group(color, key));
+  });
+}
+
+strata_status strata_group_rank(const strata_group* group, int32_t* rank, int32_t* size) {
+  if (group == nullptr) return STRATA_ERR_INVALID_ARGUMENT;
+  if (rank != nullptr) *rank = host_group(group)->rank();
+  if (size != nullptr) *size = host_group(group)->size();
+  return STRATA_OK;
+}
+
+strata_status strata_group_allreduce(strata_group* group, const void* send, void* recv,
+                                     uint64_t count, int32_t dtype, int32_t op,
+                                     strata_error* err) {
+  return translate(err, [&] {
+    group_of(group, "strata_group_allreduce").collectives().allreduce(send, recv, count, dtype, op);
+  });
+}
+
+strata_status strata_group_allgather(strata_group* group, const void* send, void* recv,
+                                     uint64_t count_per_rank, int32_t dtype, strata_error* err) {
+  return translate(err, [&] {
+    group_of(group, "strata_group_allgather").collectives().allgather(send, recv, count_per_rank,
+                                                                       dtype);
+  });
+}
+
+strata_status strata_group_broadcast(strata_group* group, void* buf, uint64_t count,
+                                     int32_t dtype, int32_t root, strata_error* err) {
+  return translate(err, [&] {
+    group_of(group, "strata_group_broadcast").collectives().broadcast(buf, count, dtype, root);
+  });
+}
+
+strata_status strata_group_barrier(strata_group* group, strata_error* err) {
+  return translate(err, [&] { group_of(group, "strata_group_barrier").collectives().barrier(); });
+}
+
+strata_status strata_group_alltoallv(strata_group* group, const void* send,
+                                     const uint64_t* send_counts, const uint64_t* send_displs,
+                                     void* recv, const uint64_t* recv_counts,
+                                     const uint64_t* recv_displs, int32_t dtype,
+                                     strata_error* err) {
+  return translate(err, [&] {
+    group_of(group, "strata_group_alltoallv")
+        .alltoallv(send, send_counts, send_displs, recv, recv_counts, recv_displs, dtype);
+  });
+}
+
+strata_status strata_group_destroy(strata_runtime* rt, strata_group* group, strata_error* err) {
+  return translate(err, [&] {
+    if (group == nullptr) return;
+    engine_of(rt, "strata_group_destroy").destroy_group(host_group(group));
+  });
+}
+
 strata_status strata_memory(const strata_runtime* rt, strata_memory_report* out) {
   return report(rt, out, "strata_memory", [](const strata::rt::Engine& e) { return e.memory(); });
 }

@@ -175,6 +175,42 @@ int main(void) {
   /* API/ABI 1.9: deferred values; FOR_WRITE is a bit of its own beside FOR_BACKWARD. */
   CHECK(STRATA_API_VERSION_MINOR >= 9 && STRATA_ABI_MINOR >= 9);
   CHECK((STRATA_GATHER_FOR_WRITE & STRATA_GATHER_FOR_BACKWARD) == 0);
+  /* ABI 1.10: the comm stratum's optional alltoallv and split, the caps' features. A reader
+   * handed a 1.3 args struct, a 1.0 caps or a 1.3 comm table sees none of them. */
+  CHECK(STRATA_ABI_MINOR >= 10);
+  CHECK(STRATA_COLL_ALLTOALLV == 6 && STRATA_COLL_BIT(STRATA_COLL_ALLTOALLV) == 64u);
+  CHECK(STRATA_COMM_FEATURE_SPLIT == 1u && STRATA_COMM_SPLIT_NONE == -1);
+  {
+    strata_comm_caps caps;
+    strata_comm_split_args split_args;
+    strata_comm_ops comm;
+    coll.struct_size = STRATA_COLL_ARGS_SIZE_1_3;
+    CHECK(STRATA_STRUCT_HAS(&coll, strata_coll_args, displs));
+    CHECK(!STRATA_STRUCT_HAS(&coll, strata_coll_args, send_counts));
+    CHECK(!STRATA_STRUCT_HAS(&coll, strata_coll_args, send_displs));
+    coll.struct_size = sizeof coll;
+    CHECK(STRATA_COLL_ARGS_SIZE_1_10 == sizeof coll);
+    CHECK(STRATA_STRUCT_HAS(&coll, strata_coll_args, send_displs));
+    memset(&caps, 0, sizeof caps);
+    caps.struct_size = STRATA_COMM_CAPS_SIZE_1_0;
+    CHECK(STRATA_STRUCT_HAS(&caps, strata_comm_caps, nonblocking));
+    CHECK(!STRATA_STRUCT_HAS(&caps, strata_comm_caps, features));
+    caps.struct_size = STRATA_COMM_CAPS_SIZE_1_10;
+    CHECK(STRATA_STRUCT_HAS(&caps, strata_comm_caps, features));
+    memset(&split_args, 0, sizeof split_args);
+    split_args.struct_size = sizeof split_args;
+    CHECK(STRATA_COMM_SPLIT_ARGS_SIZE_1_10 == sizeof split_args);
+    CHECK(offsetof(strata_comm_split_args, struct_size) == 0);
+    memset(&comm, 0, sizeof comm);
+    comm.header.struct_size = STRATA_COMM_OPS_SIZE_1_3;
+    CHECK(STRATA_STRUCT_HAS(&comm.header, strata_comm_ops, test));
+    CHECK(!STRATA_STRUCT_HAS(&comm.header, strata_comm_ops, alltoallv));
+    CHECK(!STRATA_STRUCT_HAS(&comm.header, strata_comm_ops, split));
+    comm.header.struct_size = sizeof comm;
+    CHECK(STRATA_COMM_OPS_SIZE_1_10 == sizeof comm);
+    CHECK(STRATA_STRUCT_HAS(&comm.header, strata_comm_ops, split));
+    CHECK(comm.alltoallv == NULL && comm.split == NULL); /* optional: NULL = not offered */
+  }
   /* API 1.10: the loaded library says which API it implements: this header's. */
   CHECK(STRATA_API_VERSION_MINOR >= 10);
   CHECK(strata_api_version() == STRATA_API_VERSION_OF(STRATA_API_VERSION_MAJOR,

@@ -90,7 +90,7 @@ PIN_FIELD(strata_plugin_create_args, config_json, 8, 8);
 PIN_FIELD(strata_plugin_create_args, host, 16, 8);
 
 /* strata_comm_caps */
-PIN_STRUCT(strata_comm_caps, 40, 8);
+PIN_STRUCT(strata_comm_caps, 48, 8);
 PIN_FIELD(strata_comm_caps, struct_size, 0, 8);
 PIN_FIELD(strata_comm_caps, rank, 8, 4);
 PIN_FIELD(strata_comm_caps, size, 12, 4);
@@ -100,9 +100,10 @@ PIN_FIELD(strata_comm_caps, dtype_mask, 24, 4);
 PIN_FIELD(strata_comm_caps, collective_mask, 28, 4);
 PIN_FIELD(strata_comm_caps, device_mask, 32, 4);
 PIN_FIELD(strata_comm_caps, nonblocking, 36, 4);
+PIN_FIELD(strata_comm_caps, features, 40, 4);
 
 /* strata_coll_args */
-PIN_STRUCT(strata_coll_args, 48, 8);
+PIN_STRUCT(strata_coll_args, 64, 8);
 PIN_FIELD(strata_coll_args, struct_size, 0, 8);
 PIN_FIELD(strata_coll_args, send, 8, 8);
 PIN_FIELD(strata_coll_args, recv, 16, 8);
@@ -110,9 +111,17 @@ PIN_FIELD(strata_coll_args, op, 24, 4);
 PIN_FIELD(strata_coll_args, root, 28, 4);
 PIN_FIELD(strata_coll_args, recv_counts, 32, 8);
 PIN_FIELD(strata_coll_args, displs, 40, 8);
+PIN_FIELD(strata_coll_args, send_counts, 48, 8);
+PIN_FIELD(strata_coll_args, send_displs, 56, 8);
+
+/* strata_comm_split_args */
+PIN_STRUCT(strata_comm_split_args, 16, 8);
+PIN_FIELD(strata_comm_split_args, struct_size, 0, 8);
+PIN_FIELD(strata_comm_split_args, color, 8, 4);
+PIN_FIELD(strata_comm_split_args, key, 12, 4);
 
 /* strata_comm_ops */
-PIN_STRUCT(strata_comm_ops, 112, 8);
+PIN_STRUCT(strata_comm_ops, 128, 8);
 PIN_FIELD(strata_comm_ops, header, 0, 24);
 PIN_FIELD(strata_comm_ops, create, 24, 8);
 PIN_FIELD(strata_comm_ops, destroy, 32, 8);
@@ -125,6 +134,8 @@ PIN_FIELD(strata_comm_ops, broadcast, 80, 8);
 PIN_FIELD(strata_comm_ops, barrier, 88, 8);
 PIN_FIELD(strata_comm_ops, wait, 96, 8);
 PIN_FIELD(strata_comm_ops, test, 104, 8);
+PIN_FIELD(strata_comm_ops, alltoallv, 112, 8);
+PIN_FIELD(strata_comm_ops, split, 120, 8);
 
 /* strata_param_desc */
 PIN_STRUCT(strata_param_desc, 56, 8);
@@ -454,8 +465,12 @@ PIN_VALUE(STRATA_STEP_SKIPPED, 2);
  * this for the structs it hands across (runtime/src/legacy_abi/legacy_api.hpp). */
 PIN_VALUE(STRATA_BUFFER_SIZE_1_0, 36);
 PIN_VALUE(STRATA_COLL_ARGS_SIZE_1_3, 48);
+PIN_VALUE(STRATA_COLL_ARGS_SIZE_1_10, 64);
 PIN_VALUE(STRATA_COMM_CAPS_SIZE_1_0, 40);
+PIN_VALUE(STRATA_COMM_CAPS_SIZE_1_10, 44);
 PIN_VALUE(STRATA_COMM_OPS_SIZE_1_3, 112);
+PIN_VALUE(STRATA_COMM_OPS_SIZE_1_10, 128);
+PIN_VALUE(STRATA_COMM_SPLIT_ARGS_SIZE_1_10, 16);
 PIN_VALUE(STRATA_CREATE_OPTIONS_SIZE_1_0, 40);
 PIN_VALUE(STRATA_ERROR_SIZE_1_0, 1036);
 PIN_VALUE(STRATA_GRAD_READY_ARGS_SIZE_1_3, 16);

@@ -4,9 +4,10 @@
 # fails allreduce.<dtype>.max at 2 ranks and more, naming the first differing element; at 1 rank
 # MIN and MAX agree, so np1 passes.
 # Its caps claim host memory only (Open MPI here is not CUDA-aware): the device checks are one
-# skip line per world size saying so, never a pass.
+# skip line per world size saying so, never a pass. It offers ABI 1.10's alltoallv and split: both
+# are checked and pass.
 strata_plugin_check_test(comm_allreduce_mpi LIBRARY $<TARGET_FILE:strata_allreduce_mpi> NP 4
-  EXPECT_OUTPUT "SKIP comm\\.np4\\.device: the caps claim host memory only \\(device_mask 1\\): device buffers not checked")
+  EXPECT_OUTPUT "PASS comm\\.np4\\.alltoallv\\.bf16.*SKIP comm\\.np4\\.device: the caps claim host memory only \\(device_mask 1\\): device buffers not checked.*PASS comm\\.np4\\.split")
 # Gloo's collectives cost ~10 ms each here at 4 ranks on 2 cores whatever their size (allreduce-mpi:
 # well under 1 ms), so its run is latency-bound: 21-29 s at -np 4 in a RelWithDebInfo build, 35 s
 # at -np 3 under ASan+UBSan. The sanitizer pass leaves it out (CI time): the same plugin's
@@ -89,3 +90,28 @@ if(TARGET strata_allreduce_nccl)
     NP 1 REQUIRE_CUDA_DEVICE
     EXPECT_OUTPUT "SKIP comm\\.np1\\.host: the caps claim no host memory.*PASS comm\\.np1\\.device\\.allreduce\\.f32\\.sum.*PASS comm\\.np1\\.device\\.broadcast\\.bf16")
 endif()
+
+# ---- ABI 1.10's optional alltoallv and split (comm/optional_checks.cpp) ----
+# allreduce-mpi offers both: comm_allreduce_mpi above checks them (alltoallv in every dtype, split
+# into two halves with an allreduce on each) and they pass. A copy that does not offer them gets one "not offered"
+# skip line each, never a failure; copies whose caps claim them while the function is NULL, or
+# lies past the table's header.struct_size, fail the caps check naming it.
+foreach(variant not_offered null_functions short_table)
+  string(TOUPPER ${variant} define)
+  strata_plugin_check_fixture(plugin_check_optional_${variant} WRAPS strata_allreduce_mpi
+    SOURCE fixtures/optional_1_10.cpp)
+  target_compile_definitions(plugin_check_optional_${variant} PRIVATE STRATA_FIXTURE_${define})
+endforeach()
+strata_plugin_check_test(optional_not_offered
+  LIBRARY $<TARGET_FILE:plugin_check_optional_not_offered> NP 2
+  EXPECT_SKIP "SKIP comm\\.np1\\.alltoallv: not offered \\(optional since ABI 1\\.10\\): the caps do not claim alltoallv \\(collective_mask lacks STRATA_COLL_ALLTOALLV\\).*SKIP comm\\.np1\\.split: not offered \\(optional since ABI 1\\.10\\): the caps do not claim split \\(features lacks STRATA_COMM_FEATURE_SPLIT\\).*SKIP comm\\.np2\\.split: not offered")
+strata_plugin_check_test(optional_null_functions
+  LIBRARY $<TARGET_FILE:plugin_check_optional_null_functions> NP 1
+  EXPECT_FAIL
+    "FAIL comm\\.np1\\.caps: collective_mask claims alltoallv \\(STRATA_COLL_ALLTOALLV\\) but the ops table has no alltoallv \\(NULL\\)"
+    "SKIP comm\\.np1\\.alltoallv: not offered"
+    "SKIP comm\\.np1\\.split: not offered")
+strata_plugin_check_test(optional_short_table
+  LIBRARY $<TARGET_FILE:plugin_check_optional_short_table> NP 1
+  EXPECT_FAIL
+    "FAIL comm\\.np1\\.caps: collective_mask claims alltoallv \\(STRATA_COLL_ALLTOALLV\\) but the ops table has no alltoallv \\(past the table's header\\.struct_size 112, a table older than ABI 1\\.10\\)")

@@ -78,7 +78,8 @@ def test_refusals_name_what_to_do(work_dir):
     for rank in range(2):
         lines = lines_of(out, rank)
         for case in ("config.twice", "config.missing", "config.no_file", "mpu", "init_inference",
-                     "comm.new_group", "comm.before_initialize", "zero.gathered.modifier",
+                     "comm.new_group.before_initialize", "comm.before_initialize",
+                     "zero.gathered.modifier",
                      "model_parameters.subset", "model_parameters.groups", "scheduler.twice",
                      "load_module_only", "comm.group", "zero.init.below_stage_3",
                      "optimizer.param_groups_lr", "refusals", "done"):

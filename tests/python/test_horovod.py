@@ -1,5 +1,6 @@
 """strata.horovod (`import strata.horovod as hvd`): every function against the runtime's own
-collectives at 1, 2 and 4 ranks over MPI and 3 over Gloo (strata-run), the checks in
+collectives at 1, 2 and 4 ranks over MPI and 3 over Gloo (strata-run), process sets on the comm
+stratum's sub-groups at 4 ranks over both, the checks in
 ranks/horovod_api.py; ranks that submit different operations end with an error, not a hang; a rank
 that dies ends the others. The Horovod-style training script (train.py --mode horovod) is compared
 with strata.torch and DDP in test_torch_equivalence.py."""
@@ -44,6 +45,34 @@ def test_every_function_matches_the_runtime(work_dir, backend, ranks):
             for case in ("mismatch.shape", "mismatch.dtype", "mismatch.root", "mismatch.op",
                          "mismatch.local_refusal", "alltoall.bad_splits"):
                 assert f"PASS {case}" in lines, f"{case} did not pass on rank {rank}"
+
+
+PROCESS_SETS = os.path.join(RANKS_DIR, "process_sets.py")
+
+
+@pytest.mark.parametrize("backend", ["mpi", "gloo"])
+@pytest.mark.parametrize("case, checks", [
+    ("horovod", ["add", "concurrent", "collectives", "alltoall", "reducescatter", "not_a_member",
+                 "remove", "readd", "done"]),
+    ("groups", ["group.collectives", "group.alltoallv", "group.world_and_none", "group.bad_color",
+                "done"])])
+def test_process_sets_run_on_sub_groups(work_dir, backend, case, checks):
+    """{0, 2} and {1, 3} run different collectives under one name at once (hvd.add_process_set),
+    alltoall with uneven splits inside a set; and the runtime's sub-groups directly (split by
+    parity with reversed keys, alltoallv, a rank in no group), at 4 ranks."""
+    out = results_dir(work_dir, f"sets_{case}_{backend}")
+    if backend == "mpi":
+        r = run_python_ranks(4, PROCESS_SETS, [out, case], timeout=180)
+    else:
+        launcher = required_env("STRATA_TEST_STRATA_RUN")
+        r = run([launcher, "--backend", "gloo", "-np", "4", "--", PYTHON, PROCESS_SETS, out, case],
+                timeout=180)
+        assert "comm=allreduce-gloo" in r.output, "the gloo comm plugin did not run"
+    assert r.returncode == 0, str(r)
+    for rank in range(4):
+        lines = open(os.path.join(out, f"rank{rank}.txt")).read().splitlines()
+        for check in checks:
+            assert f"PASS {check}" in lines, f"{check} did not pass on rank {rank}"
 
 
 def test_operations_only_some_ranks_submit_fail_on_every_rank(work_dir):

@@ -1,4 +1,4 @@
-"""The binding checks the host API of the libstrata it loads (strata_api_version(), API 1.10; the package needs 1.12):
+"""The binding checks the host API of the libstrata it loads (strata_api_version(), API 1.10; the package needs 1.13):
 the library of this build passes; a library of another major or an older minor is refused with an
 OSError that names the file and both versions, before any runtime is created."""
 import os
@@ -25,12 +25,12 @@ def test_this_builds_library_implements_the_packages_api():
     assert path == os.environ["STRATA_LIBRARY"]
 
 
-@pytest.mark.parametrize("major,minor", [(1, 12), (1, 13), (1, 200)])
+@pytest.mark.parametrize("major,minor", [(1, 13), (1, 14), (1, 200)])
 def test_same_major_and_a_minor_at_least_the_packages_is_served(major, minor):
     _capi.check_api_version(FakeLibrary((major << 16) | minor), "/opt/x/libstrata.so")
 
 
-@pytest.mark.parametrize("major,minor", [(1, 11), (1, 10), (1, 0), (2, 12), (0, 12)])
+@pytest.mark.parametrize("major,minor", [(1, 12), (1, 10), (1, 0), (2, 13), (0, 13)])
 def test_another_major_or_an_older_minor_is_refused_naming_both(major, minor):
     with pytest.raises(OSError) as e:
         _capi.check_api_version(FakeLibrary((major << 16) | minor), "/opt/x/libstrata.so")

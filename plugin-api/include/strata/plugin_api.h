@@ -46,6 +46,8 @@
  *         | lent through the host table's offload/offload_self; the sharding shard_ranges
  *     9   | STRATA_GATHER_FOR_WRITE and deferred values (the sharding caps' features); a disk
  *         | parameter store may give a shared mapping of its bytes
+ *    10   | the comm stratum's optional alltoallv and split (sub-groups of ranks), the comm
+ *         | caps' features
  * Every field of every struct here says `since 1.x`: the minor of the header that first had it.
  * A plugin of minor 3 or later loads on any 1.x runtime whose minor is at least its floor.
  * A 1.0-1.2 plugin has no ops header and a descriptor whose minor is the header it was built
@@ -65,7 +67,7 @@ extern "C" {
 
 #define STRATA_ABI_MAJOR 1
 /* This header's minor: the table above. */
-#define STRATA_ABI_MINOR 9
+#define STRATA_ABI_MINOR 10
 /* The first minor with the 1.3 table layout: the lowest floor a plugin built with this header can
  * declare (a 1.0-1.2 runtime would read its tables in the old layout). */
 #define STRATA_ABI_MINOR_TABLES 3
@@ -243,7 +245,8 @@ typedef enum strata_collective {
   STRATA_COLL_ALLGATHERV = 2,
   STRATA_COLL_REDUCE_SCATTER = 3,
   STRATA_COLL_BROADCAST = 4,
-  STRATA_COLL_BARRIER = 5
+  STRATA_COLL_BARRIER = 5,
+  STRATA_COLL_ALLTOALLV = 6 /* ABI 1.10 */
 } strata_collective;
 
 #define STRATA_COLL_BIT(c) (1u << (unsigned)(c))
@@ -275,8 +278,15 @@ typedef struct strata_comm_caps {
   uint32_t device_mask;     /* STRATA_DEVICE_BIT of each device type whose memory it can move
                                (since 1.0) */
   int32_t nonblocking;      /* 1 if `req` may be non-NULL (then wait is required) (since 1.0) */
+  /* STRATA_COMM_FEATURE_* bits. As collective_mask, a bit whose function is NULL is cleared by
+   * the runtime (since 1.10) */
+  uint32_t features;
 } strata_comm_caps;
 #define STRATA_COMM_CAPS_SIZE_1_0 STRATA_STRUCT_SIZE(strata_comm_caps, nonblocking)
+#define STRATA_COMM_CAPS_SIZE_1_10 STRATA_STRUCT_SIZE(strata_comm_caps, features)
+
+/* strata_comm_caps.features. SPLIT: split() makes instances for sub-groups of the ranks. */
+#define STRATA_COMM_FEATURE_SPLIT (1u << 0)
 
 /* The arguments of every collective (ABI 1.3). Each collective reads the fields named beside them
  * and ignores the others; the struct and the arrays it points to are read during the call only
@@ -289,9 +299,22 @@ typedef struct strata_coll_args {
   int32_t op;                  /* strata_reduce_op: allreduce, reduce_scatter (since 1.3) */
   int32_t root;                /* broadcast (since 1.3) */
   const uint64_t* recv_counts; /* allgatherv: `size` entries, elements (since 1.3) */
-  const uint64_t* displs;      /* allgatherv: `size` entries, elements (since 1.3) */
+  const uint64_t* displs;      /* allgatherv: `size` entries, elements (since 1.3); alltoallv:
+                                  where rank r's block lands in recv (since 1.10) */
+  const uint64_t* send_counts; /* alltoallv: `size` entries, elements (since 1.10) */
+  const uint64_t* send_displs; /* alltoallv: `size` entries, elements (since 1.10) */
 } strata_coll_args;
 #define STRATA_COLL_ARGS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_coll_args, displs)
+#define STRATA_COLL_ARGS_SIZE_1_10 STRATA_STRUCT_SIZE(strata_coll_args, send_displs)
+
+/* split()'s arguments (ABI 1.10). Read during the call only. */
+typedef struct strata_comm_split_args {
+  size_t struct_size; /* since 1.10 */
+  int32_t color;      /* >= 0: the sub-group to join; STRATA_COMM_SPLIT_NONE: none (since 1.10) */
+  int32_t key;        /* order within the sub-group (ties: the rank here) (since 1.10) */
+} strata_comm_split_args;
+#define STRATA_COMM_SPLIT_ARGS_SIZE_1_10 STRATA_STRUCT_SIZE(strata_comm_split_args, key)
+#define STRATA_COMM_SPLIT_NONE (-1)
 
 /*
  * Collectives. Common contract:
@@ -345,8 +368,32 @@ typedef struct strata_comm_ops {
    * must still be waited to free it). */
   strata_status (*test)(void* self, strata_request req, int32_t* done, strata_error* err);
                         /* since 1.0 */
+
+  /* Optional (NULL: not supported; caps.collective_mask then lacks STRATA_COLL_ALLTOALLV).
+   * This rank sends send_counts[r] elements from offset send_displs[r] of `send` to rank r, and
+   * receives recv_counts[r] elements from rank r at offset displs[r] of `recv` (elements of
+   * send's dtype; every block must lie inside its buffer's count). recv_counts[r] must equal rank
+   * r's send_counts[this rank]. Not in place. */
+  strata_status (*alltoallv)(void* self, const strata_coll_args* args, strata_request* req,
+                             strata_error* err); /* since 1.10 */
+  /* Optional (NULL: no sub-groups; caps.features then lacks STRATA_COMM_FEATURE_SPLIT), as
+   * MPI_Comm_split and ncclCommSplit: for tensor, pipeline or data parallel groups and process
+   * sets. Collective and blocking over this instance's ranks: every rank calls it, in the same
+   * order as its other collectives here, with no request of this instance pending. Ranks that pass
+   * the same color (>= 0) get, in *child, a new instance holding just them, ranked by key (ties:
+   * by their rank here); a rank that passes STRATA_COMM_SPLIT_NONE gets *child = NULL. The child
+   * is used through this same table: its caps give its rank and size (local_rank/local_size among
+   * its members on this host), its collectives involve its members only, it may be split again,
+   * and destroy(child) frees it, before destroy(parent). Instances from one split share the
+   * process's transport: the thread-safety rule above covers the parent and all its children
+   * together (one thread at a time in all of them), and ranks that share several of these
+   * instances must call their collectives in one order they all agree on (a plugin may run them
+   * one after another, as blocking MPI collectives on several communicators would). */
+  strata_status (*split)(void* self, const strata_comm_split_args* args, void** child,
+                         strata_error* err); /* since 1.10 */
 } strata_comm_ops;
 #define STRATA_COMM_OPS_SIZE_1_3 STRATA_STRUCT_SIZE(strata_comm_ops, test)
+#define STRATA_COMM_OPS_SIZE_1_10 STRATA_STRUCT_SIZE(strata_comm_ops, split)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Shared types for the training strata                                                       */

@@ -42,8 +42,9 @@ extern "C" {
  *    10   | strata_api_version(): a host asks the loaded library which API it implements
  *    11   | the manifest's checkpoint block: strata_set_host_state, strata_resumed
  *    12   | uneven data: strata_join (the manifest's "join")
+ *    13   | sub-groups of ranks for the host's collectives (strata_group_*), alltoallv
  */
-#define STRATA_API_VERSION_MINOR 12
+#define STRATA_API_VERSION_MINOR 13
 /* strata_api_version()'s value for MAJOR.MINOR. */
 #define STRATA_API_VERSION_OF(major, minor) (((uint32_t)(major) << 16) | (uint32_t)(minor))
 
@@ -354,6 +355,51 @@ STRATA_API strata_status strata_resumed(strata_runtime* rt, strata_load_result* 
  * this rank took part in inside strata_join, that one included. Without "join":
  * STRATA_ERR_UNSUPPORTED. Not thread-safe. */
 STRATA_API strata_status strata_join(strata_runtime* rt, uint64_t* mirrored, strata_error* err);
+
+/* ---- API 1.13: sub-groups of ranks ----
+ *
+ * The host's own collectives over a subset of the ranks (Horovod's process sets, tensor or pipeline
+ * groups), through the comm stratum's split (plugin ABI 1.10; refused with STRATA_ERR_UNSUPPORTED
+ * naming the plugin where it has none, or where it moves device memory only). A group's
+ * collectives are blocking, on host buffers, and involve its members only; groups of different
+ * ranks may run different collectives at the same time. They are the host's: not part of the
+ * manifest's "join" (a joined rank repeats none of them). Not thread-safe (one thread at a time
+ * with the runtime's other calls). */
+typedef struct strata_group strata_group; /* opaque; owned by the runtime */
+
+/* Collective over every rank, in the same order as the other collectives: the ranks that pass the
+ * same color (>= 0) get a group of just them, ranked by key (ties: by world rank); a rank that
+ * passes STRATA_COMM_SPLIT_NONE (-1) gets *out = NULL. The group lives until strata_group_destroy
+ * or strata_destroy. After strata_create. */
+STRATA_API strata_status strata_group_create(strata_runtime* rt, int32_t color, int32_t key,
+                                             strata_group** out, strata_error* err);
+/* This rank's place in the group. Cheap, no communication. */
+STRATA_API strata_status strata_group_rank(const strata_group* group, int32_t* rank,
+                                           int32_t* size);
+/* As strata_allreduce, strata_allgather (recv: count_per_rank * group size), strata_broadcast
+ * (root: a rank of the group) and strata_barrier, over the group's members. */
+STRATA_API strata_status strata_group_allreduce(strata_group* group, const void* send, void* recv,
+                                                uint64_t count, int32_t dtype, int32_t op,
+                                                strata_error* err);
+STRATA_API strata_status strata_group_allgather(strata_group* group, const void* send, void* recv,
+                                                uint64_t count_per_rank, int32_t dtype,
+                                                strata_error* err);
+STRATA_API strata_status strata_group_broadcast(strata_group* group, void* buf, uint64_t count,
+                                                int32_t dtype, int32_t root, strata_error* err);
+STRATA_API strata_status strata_group_barrier(strata_group* group, strata_error* err);
+/* This rank sends send_counts[r] elements from send + send_displs[r] to the group's rank r and
+ * receives recv_counts[r] from it at recv + recv_displs[r] (elements of dtype; each array holds
+ * the group's size entries; recv_counts[r] must equal rank r's send_counts[this rank]). A comm
+ * stratum without alltoallv: STRATA_ERR_UNSUPPORTED. For every rank: make a group with color 0. */
+STRATA_API strata_status strata_group_alltoallv(strata_group* group, const void* send,
+                                                const uint64_t* send_counts,
+                                                const uint64_t* send_displs, void* recv,
+                                                const uint64_t* recv_counts,
+                                                const uint64_t* recv_displs, int32_t dtype,
+                                                strata_error* err);
+/* Frees the group (its members need not call it together). NULL: nothing. */
+STRATA_API strata_status strata_group_destroy(strata_runtime* rt, strata_group* group,
+                                              strata_error* err);
 
 /* The learning rate the next optimizer step uses: the host's override if set, else the schedule's
  * value (the manifest's "scheduler", DeepSpeed's types), else the optimizer's configured lr. */

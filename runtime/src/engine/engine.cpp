@@ -74,6 +74,7 @@ Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(o
   comm_.call("query", &strata_comm_ops::query, &comm_caps_);
   // A bit whose function is NULL is ignored (plugin_api.h): cleared before anyone reads the caps.
   comm_caps_.collective_mask = offered_collectives(comm_.ops(), comm_caps_.collective_mask);
+  if (comm_.ops().split == nullptr) comm_caps_.features &= ~STRATA_COMM_FEATURE_SPLIT;
   if (comm_caps_.nonblocking != 0 && comm_.ops().wait == nullptr) {
     throw Error(STRATA_ERR_ABI, manifest_.source + ": " + manifest_.comm.json_path + ": " +
                                     comm_.label() + " (" + comm_.library().path().string() +
@@ -126,7 +127,9 @@ Engine::Engine(const strata_create_options& options) : manifest_(load_manifest(o
 Engine::~Engine() {
   if (getpid() != creator_pid_) {
     // A forked child (a data-loader worker) destroying its copy: the plugins, the comm transport
-    // and the watchdog thread belong to the parent; the child's copies are left alone.
+    // and the watchdog thread belong to the parent; the child's copies are left alone (its host
+    // groups' instances too: the proxies that own them are abandoned with tracked_comm_).
+    if (tracked_comm_) tracked_comm_->abandon();
     comm_.abandon();
     precision_.abandon();
     sharding_.abandon();

@@ -5,6 +5,7 @@
 #include "faults/activity.hpp"
 #include "checkpoint/checkpoint_writer.hpp"
 #include "engine/collectives.hpp"
+#include "engine/host_group.hpp"
 #include "faults/control_channel.hpp"
 #include "engine/host_services.hpp"
 #include "manifest/manifest.hpp"
@@ -55,6 +56,11 @@ class Engine {
   strata_step_result step();  // collective
   double loss_scale() const;
   const Collectives& collectives() const { return *collectives_; }
+  // API 1.13 (strata_group_create): the sub-group of the ranks that pass `color`, or nullptr for
+  // STRATA_COMM_SPLIT_NONE; collective over every rank. Owned here until destroy_group or the
+  // engine's end.
+  HostGroup* create_group(int32_t color, int32_t key);
+  void destroy_group(HostGroup* group);
   strata_memory_report memory() const { return ledger_.report(); }
 
   // Checkpoints (API 1.6; engine_checkpoint.cpp). All collective.
@@ -189,6 +195,8 @@ class Engine {
   PluginInstance<strata_comm_ops> comm_;
   std::unique_ptr<TrackedComm> tracked_comm_;  // what the runtime and plugins call
   std::unique_ptr<Collectives> collectives_;
+  // The host's sub-groups: destroyed before the proxy and the comm stratum they came from.
+  std::vector<std::unique_ptr<HostGroup>> groups_;
   PluginInstance<strata_precision_ops> precision_;
   PluginInstance<strata_sharding_ops> sharding_;
   PluginInstance<strata_offload_ops> offload_;

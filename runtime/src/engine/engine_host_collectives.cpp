@@ -12,6 +12,7 @@
 #include <strata/half.hpp>
 #include <strata/plugin.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -119,6 +120,51 @@ void Engine::host_barrier() {
   if (join_tracking()) open_micro_batch();
   collectives_->barrier();
   if (join_tracking()) record_call({CallKind::HostBarrier, 0, 0, 0, 0, 0});
+}
+
+HostGroup* Engine::create_group(int32_t color, int32_t key) {
+  if (color < 0 && color != STRATA_COMM_SPLIT_NONE) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT, "strata_group_create: color " +
+                                                 std::to_string(color) +
+                                                 " must be >= 0 or STRATA_COMM_SPLIT_NONE (-1)");
+  }
+  if ((comm_caps_.features & STRATA_COMM_FEATURE_SPLIT) == 0) {
+    throw Error(STRATA_ERR_UNSUPPORTED,
+                "strata_group_create: the comm stratum (" + comm_.label() +
+                    ") makes no sub-groups of ranks (its ops table has no split, ABI 1.10)");
+  }
+  if ((comm_caps_.device_mask & STRATA_DEVICE_BIT(STRATA_DEVICE_HOST)) == 0) {
+    throw Error(STRATA_ERR_UNSUPPORTED,
+                "strata_group_create: the comm stratum (" + comm_.label() +
+                    ") moves device memory only, and a group's collectives take host buffers");
+  }
+  void* child = nullptr;
+  try {
+    child = sdk::Comm(tracked_comm_->ops(), tracked_comm_->self()).split(color, key);
+  } catch (const sdk::Error& e) {
+    throw Error(e.code(), comm_.label() + ": " + e.what());
+  }
+  if (child == nullptr) return nullptr;
+  std::unique_ptr<HostGroup> group;
+  try {
+    groups_.reserve(groups_.size() + 1);
+    group = std::make_unique<HostGroup>(*tracked_comm_->ops(), child, comm_.label());
+  } catch (const std::bad_alloc&) {
+    tracked_comm_->ops()->destroy(child);
+    throw;
+  }
+  groups_.push_back(std::move(group));
+  return groups_.back().get();
+}
+
+void Engine::destroy_group(HostGroup* group) {
+  const auto it = std::find_if(groups_.begin(), groups_.end(),
+                               [&](const auto& g) { return g.get() == group; });
+  if (it == groups_.end()) {
+    throw Error(STRATA_ERR_INVALID_ARGUMENT,
+                "strata_group_destroy: not a live group of this runtime (destroyed already?)");
+  }
+  groups_.erase(it);
 }
 
 void Engine::replay_host_call(const RecordedCall& call) {

@@ -39,7 +39,8 @@ uint32_t offered_collectives(const strata_comm_ops& ops, uint32_t mask) {
       {STRATA_COLL_ALLGATHERV, ops.allgatherv != nullptr},
       {STRATA_COLL_REDUCE_SCATTER, ops.reduce_scatter != nullptr},
       {STRATA_COLL_BROADCAST, ops.broadcast != nullptr},
-      {STRATA_COLL_BARRIER, ops.barrier != nullptr}};
+      {STRATA_COLL_BARRIER, ops.barrier != nullptr},
+      {STRATA_COLL_ALLTOALLV, ops.alltoallv != nullptr}};
   for (const auto& [collective, has] : present) {
     if (!has) mask &= ~STRATA_COLL_BIT(collective);
   }
@@ -49,6 +50,20 @@ uint32_t offered_collectives(const strata_comm_ops& ops, uint32_t mask) {
 TrackedComm::TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& board,
                          StepTime& step_time, const TimelineSlot& timeline)
     : real_(ops), real_self_(self), board_(board), step_time_(step_time), timeline_(timeline) {
+  fill_table();
+}
+
+TrackedComm::TrackedComm(const TrackedComm& parent, void* child)
+    : real_(parent.real_), real_self_(child), board_(parent.board_),
+      step_time_(parent.step_time_), timeline_(parent.timeline_),
+      parent_abandoned_(parent.parent_abandoned_ != nullptr ? parent.parent_abandoned_
+                                                            : &parent.abandoned_),
+      owns_instance_(true), on_board_(false) {
+  fill_table();
+}
+
+void TrackedComm::fill_table() {
+  const strata_comm_ops& ops = real_;
   // The loader checked that the required functions are set; the optional ones stay NULL here when
   // the plugin left them NULL, so whoever holds the proxy sees what the plugin offers.
   table_.header = STRATA_OPS_HEADER(strata_comm_ops, STRATA_PLUGIN_COMM);
@@ -63,6 +78,17 @@ TrackedComm::TrackedComm(const strata_comm_ops& ops, void* self, ActivityBoard& 
   table_.barrier = &TrackedComm::barrier;
   table_.wait = ops.wait != nullptr ? &TrackedComm::wait : nullptr;
   table_.test = ops.test != nullptr ? &TrackedComm::test : nullptr;
+  table_.alltoallv = ops.alltoallv != nullptr ? &TrackedComm::alltoallv : nullptr;
+  table_.split = ops.split != nullptr ? &TrackedComm::split : nullptr;
+}
+
+void TrackedComm::destroy(void* self) {
+  auto* t = static_cast<TrackedComm*>(self);
+  if (t == nullptr || !t->owns_instance_) return;
+  // Abandoned (this rank failed alone, or a forked child's copy): the plugin's teardown could
+  // wait for the ending ranks, or free the parent process's transport; the instance is left.
+  if (!t->is_abandoned()) t->real_.destroy(t->real_self_);
+  delete t;
 }
 
 strata_status TrackedComm::refuse(strata_error* err) const {
@@ -90,7 +116,8 @@ strata_status TrackedComm::timed(const char* name, uint64_t seq, const strata_co
 template <class Call>
 strata_status TrackedComm::collective(const char* name, const strata_coll_args* args,
                                       strata_request* req, strata_error* err, Call&& call) {
-  if (abandoned_) return refuse(err);
+  if (is_abandoned()) return refuse(err);
+  if (!on_board_) return timed(name, 0, args, call);
   const uint64_t seq = board_.start_collective(name);
   if (req != nullptr) {
     // The wait comes later, under the same number.
@@ -116,7 +143,48 @@ strata_status TrackedComm::query(void* self, strata_comm_caps* caps, strata_erro
   if (status == STRATA_OK && caps != nullptr && STRATA_STRUCT_HAS(caps, strata_comm_caps, collective_mask)) {
     caps->collective_mask = offered_collectives(t.real_, caps->collective_mask);
   }
+  if (status == STRATA_OK && caps != nullptr && STRATA_STRUCT_HAS(caps, strata_comm_caps, features) &&
+      t.real_.split == nullptr) {
+    caps->features &= ~STRATA_COMM_FEATURE_SPLIT;
+  }
   return status;
+}
+
+strata_status TrackedComm::alltoallv(void* self, const strata_coll_args* args, strata_request* req,
+                                     strata_error* err) {
+  TrackedComm& t = of(self);
+  return t.collective("alltoallv", args, req, err,
+                      [&] { return t.real_.alltoallv(t.real_self_, args, req, err); });
+}
+
+// The child comes back wrapped in a proxy of its own, so that whoever holds this proxy's table
+// uses the child through it too (the contract: "used through this same table").
+strata_status TrackedComm::split(void* self, const strata_comm_split_args* args, void** child,
+                                 strata_error* err) {
+  TrackedComm& t = of(self);
+  if (child == nullptr) {
+    return sdk::set_error(err, STRATA_ERR_INVALID_ARGUMENT, "split: child is NULL");
+  }
+  *child = nullptr;
+  if (t.is_abandoned()) return t.refuse(err);
+  void* real_child = nullptr;
+  const auto call = [&] { return t.real_.split(t.real_self_, args, &real_child, err); };
+  strata_status status;
+  if (t.on_board_) {
+    const uint64_t seq = t.board_.start_collective("split");
+    WaitGuard waiting(t.board_);
+    status = t.timed("split", seq, nullptr, call);
+  } else {
+    status = t.timed("split", 0, nullptr, call);
+  }
+  if (status != STRATA_OK || real_child == nullptr) return status;
+  try {
+    *child = new TrackedComm(t, real_child);
+  } catch (const std::bad_alloc&) {
+    t.real_.destroy(real_child);
+    return sdk::set_error(err, STRATA_ERR_OUT_OF_MEMORY, "split: no memory for the sub-group");
+  }
+  return STRATA_OK;
 }
 
 strata_status TrackedComm::allreduce(void* self, const strata_coll_args* args, strata_request* req,
@@ -163,7 +231,7 @@ strata_status TrackedComm::barrier(void* self, const strata_coll_args* args, str
 
 strata_status TrackedComm::wait(void* self, strata_request req, strata_error* err) {
   TrackedComm& t = of(self);
-  if (t.abandoned_) return t.refuse(err);  // the request is left to the process's end
+  if (t.is_abandoned()) return t.refuse(err);  // the request is left to the process's end
   uint64_t seq = 0;
   if (t.timeline_.load(std::memory_order_relaxed) != nullptr) {
     std::lock_guard lock(t.requests_mutex_);
@@ -172,6 +240,9 @@ strata_status TrackedComm::wait(void* self, strata_request req, strata_error* er
       t.request_seq_.erase(it);
     }
   }
+  if (!t.on_board_) {
+    return t.timed("wait", seq, nullptr, [&] { return t.real_.wait(t.real_self_, req, err); });
+  }
   WaitGuard waiting(t.board_);
   return t.timed("wait", seq, nullptr, [&] { return t.real_.wait(t.real_self_, req, err); });
 }
@@ -179,7 +250,7 @@ strata_status TrackedComm::wait(void* self, strata_request req, strata_error* er
 strata_status TrackedComm::test(void* self, strata_request req, int32_t* done,
                                 strata_error* err) {
   TrackedComm& t = of(self);
-  if (t.abandoned_) return t.refuse(err);
+  if (t.is_abandoned()) return t.refuse(err);
   const strata_status status = t.real_.test(t.real_self_, req, done, err);
   if (status == STRATA_OK && done != nullptr && *done != 0 &&
       t.timeline_.load(std::memory_order_relaxed) != nullptr) {

@@ -35,7 +35,8 @@ class TrackedComm {
   TrackedComm& operator=(const TrackedComm&) = delete;
 
   // After this rank failed alone: every later call fails at once instead of waiting for ranks that
-  // are ending (a plugin's teardown may wait on requests it still holds). Thread-safe.
+  // are ending (a plugin's teardown may wait on requests it still holds). Thread-safe. The
+  // sub-group instances split() made from this one are abandoned with it.
   void abandon() { abandoned_ = true; }
 
   // The proxy table (today's layout, its header this runtime's) and the `self` to pass to it (lent
@@ -45,6 +46,12 @@ class TrackedComm {
 
  private:
   static TrackedComm& of(void* self) { return *static_cast<TrackedComm*>(self); }
+  // A sub-group instance the plugin's split made (ABI 1.10), tracked like its parent: owned by
+  // this proxy (destroy() frees both), refused when the parent is abandoned.
+  TrackedComm(const TrackedComm& parent, void* child);
+  bool is_abandoned() const {
+    return abandoned_ || (parent_abandoned_ != nullptr && parent_abandoned_->load());
+  }
   strata_status refuse(strata_error* err) const;
   // Records the start (and, when `req` is NULL, the blocking wait) of collective `name`.
   template <class Call>
@@ -56,7 +63,8 @@ class TrackedComm {
   strata_status timed(const char* name, uint64_t seq, const strata_coll_args* args, Call&& call);
 
   static strata_status create(const strata_plugin_create_args*, void**, strata_error* err);
-  static void destroy(void*) {}
+  // The engine's proxy is the engine's (nothing to do); a sub-group's frees it and its instance.
+  static void destroy(void* self);
   static strata_status query(void* self, strata_comm_caps* caps, strata_error* err);
   static strata_status allreduce(void* self, const strata_coll_args* args, strata_request* req,
                                  strata_error* err);
@@ -72,6 +80,11 @@ class TrackedComm {
                                strata_error* err);
   static strata_status wait(void* self, strata_request req, strata_error* err);
   static strata_status test(void* self, strata_request req, int32_t* done, strata_error* err);
+  static strata_status alltoallv(void* self, const strata_coll_args* args, strata_request* req,
+                                 strata_error* err);
+  static strata_status split(void* self, const strata_comm_split_args* args, void** child,
+                             strata_error* err);
+  void fill_table();
 
   const strata_comm_ops& real_;
   void* real_self_;
@@ -81,6 +94,12 @@ class TrackedComm {
   std::mutex requests_mutex_;  // the collective each request in flight belongs to (timeline only)
   std::unordered_map<strata_request, uint64_t> request_seq_;
   std::atomic<bool> abandoned_{false};
+  // A sub-group's: the flag of the engine's proxy at the root of its splits.
+  const std::atomic<bool>* parent_abandoned_ = nullptr;
+  bool owns_instance_ = false;  // a sub-group: destroy() frees the plugin's instance
+  // A sub-group's collectives stay off the activity board: its counts are compared between all
+  // the world's ranks (stall reports, departed peers), and only a group's members make them.
+  bool on_board_ = true;
   strata_comm_ops table_{};
 };
 

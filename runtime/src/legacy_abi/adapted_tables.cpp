@@ -346,7 +346,9 @@ constexpr strata_comm_ops kCommAdapter = {
     comm_broadcast,
     comm_barrier,
     comm_wait,
-    comm_test};
+    comm_test,
+    nullptr,   // alltoallv: ABI 1.10, which no legacy plugin has
+    nullptr};  // split: likewise
 
 constexpr strata_sharding_ops kShardingAdapter = {
     sdk::ops_header<strata_sharding_ops>(),

@@ -379,6 +379,35 @@ class Comm {
     return done != 0;
   }
 
+  // ABI 1.10, optional: check has_alltoallv() / has_split() first (else UNSUPPORTED).
+  bool has_alltoallv() const { return STRATA_SDK_COMM_FN(alltoallv) != nullptr; }
+  bool has_split() const { return STRATA_SDK_COMM_FN(split) != nullptr; }
+  void alltoallv(const strata_buffer& send, const uint64_t* send_counts,
+                 const uint64_t* send_displs, const strata_buffer& recv,
+                 const uint64_t* recv_counts, const uint64_t* recv_displs,
+                 strata_request* req = nullptr) const {
+    strata_coll_args a = args(&send, &recv);
+    a.send_counts = send_counts;
+    a.send_displs = send_displs;
+    a.recv_counts = recv_counts;
+    a.displs = recv_displs;
+    run("alltoallv", STRATA_SDK_COMM_FN(alltoallv), a, req);
+  }
+  // The sub-group instance of the ranks that pass `color` (collective), used through this same
+  // table; nullptr for STRATA_COMM_SPLIT_NONE. The caller destroys it (ops()->destroy).
+  void* split(int32_t color, int32_t key) const {
+    const auto fn = STRATA_SDK_COMM_FN(split);
+    if (fn == nullptr) fail(STRATA_ERR_UNSUPPORTED, "split: not supported by the comm stratum");
+    strata_comm_split_args a{};
+    a.struct_size = sizeof(a);
+    a.color = color;
+    a.key = key;
+    void* child = nullptr;
+    strata_error err = make_error();
+    check(fn(self_, &a, &child, &err), err, "split");
+    return child;
+  }
+
   static strata_coll_args args(const strata_buffer* send, const strata_buffer* recv) {
     strata_coll_args a{};
     a.struct_size = sizeof(a);

@@ -141,11 +141,23 @@ _SIGNATURES = {
     "strata_set_host_state": ([_rt, c_char_p, _err], c_int32),  # API 1.11
     "strata_resumed": ([_rt, ctypes.POINTER(LoadResult), _err], c_int32),  # API 1.11
     "strata_join": ([_rt, ctypes.POINTER(ctypes.c_uint64), _err], c_int32),  # API 1.12
+    # API 1.13: sub-groups of ranks
+    "strata_group_create": ([_rt, c_int32, c_int32, ctypes.POINTER(c_void_p), _err], c_int32),
+    "strata_group_rank": ([c_void_p, ctypes.POINTER(c_int32), ctypes.POINTER(c_int32)], c_int32),
+    "strata_group_allreduce": ([c_void_p, c_void_p, c_void_p, c_uint64, c_int32, c_int32, _err],
+                               c_int32),
+    "strata_group_allgather": ([c_void_p, c_void_p, c_void_p, c_uint64, c_int32, _err], c_int32),
+    "strata_group_broadcast": ([c_void_p, c_void_p, c_uint64, c_int32, c_int32, _err], c_int32),
+    "strata_group_barrier": ([c_void_p, _err], c_int32),
+    "strata_group_alltoallv": ([c_void_p, c_void_p, ctypes.POINTER(c_uint64),
+                                ctypes.POINTER(c_uint64), c_void_p, ctypes.POINTER(c_uint64),
+                                ctypes.POINTER(c_uint64), c_int32, _err], c_int32),
+    "strata_group_destroy": ([_rt, c_void_p, _err], c_int32),
 }
 
 # The host API this package is written against (strata.h's STRATA_API_VERSION_MAJOR/MINOR): a
 # libstrata of the same major and at least this minor serves it.
-API_MAJOR, API_MINOR = 1, 12
+API_MAJOR, API_MINOR = 1, 13
 
 
 def check_api_version(lib, path):

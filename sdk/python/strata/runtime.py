@@ -304,6 +304,18 @@ class Runtime:
             out[...] = x
         return self.broadcast_(out, root)
 
+    def group(self, color, key=None):
+        """strata_group_create (API 1.13; collective over every rank, in the same order as the
+        other collectives): the ranks that pass the same color (>= 0) get a strata Group of just
+        them, ranked by key (default: the world rank); color -1 gives None. Needs a comm plugin
+        with sub-groups (split, ABI 1.10)."""
+        from ._group import Group
+        handle = ctypes.c_void_p()
+        self._check(self._lib.strata_group_create(
+            self._live(), int(color), int(self.world.rank if key is None else key),
+            ctypes.byref(handle), ctypes.byref(self._err)), "strata_group_create")
+        return Group(self, handle) if handle.value else None
+
     def barrier(self):
         self._check(self._lib.strata_barrier(self._live(), ctypes.byref(self._err)),
                     "strata_barrier")

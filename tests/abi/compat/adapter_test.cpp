@@ -74,10 +74,11 @@ strata_status fail_create(const strata_plugin_create_args*, void**, strata_error
 void no_destroy(void*) {}
 
 // allgatherv, reduce_scatter, wait and test NULL: the 1.2 table lent to legacy plugins must say so.
+// ABI 1.10's alltoallv and split NULL too (the 1.2 table has no place for them).
 const strata_comm_ops kNowComm = {
     {sizeof(strata_comm_ops), STRATA_ABI_MAJOR, STRATA_ABI_MINOR, STRATA_PLUGIN_COMM, 0u},
     fail_create, no_destroy, now_comm_query, now_allreduce, now_allgather, nullptr, nullptr,
-    now_broadcast, now_barrier, nullptr, nullptr};
+    now_broadcast, now_barrier, nullptr, nullptr, nullptr, nullptr};
 
 strata_status now_prec_query(void*, strata_precision_caps*, strata_error*) { return STRATA_OK; }
 strata_status now_loss_scale(void*, double* scale, strata_error*) {
@@ -251,6 +252,9 @@ TEST(LegacyAdapter, Comm10CollectivesFromArgsStructs) {
   EXPECT_NE(ops.reduce_scatter, nullptr);
   EXPECT_EQ(ops.wait, nullptr);  // the plugin has none: absent, as for a current plugin
   EXPECT_EQ(ops.test, nullptr);
+  // ABI 1.10's optional members: a 1.0 plugin has neither (NULL: not offered).
+  EXPECT_EQ(ops.alltoallv, nullptr);
+  EXPECT_EQ(ops.split, nullptr);
   EXPECT_NE(legacy::adapter_ops<strata_comm_ops>().wait, nullptr);
 
   Host host(false);  // a comm plugin is lent no peers

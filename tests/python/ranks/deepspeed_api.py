@@ -100,6 +100,26 @@ def check_comm():
     dist.all_gather_into_tensor(flat, mine)
     assert torch.equal(flat.view(size, 3), torch.stack(rows))
     dist.barrier()
+    if size > 1:  # sub-groups (new_group): evens and odds run their own collectives
+        evens, odds = dist.new_group(range(0, size, 2)), dist.new_group(range(1, size, 2))
+        group, other = (evens, odds) if rank % 2 == 0 else (odds, evens)
+        members = group.ranks
+        assert dist.get_world_size(group) == len(members)
+        assert dist.get_rank(group) == members.index(rank)
+        t = torch.tensor([float(rank)])
+        dist.all_reduce(t, group=group)
+        assert float(t) == float(sum(members)), t
+        t = torch.tensor([float(rank)])
+        dist.broadcast(t, src=members[-1], group=group)  # a global rank, as torch's
+        assert float(t) == float(members[-1])
+        rows = [torch.zeros(1) for _ in members]
+        dist.all_gather(rows, torch.tensor([float(rank)]), group=group)
+        assert [float(r) for r in rows] == [float(m) for m in members]
+        dist.barrier(group=group)
+        raises("comm.group.not_member", ValueError, lambda: dist.barrier(group=other),
+               ("is not in",))
+        dist.destroy_process_group(evens)
+        dist.destroy_process_group(odds)
     # initialize made torch.distributed's group too (DistributedSampler(dataset) needs it)
     assert tdist.is_initialized() and tdist.get_rank() == rank and tdist.get_world_size() == size
     passed("comm")
@@ -261,7 +281,8 @@ def refusals_case():
     raises("mpu", NotImplementedError, lambda: deepspeed.initialize(model=model, config=cfg,
                                                                    mpu=object()), ("mpu",))
     raises("init_inference", NotImplementedError, deepspeed.init_inference, ("inference",))
-    raises("comm.new_group", NotImplementedError, lambda: dist.new_group([0]), ("new_group",))
+    raises("comm.new_group.before_initialize", RuntimeError, lambda: dist.new_group([0]),
+           ("deepspeed.initialize",))
     raises("comm.before_initialize", RuntimeError,
            lambda: dist.all_reduce(torch.ones(1)), ("deepspeed.initialize",))
     raises("zero.gathered.modifier", NotImplementedError,
@@ -299,7 +320,8 @@ def refusals_case():
     passed("optimizer.param_groups_lr")
     raises("load_module_only", NotImplementedError,
            lambda: engine.load_checkpoint("x", load_module_only=True), ("load_module_only",))
-    raises("comm.group", NotImplementedError, lambda: dist.barrier(group=object()), ("group",))
+    raises("comm.group", TypeError, lambda: dist.barrier(group=object()),
+           ("what new_group returned",))
     passed("refusals")
     engine.destroy()
 

@@ -228,8 +228,10 @@ same("after_errors", hvd.allreduce(torch.ones(2), op=hvd.Sum), torch.full((2,), 
 passed("mismatch")
 
 # ---- what Strata does not provide says so, and what to use --------------------------------------
-raises("unsupported.process_set", NotImplementedError,
-       lambda: hvd.add_process_set([0]), ["sub-groups", "global_process_set"])
+raises("bad.process_set_ranks", ValueError,
+       lambda: hvd.add_process_set([0, size]), ["expected ranks in 0-%d" % (size - 1)])
+raises("bad.process_set_not_added", ValueError,
+       lambda: hvd.allreduce(torch.ones(1), process_set=hvd.ProcessSet([0])), ["was not added"])
 raises("unsupported.adasum", NotImplementedError,
        lambda: hvd.allreduce(torch.ones(2), op=hvd.Adasum), ["Adasum", "hvd.Average"])
 raises("unsupported.elastic", NotImplementedError, lambda: hvd.elastic.run, ["--max-restarts"])

@@ -19,12 +19,17 @@ struct Collective {
   int32_t id;
   const char* name;
   bool reduces;
+  // An optional member a later ABI added: that minor ("1.10") and its caps bit; NULL: since 1.0.
+  const char* optional_since;
+  const char* bit;
 };
-constexpr Collective kDataCollectives[] = {{STRATA_COLL_ALLREDUCE, "allreduce", true},
-                                           {STRATA_COLL_REDUCE_SCATTER, "reduce_scatter", true},
-                                           {STRATA_COLL_ALLGATHER, "allgather", false},
-                                           {STRATA_COLL_ALLGATHERV, "allgatherv", false},
-                                           {STRATA_COLL_BROADCAST, "broadcast", false}};
+constexpr Collective kDataCollectives[] = {
+    {STRATA_COLL_ALLREDUCE, "allreduce", true, nullptr, nullptr},
+    {STRATA_COLL_REDUCE_SCATTER, "reduce_scatter", true, nullptr, nullptr},
+    {STRATA_COLL_ALLGATHER, "allgather", false, nullptr, nullptr},
+    {STRATA_COLL_ALLGATHERV, "allgatherv", false, nullptr, nullptr},
+    {STRATA_COLL_BROADCAST, "broadcast", false, nullptr, nullptr},
+    {STRATA_COLL_ALLTOALLV, "alltoallv", false, "1.10", "STRATA_COLL_ALLTOALLV"}};
 
 Verdict check_data_collective(const Session& s, int32_t collective, int32_t dtype, int32_t op) {
   switch (collective) {
@@ -32,18 +37,30 @@ Verdict check_data_collective(const Session& s, int32_t collective, int32_t dtyp
     case STRATA_COLL_REDUCE_SCATTER: return check_reduce_scatter(s, dtype, op);
     case STRATA_COLL_ALLGATHER: return check_allgather(s, dtype);
     case STRATA_COLL_ALLGATHERV: return check_allgatherv(s, dtype);
+    case STRATA_COLL_ALLTOALLV: return check_alltoallv(s, dtype);
     default: return check_broadcast(s, dtype);
   }
 }
 
 std::string unclaimed(const std::string& what) { return "the caps do not claim " + what; }
 
+// The skip line of an optional member of a later ABI that the plugin does not offer.
+std::string not_offered(const std::string& what, const std::string& since, const std::string& bit) {
+  return "not offered (optional since ABI " + since + "): the caps do not claim " + what + " (" +
+         bit + ")";
+}
+
 // Every claimed data collective in every claimed dtype (and op), with the buffers in s.memory;
 // check names start with `prefix` ("device." for device memory).
 void check_data_collectives(const Session& s, Recorder& recorder, const std::string& prefix) {
   for (const Collective& c : kDataCollectives) {
     if (!s.claims(c.id)) {
-      recorder.record(prefix + c.name, Verdict::skip(unclaimed(c.name)));
+      recorder.record(prefix + c.name,
+                      Verdict::skip(c.optional_since == nullptr
+                                        ? unclaimed(c.name)
+                                        : not_offered(c.name, c.optional_since,
+                                                      std::string("collective_mask lacks ") +
+                                                          c.bit)));
       continue;
     }
     for (int32_t dtype : kDtypes) {
@@ -131,6 +148,12 @@ void check_comm(const Target& target, Recorder& recorder) {
     recorder.run("barrier", [&] { return check_barrier(s); });
   } else {
     recorder.record("barrier", Verdict::skip(unclaimed("barrier")));
+  }
+  if (s.claims_split()) {
+    recorder.run("split", [&] { return check_split(s); });
+  } else {
+    recorder.record("split", Verdict::skip(not_offered(
+                                 "split", "1.10", "features lacks STRATA_COMM_FEATURE_SPLIT")));
   }
   recorder.run("nonblocking.ordering", [&] { return check_nonblocking_ordering(s); });
   recorder.run("errors.bad_arguments", [&] { return check_bad_arguments(s); });

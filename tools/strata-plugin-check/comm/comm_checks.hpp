@@ -59,6 +59,13 @@ Verdict check_allgather(const Session& s, int32_t dtype);
 Verdict check_allgatherv(const Session& s, int32_t dtype);
 Verdict check_broadcast(const Session& s, int32_t dtype);
 
+// optional_checks.cpp: ABI 1.10's optional members, where the caps offer them. alltoallv with
+// uneven blocks (zeros included) and gaps, against the local reference; split into two halves
+// (ranks below size / 2, the rest) with an allreduce on each, then the last rank passing
+// STRATA_COMM_SPLIT_NONE.
+Verdict check_alltoallv(const Session& s, int32_t dtype);
+Verdict check_split(const Session& s);
+
 // protocol_checks.cpp
 Verdict check_caps(const Session& s);
 Verdict check_barrier(const Session& s);

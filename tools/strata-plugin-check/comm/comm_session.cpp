@@ -36,6 +36,7 @@ CollectiveFn CommFunctions::collective(int32_t which) const {
     case STRATA_COLL_REDUCE_SCATTER: return STRATA_CHECK_COMM_FN(*ops, reduce_scatter);
     case STRATA_COLL_BROADCAST: return STRATA_CHECK_COMM_FN(*ops, broadcast);
     case STRATA_COLL_BARRIER: return STRATA_CHECK_COMM_FN(*ops, barrier);
+    case STRATA_COLL_ALLTOALLV: return STRATA_CHECK_COMM_FN(*ops, alltoallv);
     default: return nullptr;
   }
 }
@@ -45,6 +46,9 @@ decltype(strata_comm_ops::wait) CommFunctions::wait() const {
 }
 decltype(strata_comm_ops::test) CommFunctions::test() const {
   return STRATA_CHECK_COMM_FN(*ops, test);
+}
+decltype(strata_comm_ops::split) CommFunctions::split() const {
+  return STRATA_CHECK_COMM_FN(*ops, split);
 }
 
 std::string CallResult::text() const {
@@ -58,6 +62,10 @@ const char* mode_name(Mode mode) { return mode == Mode::Blocking ? "blocking" : 
 bool Session::claims(int32_t collective) const {
   return (caps.collective_mask & STRATA_COLL_BIT(collective)) != 0 &&
          fns.collective(collective) != nullptr;
+}
+
+bool Session::claims_split() const {
+  return (caps.features & STRATA_COMM_FEATURE_SPLIT) != 0 && fns.split() != nullptr;
 }
 
 bool Session::claims_dtype(int32_t dtype) const {

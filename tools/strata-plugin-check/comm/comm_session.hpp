@@ -27,6 +27,7 @@ struct CommFunctions {
   CollectiveFn collective(int32_t which) const;  // strata_collective; NULL when absent
   decltype(strata_comm_ops::wait) wait() const;
   decltype(strata_comm_ops::test) test() const;
+  decltype(strata_comm_ops::split) split() const;  // ABI 1.10; NULL when absent
 };
 
 // The result of one plugin call: its status and message.
@@ -57,6 +58,8 @@ struct Session {
   // A collective counts as claimed when its caps bit is set and its function is there (the
   // header: the runtime clears a bit whose function is NULL).
   bool claims(int32_t collective) const;
+  // The same for caps.features' STRATA_COMM_FEATURE_SPLIT and split() (ABI 1.10).
+  bool claims_split() const;
   bool claims_dtype(int32_t dtype) const;
   // Whether caps.device_mask says it moves memory of `device_type` (a strata_device_type). No bit
   // at all reads as host memory only, as the runtime reads it: plugins written before anything

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace strata::plugin_check::comm {
 namespace {
@@ -19,6 +20,10 @@ struct BadCall {
 };
 
 std::vector<BadCall> bad_calls(int size) {
+  // The receive displacements with the last block starting at recv.count (64).
+  auto past_end = std::make_shared<std::vector<uint64_t>>(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r) (*past_end)[r] = static_cast<uint64_t>(r) * (64 / static_cast<uint64_t>(size));
+  past_end->back() = 64;
   const auto root = [](int32_t r) {
     return [r](strata_coll_args& a, strata_buffer&, strata_buffer&) { a.root = r; };
   };
@@ -45,12 +50,34 @@ std::vector<BadCall> bad_calls(int size) {
        }},
       {"broadcast from root size", STRATA_COLL_BROADCAST, STRATA_OK, root(size)},
       {"broadcast from root -1", STRATA_COLL_BROADCAST, STRATA_OK, root(-1)},
+      // ABI 1.10, where claimed: every rank sends 64 / size elements to each (alltoallv_arrays).
+      {"alltoallv with send_counts NULL", STRATA_COLL_ALLTOALLV, STRATA_OK,
+       [](strata_coll_args& a, strata_buffer&, strata_buffer&) { a.send_counts = nullptr; }},
+      {"alltoallv with displs (the receive displacements) NULL", STRATA_COLL_ALLTOALLV, STRATA_OK,
+       [](strata_coll_args& a, strata_buffer&, strata_buffer&) { a.displs = nullptr; }},
+      {"alltoallv with the last rank's receive block past recv.count", STRATA_COLL_ALLTOALLV,
+       STRATA_OK,
+       [past_end](strata_coll_args& a, strata_buffer&, strata_buffer&) {
+         a.displs = past_end->data();
+       }},
+      {"alltoallv in place (send.data == recv.data)", STRATA_COLL_ALLTOALLV, STRATA_OK,
+       [](strata_coll_args&, strata_buffer& s, strata_buffer& r) { s = r; }},
   };
 }
 
+// alltoallv's arrays for the bad calls: 64 / size elements to and from each rank, in rank order.
+struct AlltoallvArrays {
+  std::vector<uint64_t> counts, displs;
+  explicit AlltoallvArrays(int size)
+      : counts(static_cast<size_t>(size), 64 / static_cast<uint64_t>(size)),
+        displs(static_cast<size_t>(size)) {
+    for (size_t r = 0; r < displs.size(); ++r) displs[r] = r * counts[r];
+  }
+};
+
 }  // namespace
 
-// Each bad call, blocking and (when claimed) non-blocking, must return an error with a message
+// Each bad call (alltoallv's where the caps claim it), blocking and (when claimed) non-blocking, must return an error with a message
 // (recv.count wrong for allreduce: STRATA_ERR_INVALID_ARGUMENT exactly), and never crash. A call
 // that is accepted anyway is waited, so that no request is left behind.
 Verdict check_bad_arguments(const Session& s) {
@@ -58,7 +85,9 @@ Verdict check_bad_arguments(const Session& s) {
   if (dtype < 0) return Verdict::skip("the caps claim no dtype");
   const size_t element = sdk::dtype_size(dtype);
   FirstDifference diff;
+  const AlltoallvArrays arrays(s.size());
   for (const BadCall& call : bad_calls(s.size())) {
+    if (call.collective == STRATA_COLL_ALLTOALLV && !s.claims(STRATA_COLL_ALLTOALLV)) continue;
     for (Mode mode : s.modes()) {
       Bytes send_bytes(64 * element), recv_bytes(64 * element * static_cast<size_t>(s.size()));
       CallBuffers b = s.buffers();  // never copied back: every call here must be refused
@@ -66,6 +95,10 @@ Verdict check_bad_arguments(const Session& s) {
       if (call.collective != STRATA_COLL_ALLGATHER) recv.count = 64;
       strata_coll_args args = coll_args(&send, &recv);
       if (call.collective == STRATA_COLL_BROADCAST) args.send = nullptr;
+      if (call.collective == STRATA_COLL_ALLTOALLV) {
+        args.send_counts = args.recv_counts = arrays.counts.data();
+        args.send_displs = args.displs = arrays.displs.data();
+      }
       call.edit(args, send, recv);
       strata_request req = nullptr;
       const CallResult result =

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <optional>
 #include <thread>
@@ -13,9 +14,9 @@ namespace strata::plugin_check::comm {
 namespace {
 
 const char* collective_name(int32_t collective) {
-  static const char* const names[] = {"allreduce",      "allgather", "allgatherv",
-                                      "reduce_scatter", "broadcast", "barrier"};
-  return names[collective];
+  static const char* const names[] = {"allreduce", "allgather", "allgatherv", "reduce_scatter",
+                                      "broadcast", "barrier",   "alltoallv"};
+  return collective >= 0 && collective < 7 ? names[collective] : "collective";
 }
 
 Bytes int64_bytes(int64_t value) {
@@ -60,6 +61,25 @@ Verdict check_caps(const Session& s) {
       diff.note(std::string(collective_name(required)) +
                 " is Required but not claimed (collective_mask bit clear or function NULL)");
     }
+  }
+  // ABI 1.10's optional members: a caps bit says the function is there (NULL, or a table whose
+  // header.struct_size ends before it, means not offered; the runtime clears such a bit, but the
+  // caps then claim what the plugin cannot do).
+  const auto missing = [&](size_t offset, bool present) -> std::string {
+    if (s.fns.ops->header.struct_size < offset + sizeof(void*)) {
+      return "past the table's header.struct_size " +
+             std::to_string(s.fns.ops->header.struct_size) + ", a table older than ABI 1.10";
+    }
+    return present ? "" : "NULL";
+  };
+  if ((c.collective_mask & STRATA_COLL_BIT(STRATA_COLL_ALLTOALLV)) != 0 &&
+      s.fns.collective(STRATA_COLL_ALLTOALLV) == nullptr) {
+    diff.note("collective_mask claims alltoallv (STRATA_COLL_ALLTOALLV) but the ops table has no "
+              "alltoallv (" + missing(offsetof(strata_comm_ops, alltoallv), false) + ")");
+  }
+  if ((c.features & STRATA_COMM_FEATURE_SPLIT) != 0 && s.fns.split() == nullptr) {
+    diff.note("features claims STRATA_COMM_FEATURE_SPLIT but the ops table has no split (" +
+              missing(offsetof(strata_comm_ops, split), false) + ")");
   }
   if (c.nonblocking != 0 && c.nonblocking != 1) {
     diff.note("nonblocking is " + std::to_string(c.nonblocking) + ", expected 0 or 1");

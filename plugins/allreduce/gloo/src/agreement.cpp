@@ -14,6 +14,11 @@ namespace strata::allreduce_gloo {
 namespace {
 
 std::string describe(const CallHeader& h) {
+  if (h.kind == kSplitKind) return "split";
+  // ABI 1.10's alltoallv: its counts differ between ranks (checked apart, data_movement.cpp).
+  if (h.kind == STRATA_COLL_ALLTOALLV) {
+    return std::string("alltoallv of ") + sdk::dtype_name(h.dtype);
+  }
   std::string out = sdk::comm::collective_name(h.kind);
   if (h.kind == STRATA_COLL_BARRIER) return out;
   if (h.op >= 0) out += std::string(" ") + op_name(h.op);

@@ -1,5 +1,6 @@
 // Before each collective the ranks exchange what they are about to do (a small header: the kind,
-// dtype, op, count, root and a digest of allgatherv's counts) and compare. Gloo itself would hang
+// dtype, op, count, root and a digest of allgatherv's counts; split() too, its color and key as
+// payload) and compare. Gloo itself would hang
 // until the timeout, or read past a block, when ranks disagree; with the check, every rank fails
 // the call alike with STRATA_ERR_MISMATCH and a sentence such as "rank 0 called allreduce SUM of 10
 // f32, rank 1 called allreduce SUM of 11 f32".
@@ -21,6 +22,9 @@
 #include <vector>
 
 namespace strata::allreduce_gloo {
+
+// CallHeader.kind of split()'s exchange (entry.cpp), which is not a strata_collective.
+inline constexpr int32_t kSplitKind = 1000;
 
 struct CallHeader {
   int32_t kind = 0;  // strata_collective

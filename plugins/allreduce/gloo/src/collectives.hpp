@@ -65,6 +65,10 @@ class Collectives {
                   const uint64_t* displs, Request& request) const;
   void broadcast(const strata_buffer* buffer, int32_t root, Request& request) const;
   void barrier(Request& request) const;
+  // ABI 1.10, always over Gloo (the shared-memory group has no alltoallv). Checks its arguments
+  // (the SDK's alltoallv_args); up to 64 ranks, every rank also checks the whole count matrix
+  // from the agreement frames (data_movement.cpp).
+  void alltoallv(const strata_coll_args& args, Request& request) const;
 
   // The same with strata_comm_ops's arguments, as the ops table (strata/comm/ops_table.hpp)
   // calls them.

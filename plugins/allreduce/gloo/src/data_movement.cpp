@@ -1,15 +1,18 @@
-// allgather, allgatherv, broadcast and barrier: collectives that move elements unchanged, so half
-// dtypes travel as 16-bit integers. Gloo runs them in place on the output (no separate input):
-// the caller's own block is copied into place first, with memmove when it already overlaps.
+// allgather, allgatherv, alltoallv, broadcast and barrier: collectives that move elements
+// unchanged, so half dtypes travel as 16-bit integers. Gloo runs all but alltoallv in place on the
+// output (no separate input): the caller's own block is copied into place first, with memmove
+// when it already overlaps.
 #include "collectives.hpp"
 
 #include <gloo/allgather.h>
 #include <gloo/allgatherv.h>
+#include <gloo/alltoallv.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace strata::allreduce_gloo {
 
@@ -137,6 +140,144 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
     options.setTimeout(config_.timeout);
     gloo::allgatherv(options);
   });
+}
+
+namespace {
+
+// Whether `displs` place blocks of `counts` back to back from 0, in rank order (Gloo's packing).
+bool packed(const uint64_t* counts, const uint64_t* displs, size_t n) {
+  uint64_t at = 0;
+  for (size_t r = 0; r < n; ++r) {
+    if (displs[r] != at) return false;
+    at += counts[r];
+  }
+  return true;
+}
+
+// Moves the blocks between the caller's layout (`counts`/`displs` in elements over `base`) and
+// Gloo's packing in `packed_data`: to the packing when `pack`, from it otherwise.
+void repack(bool pack, char* base, char* packed_data, const uint64_t* counts,
+            const uint64_t* displs, size_t n, size_t element_size) {
+  size_t at = 0;
+  for (size_t r = 0; r < n; ++r) {
+    const size_t bytes = counts[r] * element_size;
+    char* theirs = base + displs[r] * element_size;
+    if (bytes > 0) {
+      if (pack) {
+        std::memcpy(packed_data + at, theirs, bytes);
+      } else {
+        std::memcpy(theirs, packed_data + at, bytes);
+      }
+    }
+    at += bytes;
+  }
+}
+
+// Gloo's element size from the pointer's type.
+template <class Set>
+void with_element_type(size_t element_size, void* data, Set set) {
+  switch (element_size) {
+    case 1: return set(static_cast<uint8_t*>(data));
+    case 2: return set(static_cast<uint16_t*>(data));
+    case 4: return set(static_cast<uint32_t*>(data));
+    default: return set(static_cast<uint64_t*>(data));
+  }
+}
+
+}  // namespace
+
+// Gloo's alltoallv takes counts only: its blocks lie packed in rank order on both sides. When the
+// caller's send_displs (or displs) are not that packing, the blocks are packed into (or arrive in)
+// scratch memory inside the work item. Up to kFoldBytes / 16 = 64 ranks, every rank's send and
+// recv counts travel in the agreement frame and every rank checks the whole matrix (rank i's
+// send_counts[j] == rank j's recv_counts[i]), so all fail alike with STRATA_ERR_MISMATCH; above
+// that, a mismatch surfaces as Gloo's error (STRATA_ERR_COMM).
+void Collectives::alltoallv(const strata_coll_args& args, Request& request) const {
+  const char* call = "alltoallv";
+  const auto [send, recv] = alltoallv_args(&args, comm_.size(), kPluginName);
+  const int rank = comm_.rank();
+  const auto n = static_cast<size_t>(comm_.size());
+  // Up to 64 ranks the agreement's matrix check catches this on every rank alike; above, only
+  // this rank can see it (a local refusal, which leaves the others to the stall inspector).
+  if (n > kFoldBytes / 16 && args.recv_counts[rank] != args.send_counts[rank]) {
+    invalid_argument(call, "recv_counts[rank] (" + std::to_string(args.recv_counts[rank]) +
+                               ") must equal send_counts[rank] (" +
+                               std::to_string(args.send_counts[rank]) +
+                               "): this rank's block to itself");
+  }
+  // counts64: send_counts then recv_counts (the agreement frame's payload); displs64 alike.
+  request.counts64.assign(args.send_counts, args.send_counts + n);
+  request.counts64.insert(request.counts64.end(), args.recv_counts, args.recv_counts + n);
+  request.displs64.assign(args.send_displs, args.send_displs + n);
+  request.displs64.insert(request.displs64.end(), args.displs, args.displs + n);
+  const uint64_t* send_counts = request.counts64.data();
+  const uint64_t* recv_counts = send_counts + n;
+  const uint64_t* send_displs = request.displs64.data();
+  const uint64_t* recv_displs = send_displs + n;
+  uint64_t send_total = 0, recv_total = 0;
+  for (size_t r = 0; r < n; ++r) send_total += send_counts[r], recv_total += recv_counts[r];
+  const size_t element_size = send.element_size;
+  const bool send_packed = packed(send_counts, send_displs, n);
+  const bool recv_packed = packed(recv_counts, recv_displs, n);
+  char* in = static_cast<char*>(send.data);
+  char* out = static_cast<char*>(recv.data);
+  const size_t scratch_bytes = ((send_packed ? 0 : send_total) + (recv_packed ? 0 : recv_total)) *
+                               element_size;
+  if (scratch_bytes > 0) {
+    request.scratch = Scratch(host_, scratch_bytes);
+    char* scratch = static_cast<char*>(request.scratch.data());
+    if (!send_packed) in = scratch;
+    if (!recv_packed) out = scratch + (send_packed ? 0 : send_total * element_size);
+  }
+  // Gloo's unbound buffers want an address even when empty.
+  static char empty;
+  if (in == nullptr) in = &empty;
+  if (out == nullptr) out = &empty;
+  const CallHeader header{STRATA_COLL_ALLTOALLV, send.dtype, -1, -1, 0, 0};
+  auto body = [this, n, in, out, send_counts, recv_counts, send_displs, recv_displs,
+               send_packed, recv_packed, element_size, send = send, recv = recv] {
+    if (!send_packed) {
+      repack(true, static_cast<char*>(send.data), in, send_counts, send_displs, n, element_size);
+    }
+    if (n == 1) {
+      if (send_counts[0] > 0) std::memcpy(out, in, send_counts[0] * element_size);
+    } else {
+      gloo::AlltoallvOptions options(comm_.world());
+      std::vector<int64_t> sending(send_counts, send_counts + n);
+      std::vector<int64_t> receiving(recv_counts, recv_counts + n);
+      with_element_type(element_size, in, [&](auto* p) { options.setInput(p, sending); });
+      with_element_type(element_size, out, [&](auto* p) { options.setOutput(p, receiving); });
+      options.setTimeout(config_.timeout);
+      gloo::alltoallv(options);
+    }
+    if (!recv_packed) {
+      repack(false, static_cast<char*>(recv.data), out, recv_counts, recv_displs, n,
+             element_size);
+    }
+  };
+  Fold fold;
+  if (2 * n * sizeof(uint64_t) <= kFoldBytes) {
+    fold.data = send_counts;
+    fold.bytes = 2 * n * sizeof(uint64_t);
+    fold.reduce = [n, body](const std::vector<Frame>& frames) {
+      uint64_t sends = 0, expects = 0;
+      for (size_t i = 0; i < n; ++i) {
+        for (size_t j = 0; j < n; ++j) {
+          std::memcpy(&sends, frames[i].payload + j * sizeof(uint64_t), sizeof sends);
+          std::memcpy(&expects, frames[j].payload + (n + i) * sizeof(uint64_t), sizeof expects);
+          if (sends == expects) continue;
+          sdk::fail(STRATA_ERR_MISMATCH,
+                    "alltoallv: rank " + std::to_string(i) + " sends " + std::to_string(sends) +
+                        " elements to rank " + std::to_string(j) + " (its send_counts[" +
+                        std::to_string(j) + "]), which expects " + std::to_string(expects) +
+                        " (its recv_counts[" + std::to_string(i) + "])");
+        }
+      }
+      body();
+    };
+  }
+  request.work = guarded(call, "gloo_alltoallv", send_total * element_size, header, body,
+                         std::move(fold));
 }
 
 void Collectives::broadcast(const strata_buffer* buffer_arg, int32_t root, Request& request) const {

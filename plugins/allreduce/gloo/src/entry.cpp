@@ -6,9 +6,12 @@
 
 #include <strata/comm/ops_table.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace strata::allreduce_gloo {
 namespace {
@@ -23,6 +26,8 @@ struct Boundary {
   using Instance = allreduce_gloo::Instance;
   using Request = allreduce_gloo::Request;
   static constexpr const char* kName = "allreduce-gloo";
+  // ABI 1.10: the table's alltoallv calls Collectives::alltoallv (data_movement.cpp).
+  static constexpr bool kAlltoallv = true;
 
   static std::unique_ptr<Instance> create(const sdk::CreateArgs& args) {
     const Config config = parse_config(args.config_json);
@@ -60,8 +65,68 @@ struct Boundary {
 
   static strata_comm_caps caps(const Instance& inst) {
     const GlooComm& c = inst.comm;
-    return sdk::comm::every_collective_caps(c.rank(), c.size(), c.local_rank(), c.local_size(),
-                                            STRATA_DEVICE_BIT(STRATA_DEVICE_HOST));
+    strata_comm_caps caps = sdk::comm::every_collective_caps(
+        c.rank(), c.size(), c.local_rank(), c.local_size(), STRATA_DEVICE_BIT(STRATA_DEVICE_HOST));
+    caps.collective_mask |= STRATA_COLL_BIT(STRATA_COLL_ALLTOALLV);
+    caps.features |= STRATA_COMM_FEATURE_SPLIT;
+    return caps;
+  }
+
+  // ABI 1.10. One agreement frame over the parent's world context carries every rank's color and
+  // key (a rank calling anything else fails alike with STRATA_ERR_MISMATCH); each color's members,
+  // ordered by (key, parent rank), then build their child (instance.hpp, gloo_comm.hpp). Every
+  // rank counts the split, so the child's store keys ("<parent prefix>/split<n>/<color>") are
+  // unique however often the parent (or a child) is split.
+  static std::unique_ptr<Instance> split(Instance& inst, const strata_comm_split_args& a) {
+    GlooComm& comm = inst.comm;
+    const int number = comm.next_split();
+    const auto n = static_cast<size_t>(comm.size());
+    inst.progress.drain();
+    const SigpipeBlocked no_sigpipe;
+    const int32_t mine[2] = {a.color, a.key};
+    std::vector<int32_t> all(mine, mine + 2);
+    if (n > 1) {
+      const CallHeader header{kSplitKind, -1, -1, -1, 0, 0};
+      const std::vector<Frame> frames = translate("gloo split", [&] {
+        return check_agreement(comm.world(), header, mine, sizeof mine, inst.config.timeout);
+      });
+      all.resize(2 * n);
+      for (size_t r = 0; r < n; ++r) std::memcpy(&all[2 * r], frames[r].payload, sizeof mine);
+    }
+    std::vector<int32_t> colors;
+    for (size_t r = 0; r < n; ++r) {
+      if (all[2 * r] != STRATA_COMM_SPLIT_NONE &&
+          std::find(colors.begin(), colors.end(), all[2 * r]) == colors.end()) {
+        colors.push_back(all[2 * r]);
+      }
+    }
+    const int groups = static_cast<int>(colors.size());
+    if (a.color == STRATA_COMM_SPLIT_NONE) {
+      inst.host.log(STRATA_LOG_INFO,
+                    "gloo split %d of %d rank%s: %d group%s; rank %d in none (SPLIT_NONE)", number,
+                    comm.size(), n == 1 ? "" : "s", groups, groups == 1 ? "" : "s", comm.rank());
+      return nullptr;
+    }
+    SplitPlan plan;
+    plan.number = number;
+    plan.color = a.color;
+    for (size_t r = 0; r < n; ++r) {
+      if (all[2 * r] == a.color) plan.members.push_back(static_cast<int>(r));
+    }
+    std::stable_sort(plan.members.begin(), plan.members.end(), [&](int x, int y) {
+      return all[2 * static_cast<size_t>(x) + 1] < all[2 * static_cast<size_t>(y) + 1];
+    });
+    plan.rank = static_cast<int>(
+        std::find(plan.members.begin(), plan.members.end(), comm.rank()) - plan.members.begin());
+    auto child = translate("gloo: split", [&] { return std::make_unique<Instance>(inst, plan); });
+    const GlooComm& c = child->comm;
+    inst.host.log(STRATA_LOG_INFO,
+                  "gloo split %d of %d rank%s: %d group%s; rank %d -> color %d, rank %d of %d, "
+                  "%d host%s, local %d of %d; %s",
+                  number, comm.size(), n == 1 ? "" : "s", groups, groups == 1 ? "" : "s",
+                  comm.rank(), a.color, c.rank(), c.size(), c.hosts(), c.hosts() == 1 ? "" : "s",
+                  c.local_rank(), c.local_size(), child->shm.summary.c_str());
+    return child;
   }
 
   // On this thread, after the queued work. Over Gloo, SIGPIPE is blocked meanwhile, as on the

@@ -51,20 +51,25 @@ std::shared_ptr<gloo::Context> connect(gloo::rendezvous::Store& store, const std
 
 }  // namespace
 
-GlooComm::GlooComm(const Env& env, const Config& config, const sdk::Host& host, int instance_number)
-    : env_(env) {
-  const std::string prefix = key_prefix(env.secret, instance_number);
-  std::unique_ptr<gloo::rendezvous::Store> store;
+std::unique_ptr<gloo::rendezvous::Store> GlooComm::open_store(const Config& config) const {
   if (config.file_store) {
-    store = translate("gloo rendezvous: store_path '" + config.store_path + "'", [&] {
+    return translate("gloo rendezvous: store_path '" + config.store_path + "'", [&] {
       return std::make_unique<gloo::rendezvous::FileStore>(config.store_path);
     });
-  } else {
-    // The store listens on MASTER_ADDR itself, where every client connects (with
-    // STRATA_NETWORK_INTERFACE the launcher picks MASTER_ADDR on that network); never 0.0.0.0.
-    if (env.rank == 0) server_ = StoreServer::shared(env.master_ip, env.master_port, env.secret, host);
-    store = std::make_unique<TcpStore>(env_, config.timeout);
   }
+  // Used during the call that opens it only: TcpStore keeps a reference to env_.
+  return std::make_unique<TcpStore>(env_, config.timeout);
+}
+
+GlooComm::GlooComm(const Env& env, const Config& config, const sdk::Host& host, int instance_number)
+    : env_(env), prefix_(key_prefix(env.secret, instance_number)) {
+  const std::string& prefix = prefix_;
+  // The store listens on MASTER_ADDR itself, where every client connects (with
+  // STRATA_NETWORK_INTERFACE the launcher picks MASTER_ADDR on that network); never 0.0.0.0.
+  if (!config.file_store && env.rank == 0) {
+    server_ = StoreServer::shared(env.master_ip, env.master_port, env.secret, host);
+  }
+  const std::unique_ptr<gloo::rendezvous::Store> store = open_store(config);
   translate("gloo: creating the TCP device on " + env.bind_ip, [&] {
     gloo::transport::tcp::attr attr;
     attr.hostname = env.bind_ip;
@@ -90,6 +95,37 @@ GlooComm::GlooComm(const Env& env, const Config& config, const sdk::Host& host, 
   });
   if (local_) authenticate_pairs(local_, "pair/local", "local rank");
   if (cross_) authenticate_pairs(cross_, "pair/cross", "host");
+}
+
+GlooComm::GlooComm(const GlooComm& parent, const Env& env, const Config& config,
+                   const SplitPlan& plan)
+    : env_(env), server_(parent.server_),
+      prefix_(parent.prefix_ + "/split" + std::to_string(plan.number) + "/" +
+              std::to_string(plan.color)),
+      device_(parent.device_) {
+  // Hosts in order of their first member; the parent's identities need no new exchange.
+  std::vector<int> hosts;
+  for (const int p : plan.members) {
+    const auto at = static_cast<size_t>(p);
+    rank_addresses_.push_back(parent.rank_addresses_.at(at));
+    const int host = parent.rank_hosts_.at(at);
+    const auto it = std::find(hosts.begin(), hosts.end(), host);
+    rank_hosts_.push_back(static_cast<int>(it - hosts.begin()));
+    if (it == hosts.end()) hosts.push_back(host);
+  }
+  hosts_ = static_cast<int>(hosts.size());
+  node_ = rank_hosts_[static_cast<size_t>(env_.rank)];
+  local_rank_ = static_cast<int>(
+      std::count(rank_hosts_.begin(), rank_hosts_.begin() + env_.rank, node_));
+  local_size_ = static_cast<int>(std::count(rank_hosts_.begin(), rank_hosts_.end(), node_));
+  // A connection of its own (the child's rank and size, so that a missing member is named in
+  // the child's numbering), closed once connected.
+  const std::unique_ptr<gloo::rendezvous::Store> store = open_store(config);
+  translate("gloo split: rendezvous of color " + std::to_string(plan.color), [&] {
+    world_ = connect(*store, prefix_ + "/world", env_.rank, env_.size, device_, config.timeout);
+  });
+  // The label names the group, so an answer cannot be replayed from another context.
+  authenticate_pairs(world_, "pair" + prefix_.substr(prefix_.find('/')), "rank");
 }
 
 GlooComm::~GlooComm() = default;
@@ -176,6 +212,7 @@ void GlooComm::learn_hosts() {
       const auto host = static_cast<size_t>(it - hosts.begin());
       places.emplace_back(ranks_on[host]++, static_cast<int>(host));
     }
+    rank_hosts_.push_back(places.back().second);
     if (id != my_id) continue;
     if (static_cast<int>(r) < env_.rank) ++local_rank_;
     if (static_cast<int>(r) != env_.rank) ++local_size_;

@@ -17,6 +17,15 @@ struct Instance {
       : host(api), config(cfg), env(read_env()), comm(env, config, host, instance_number),
         shm(set_up_shm(comm, config, host)), host_shm(set_up_host_shm(comm, config, host)),
         collectives(comm, shm.group.get(), host_shm.group.get(), host, config) {}
+  // A split's child (ABI 1.10; entry.cpp): the members' own context (gloo_comm.hpp), the parent's
+  // config but never hierarchical, and a shared-memory group of its own when its members share
+  // this host (plugins/common/shm names every segment by its creator's pid and a count and hands
+  // the name over the child's context, so groups never meet). Collective over the members.
+  Instance(const Instance& parent, const SplitPlan& plan)
+      : host(parent.host), config(child_config(parent.config)), env(child_env(parent.env, plan)),
+        comm(parent.comm, env, config, plan), shm(set_up_shm(comm, config, host)),
+        host_shm(set_up_host_shm(comm, config, host)),
+        collectives(comm, shm.group.get(), host_shm.group.get(), host, config) {}
   // Queued work refers to the contexts: finish it before they go.
   ~Instance() { progress.drain(); }
   Instance(const Instance&) = delete;
@@ -33,6 +42,17 @@ struct Instance {
   Collectives collectives;
   ProgressThread progress;
   int live_requests = 0;  // handed out and not yet waited
+
+ private:
+  static Config child_config(Config config) {
+    config.hierarchical = false;
+    return config;
+  }
+  static Env child_env(Env env, const SplitPlan& plan) {
+    env.rank = plan.rank;
+    env.size = static_cast<int>(plan.members.size());
+    return env;
+  }
 };
 
 }  // namespace strata::allreduce_gloo

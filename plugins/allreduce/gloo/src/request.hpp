@@ -28,9 +28,11 @@ struct Request {
   std::function<void()> work;    // the Gloo calls, in order
   bool via_shm = false;          // work runs on the shared-memory group: no socket is written
   std::future<void> queued;      // valid while the work was handed to the progress thread
-  Scratch scratch;               // f32 accumulation buffer for halves, or packed allgatherv blocks
+  Scratch scratch;               // f32 accumulation buffer for halves, or packed allgatherv or
+                                 // alltoallv blocks
   std::vector<size_t> counts;    // allgatherv: elements per rank, read by Gloo until completion
-  std::vector<uint64_t> counts64, displs64;  // allgather(v) through shared memory: the same
+  std::vector<uint64_t> counts64, displs64;  // allgather(v) through shared memory: the same;
+                                             // alltoallv: send's, then recv's (2 * size each)
   std::function<void()> finish;  // runs once the work is done; may be empty
 
   ~Request() { magic = 0; }

@@ -23,7 +23,8 @@
 // When the job records a timeline, mpi_work run blocking is one "mpi_<collective>" span on the
 // thread that runs it (the progress thread, or the caller's for a blocking collective), gate and
 // pieces included; bytes = the caller's payload (allreduce: its buffer; reduce_scatter: the send
-// buffer; allgather(v): the receive buffer). MPI_I* starts return at once and record nothing.
+// buffer; allgather(v): the receive buffer; alltoallv: the elements this rank receives). MPI_I*
+// starts return at once and record nothing.
 #pragma once
 
 #include "config.hpp"
@@ -64,6 +65,9 @@ class Collectives {
                   const uint64_t* displs, Request& request) const;
   void broadcast(const strata_buffer* buffer, int32_t root, Request& request) const;
   void barrier(Request& request) const;
+  // Always over MPI (MPI_Alltoallv, or MPI_Ialltoallv where MPI_I* variants are used), also when
+  // the shared-memory group is active: the group has no alltoallv. Reads ABI 1.10's fields.
+  void alltoallv(const strata_coll_args& args, Request& request) const;
 
   // The same with strata_comm_ops's arguments, as the ops table (strata/comm/ops_table.hpp)
   // calls them.

@@ -1,5 +1,5 @@
-// allgather, allgatherv, broadcast and barrier: collectives that move elements unchanged, so half
-// dtypes travel as 16-bit integers.
+// allgather, allgatherv, alltoallv, broadcast and barrier: collectives that move elements
+// unchanged, so half dtypes travel as 16-bit integers.
 #include "collectives.hpp"
 #include "dtypes.hpp"
 
@@ -98,6 +98,52 @@ void Collectives::allgatherv(const strata_buffer* send_arg, const strata_buffer*
              counts = request.counts.data(),
              offsets = request.displs.data()](MpiComm::Pending p) {
               comm.allgatherv(input, count, type, out, counts, offsets, p);
+            }));
+}
+
+void Collectives::alltoallv(const strata_coll_args& args, Request& request) const {
+  const char* call = "alltoallv";
+  const auto [send, recv] = alltoallv_args(&args, comm_.size(), kPluginName, device_mask_);
+  const size_t size = static_cast<size_t>(comm_.size());
+  request.counts.resize(size);
+  request.displs.resize(size);
+  request.send_counts.resize(size);
+  request.send_displs.resize(size);
+  constexpr uint64_t kMpiMax = std::numeric_limits<int>::max();
+  uint64_t received = 0;
+  for (size_t r = 0; r < size; ++r) {
+    const uint64_t values[4] = {args.send_counts[r], args.send_displs[r], args.recv_counts[r],
+                                args.displs[r]};
+    if (values[0] > kMpiMax || values[1] > kMpiMax || values[2] > kMpiMax || values[3] > kMpiMax) {
+      // The argument names are built only for the message (this loop runs on every call); by
+      // appending, as in allgatherv (GCC 12's false -Wrestrict).
+      std::string index = "[";
+      index += std::to_string(r);
+      index += ']';
+      const char* names[4] = {"send_counts", "send_displs", "recv_counts", "displs"};
+      for (int i = 0; i < 4; ++i) to_mpi_count(call, (names[i] + index).c_str(), values[i]);
+    }
+    request.send_counts[r] = static_cast<int>(values[0]);
+    request.send_displs[r] = static_cast<int>(values[1]);
+    request.counts[r] = static_cast<int>(values[2]);
+    request.displs[r] = static_cast<int>(values[3]);
+    received += values[2];
+  }
+  const uint64_t bytes = received * recv.element_size;
+  // No shared-memory form: the group (plugins/common/shm) has no alltoallv, so alltoallv goes over
+  // MPI also when the group is active (correctness first). Device buffers go to MPI as they are
+  // (CUDA-aware MPI), as for allgatherv.
+  //
+  // The ranks move different amounts, so the arrival gate's small-payload shortcut (MPI_I* calls
+  // below arrival_gate_min_bytes) cannot be chosen by size: a blocking MPI_Alltoallv on one rank
+  // does not match an MPI_Ialltoallv on another. Every rank takes the gate (when it is on).
+  request.mpi_work = traced("mpi_alltoallv", bytes,
+      gated(std::numeric_limits<uint64_t>::max(),
+            [&comm = comm_, in = send.data, send_counts = request.send_counts.data(),
+             send_displs = request.send_displs.data(), out = recv.data,
+             recv_counts = request.counts.data(), recv_displs = request.displs.data(),
+             type = transfer_type(send.dtype)](MpiComm::Pending p) {
+              comm.alltoallv(in, send_counts, send_displs, out, recv_counts, recv_displs, type, p);
             }));
 }
 

@@ -49,8 +49,38 @@ struct Boundary {
 
   static strata_comm_caps caps(const Instance& inst) {
     const MpiComm& c = inst.comm;
-    return sdk::comm::every_collective_caps(c.rank(), c.size(), c.local_rank(), c.local_size(),
-                                            device_mask(inst.cuda));
+    strata_comm_caps caps = sdk::comm::every_collective_caps(
+        c.rank(), c.size(), c.local_rank(), c.local_size(), device_mask(inst.cuda));
+    caps.collective_mask |= STRATA_COLL_BIT(STRATA_COLL_ALLTOALLV);
+    caps.features |= STRATA_COMM_FEATURE_SPLIT;
+    return caps;
+  }
+
+  // ABI 1.10: the table's alltoallv calls Collectives::alltoallv.
+  static constexpr bool kAlltoallv = true;
+
+  // MPI_Comm_split of the instance's communicator; the child shares the progress thread and MPI.
+  // Blocking and collective over the parent: run on this thread once the progress thread has
+  // finished every queued collective (of any instance), as run_now does.
+  static std::unique_ptr<Instance> split(Instance& inst, const strata_comm_split_args& a) {
+    if (inst.progress) inst.progress->drain();
+    const bool none = a.color == STRATA_COMM_SPLIT_NONE;
+    const MPI_Comm child = inst.comm.split(none ? MPI_UNDEFINED : a.color, a.key);
+    if (child == MPI_COMM_NULL) {
+      inst.host.log(STRATA_LOG_INFO, "allreduce-mpi: split: rank %d joins no sub-group (color none)",
+                    inst.comm.rank());
+      return nullptr;
+    }
+    Config config = inst.config;
+    config.hierarchical = false;  // sub-groups are flat
+    auto sub = std::make_unique<Instance>(inst.host.raw(), config, child);
+    sub->host.log(STRATA_LOG_INFO,
+                  "allreduce-mpi: split: rank %d of %d in color %d (key %d, parent rank %d of %d, "
+                  "local %d of %d), %s",
+                  sub->comm.rank(), sub->comm.size(), a.color, a.key, inst.comm.rank(),
+                  inst.comm.size(), sub->comm.local_rank(), sub->comm.local_size(),
+                  sub->shm.summary.c_str());
+    return sub;
   }
 
   // On this thread, but after the queued non-blocking work (collective order).

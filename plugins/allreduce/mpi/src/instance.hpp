@@ -36,6 +36,19 @@ struct Instance {
         shm(set_up_shm(comm, config, host)), host_shm(set_up_host_shm(comm, config, host)),
         cuda(query_cuda_awareness()),
         collectives(comm, shm.group.get(), host_shm.group.get(), host, config, device_mask(cuda)) {}
+  // A sub-group's instance (split()) around `split`, the communicator MPI_Comm_split made, which
+  // it owns from here (the members before `comm` cannot fail while the parent keeps MPI up and
+  // holds the progress thread). `cfg` is the parent's, never hierarchical. It holds its own
+  // MpiProcess, so MPI stays initialised while it lives, and shares the process's progress
+  // thread. Its shared-memory group, when its ranks are all on one host, is a segment of its own:
+  // segment names carry the creating rank's pid and a per-process counter (plugins/common/shm's
+  // ShmSegment::create, O_EXCL) and travel over the child's communicator, so sibling groups and
+  // the parent cannot collide.
+  Instance(const strata_host_api* api, const Config& cfg, MPI_Comm split)
+      : host(api), config(cfg), progress(idle_progress_thread()),
+        comm(MpiComm::Adopt{}, split), shm(set_up_shm(comm, config, host)),
+        host_shm(set_up_host_shm(comm, config, host)), cuda(query_cuda_awareness()),
+        collectives(comm, shm.group.get(), host_shm.group.get(), host, config, device_mask(cuda)) {}
   // Another instance may still hold the thread: finish our work before freeing the communicator.
   ~Instance() {
     if (progress) progress->drain();

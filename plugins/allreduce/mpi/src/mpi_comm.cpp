@@ -31,17 +31,38 @@ void MpiComm::refuse_singleton_in_a_larger_job() const {
                 "library that does not need MPI (strata_allreduce_gloo)");
 }
 
-MpiComm::MpiComm(bool hierarchical) {
-  check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup(MPI_COMM_WORLD)");
+void MpiComm::learn_ranks() {
   check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
-  refuse_singleton_in_a_larger_job();
+}
+
+MPI_Comm MpiComm::learn_local_ranks() {
   MPI_Comm node = MPI_COMM_NULL;
   check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
         "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
   MPI_Comm_rank(node, &local_rank_);
   MPI_Comm_size(node, &local_size_);
+  return node;
+}
+
+MpiComm::MpiComm(Adopt, MPI_Comm split) : comm_(split) {
+  // A sub-group of one in a larger job is ordinary: no singleton check here.
+  try {
+    learn_ranks();
+    MPI_Comm node = learn_local_ranks();
+    MPI_Comm_free(&node);
+  } catch (...) {
+    MPI_Comm_free(&comm_);  // the destructor does not run for a throwing constructor
+    throw;
+  }
+}
+
+MpiComm::MpiComm(bool hierarchical) {
+  check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup(MPI_COMM_WORLD)");
+  learn_ranks();
+  refuse_singleton_in_a_larger_job();
+  MPI_Comm node = learn_local_ranks();
   // On one host there is nothing to save (and the shared-memory path takes the work). The test
   // must give every rank the same answer, since MPI_Comm_split below is collective: local_size_
   // equals size_ on all ranks or on none. A host with one rank takes part with a node
@@ -178,6 +199,26 @@ void MpiComm::barrier(Pending pending) const {
     return;
   }
   check(MPI_Ibarrier(comm_, &pending->emplace_back()), "MPI_Ibarrier");
+}
+
+void MpiComm::alltoallv(const void* send, const int* send_counts, const int* send_displs,
+                        void* recv, const int* recv_counts, const int* recv_displs,
+                        MPI_Datatype type, Pending pending) const {
+  if (pending == nullptr) {
+    check(MPI_Alltoallv(send, send_counts, send_displs, type, recv, recv_counts, recv_displs, type,
+                        comm_),
+          "MPI_Alltoallv");
+    return;
+  }
+  check(MPI_Ialltoallv(send, send_counts, send_displs, type, recv, recv_counts, recv_displs, type,
+                       comm_, &pending->emplace_back()),
+        "MPI_Ialltoallv");
+}
+
+MPI_Comm MpiComm::split(int color, int key) const {
+  MPI_Comm child = MPI_COMM_NULL;
+  check(MPI_Comm_split(comm_, color, key, &child), "MPI_Comm_split");
+  return child;
 }
 
 void MpiComm::arrival_gate() const {

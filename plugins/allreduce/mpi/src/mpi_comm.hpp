@@ -1,5 +1,6 @@
-// A private duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN, so that MPI failures become
-// strata errors instead of aborting the job, and thin wrappers over the collectives.
+// A private duplicate of MPI_COMM_WORLD (or a sub-group's communicator from split()) with
+// MPI_ERRORS_RETURN, so that MPI failures become strata errors instead of aborting the job, and thin
+// wrappers over the collectives.
 //
 // Each collective wrapper either blocks (`pending == nullptr`) or starts the MPI_I* variant and
 // appends its request to *pending. Failures throw sdk::Error(STRATA_ERR_COMM) with MPI's text.
@@ -21,6 +22,12 @@ class MpiComm {
   // allreduces reduce to that rank, allreduce among the hosts' first ranks and broadcast within
   // the host (hierarchical_allreduce).
   explicit MpiComm(bool hierarchical = false);
+  // A sub-group's communicator (split()), already made: this object owns and frees it, also when
+  // the constructor throws. Sets MPI_ERRORS_RETURN on it and learns its local ranks with
+  // MPI_Comm_split_type; never hierarchical. The tag keeps it apart from the bool constructor
+  // (MPICH's MPI_Comm is an int).
+  struct Adopt {};
+  MpiComm(Adopt, MPI_Comm split);
   ~MpiComm();
   MpiComm(const MpiComm&) = delete;
   MpiComm& operator=(const MpiComm&) = delete;
@@ -51,6 +58,12 @@ class MpiComm {
                             Pending pending) const;
   void broadcast(void* buffer, int count, MPI_Datatype type, int root, Pending pending) const;
   void barrier(Pending pending) const;
+  void alltoallv(const void* send, const int* send_counts, const int* send_displs, void* recv,
+                 const int* recv_counts, const int* recv_displs, MPI_Datatype type,
+                 Pending pending) const;
+  // MPI_Comm_split of handle() (collective over it, blocking): the new communicator of the ranks
+  // that passed the same color (>= 0), ranked by key, or MPI_COMM_NULL for MPI_UNDEFINED.
+  MPI_Comm split(int color, int key) const;
   // Blocking, over cross(): the two-level collectives' steps across hosts (allreduce in place).
   void allreduce_across_hosts(void* data, int count, MPI_Datatype type, MPI_Op op) const;
   void reduce_scatter_across_hosts(const void* send, void* recv, int count, MPI_Datatype type,
@@ -70,6 +83,11 @@ class MpiComm {
 
  private:
   void refuse_singleton_in_a_larger_job() const;
+  // MPI_ERRORS_RETURN on comm_, and its rank and size.
+  void learn_ranks();
+  // The local ranks, from MPI_Comm_split_type of comm_; returns that node communicator (the
+  // caller frees or keeps it).
+  MPI_Comm learn_local_ranks();
   void learn_host_grid();
   void hierarchical_allreduce(const void* send, void* recv, int count, MPI_Datatype type,
                               MPI_Op op) const;

@@ -32,7 +32,9 @@ struct Request {
   std::vector<MPI_Request> mpi;     // MPI_I* requests in flight
   std::future<void> queued;         // valid while the work was handed to the progress thread
   Scratch scratch;                  // f32 accumulation buffer for half dtypes
-  std::vector<int> counts, displs;  // allgatherv arrays, read by MPI until completion
+  std::vector<int> counts, displs;  // allgatherv's (alltoallv's receive) arrays, read by MPI
+                                    // until completion
+  std::vector<int> send_counts, send_displs;  // alltoallv's send arrays, likewise
   std::vector<uint64_t> counts64, displs64;  // the same for the shared-memory path
   std::function<void()> finish;     // runs once MPI is done; may be empty
 

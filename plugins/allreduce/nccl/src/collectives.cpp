@@ -133,4 +133,26 @@ void Collectives::barrier(Request& r) {
   });
 }
 
+// NCCL has no alltoallv: one ncclSend and one ncclRecv per peer (this rank included), fused in a
+// group so that NCCL runs them together and no pair waits on another. Zero-element blocks are
+// left out: NCCL needs nothing from a peer that sends or receives nothing.
+void Collectives::alltoallv(const strata_coll_args& a, Request& r) {
+  const char* call = "alltoallv";
+  const auto [send, recv] = check_device_alltoallv(a, comm_.size(), comm_.device());
+  launch(call, r, [&](ncclComm_t c, cudaStream_t s) {
+    const ncclDataType_t type = nccl_type(send.dtype);
+    ncclResult_t first = ncclGroupStart();
+    for (int peer = 0; peer < comm_.size() && first == ncclSuccess; ++peer) {
+      const uint64_t sent = a.send_counts[peer];
+      const uint64_t received = a.recv_counts[peer];
+      if (sent > 0) first = ncclSend(send.at(a.send_displs[peer]), sent, type, peer, c, s);
+      if (received > 0 && first == ncclSuccess) {
+        first = ncclRecv(recv.at(a.displs[peer]), received, type, peer, c, s);
+      }
+    }
+    const ncclResult_t ended = ncclGroupEnd();
+    comm_.settle(first != ncclSuccess ? first : ended, call);
+  });
+}
+
 }  // namespace strata::allreduce_nccl

@@ -35,6 +35,7 @@ class Collectives {
   void reduce_scatter(const strata_coll_args& a, Request& r);
   void broadcast(const strata_coll_args& a, Request& r);
   void barrier(Request& r);
+  void alltoallv(const strata_coll_args& a, Request& r);  // ABI 1.10
 
  private:
   // Orders, enqueues (enqueue(comm, stream) issues the NCCL calls and settles them) and records.

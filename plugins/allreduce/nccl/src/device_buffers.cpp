@@ -65,6 +65,13 @@ BufferPair check_device_pair(const char* call, const strata_buffer* send_arg,
   return pair;
 }
 
+BufferPair check_device_alltoallv(const strata_coll_args& args, int size, int device) {
+  const BufferPair pair = alltoallv_args(&args, size, kPluginName, kCudaOnly);
+  check_on_device("alltoallv", "send", *args.send, pair.send, device);
+  check_on_device("alltoallv", "recv", *args.recv, pair.recv, device);
+  return pair;
+}
+
 ncclDataType_t nccl_type(int32_t dtype) {
   switch (dtype) {
     case STRATA_F32:

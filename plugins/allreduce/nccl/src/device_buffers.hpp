@@ -25,6 +25,11 @@ Buffer check_device_buffer(const char* call, const char* name, const strata_buff
 BufferPair check_device_pair(const char* call, const strata_buffer* send, const strata_buffer* recv,
                              int device);
 
+// alltoallv's arguments: sdk::comm::alltoallv_args (ABI 1.10's struct, the four per-rank arrays
+// of `size` entries, every block inside its buffer, not in place) with a CUDA-only device_mask,
+// then check_device_buffer's rules for send and recv.
+BufferPair check_device_alltoallv(const strata_coll_args& args, int size, int device);
+
 // The NCCL type and op of a checked dtype and op (NCCL has every strata_dtype; AVG is ncclAvg).
 ncclDataType_t nccl_type(int32_t dtype);
 ncclRedOp_t nccl_op(int32_t op);

@@ -54,6 +54,97 @@ NcclComm::NcclComm(const ncclUniqueId& id, int rank, int size, int device,
   }
 }
 
+NcclComm::NcclComm(ncclComm_t comm, int rank, int size, int device,
+                   std::chrono::milliseconds timeout, std::string who)
+    : comm_(comm),
+      rank_(rank),
+      size_(size),
+      device_(device),
+      timeout_(timeout),
+      who_(std::move(who)) {}
+
+std::unique_ptr<NcclComm> NcclComm::split(int color, int key) {
+  const char* call = "split";
+  check_usable(call);
+  check_cuda(cudaSetDevice(device_), "allreduce-nccl: split: " + who_ + ": cudaSetDevice(" +
+                                         std::to_string(device_) + ")");
+  const bool joins = color >= 0;
+  // Non-blocking like this one (what a NULL config would inherit, said explicitly), so that the
+  // new communicator's calls are polled against the timeout as this one's are.
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  splitting_ = nullptr;
+  const ncclResult_t issued =
+      ncclCommSplit(comm_, joins ? color : NCCL_SPLIT_NOCOLOR, key, &splitting_, &config);
+  // The split runs in NCCL's set-up thread as a job of this communicator (its async state says
+  // ncclInProgress until the job is done), which stores the new communicator into splitting_
+  // when it finishes. Wait for both.
+  const auto begin = Clock::now();
+  int polls = 0;
+  ncclComm_t child = nullptr;
+  try {
+    if (issued != ncclSuccess && issued != ncclInProgress) {
+      abort_with(call, "ncclCommSplit: " + nccl_error_text(issued, comm_));
+    }
+    for (;;) {
+      const bool busy = in_progress(call);
+      child = __atomic_load_n(&splitting_, __ATOMIC_ACQUIRE);
+      if (!busy && (child != nullptr || !joins)) break;
+      check_deadline(begin, call,
+                     "the split (every rank of the communicator must call it; a peer may have "
+                     "failed)");
+      pause(polls);
+    }
+  } catch (...) {
+    // This communicator was aborted (abort_with), which stops the split; abort what NCCL had
+    // made of the new one, if anything.
+    const ncclComm_t made = __atomic_exchange_n(&splitting_, nullptr, __ATOMIC_ACQ_REL);
+    if (made != nullptr) ncclCommAbort(made);
+    throw;
+  }
+  splitting_ = nullptr;
+  if (!joins) return nullptr;
+
+  const std::string where = "allreduce-nccl: split: " + who_ + " on cuda:" +
+                            std::to_string(device_) + ": the new communicator (color " +
+                            std::to_string(color) + "): ";
+  // The new communicator alone failed: abort it and leave this one as it is (it finished the
+  // split); the other members' sets-up fail or time out the same way.
+  const auto fail_child = [&](const std::string& reason) {
+    ncclCommAbort(child);
+    sdk::fail(STRATA_ERR_COMM, where + reason + "; it was aborted");
+  };
+  ncclResult_t state = ncclInProgress;
+  for (;;) {
+    const ncclResult_t asked = ncclCommGetAsyncError(child, &state);
+    if (asked != ncclSuccess) {
+      fail_child("ncclCommGetAsyncError: " + nccl_error_text(asked, child));
+    }
+    if (state != ncclInProgress) break;
+    if (Clock::now() - begin > timeout_) {
+      fail_child("still setting up after " + seconds(timeout_) + " (timeout_seconds)");
+    }
+    pause(polls);
+  }
+  if (state != ncclSuccess) fail_child("NCCL reported " + nccl_error_text(state, child));
+  int rank = -1;
+  int size = 0;
+  ncclResult_t asked = ncclCommUserRank(child, &rank);
+  if (asked == ncclSuccess) asked = ncclCommCount(child, &size);
+  if (asked != ncclSuccess) {
+    fail_child("ncclCommUserRank/ncclCommCount: " + nccl_error_text(asked, child));
+  }
+  std::string who = who_ + ", split color " + std::to_string(color) + " rank " +
+                    std::to_string(rank) + " of " + std::to_string(size);
+  try {
+    return std::unique_ptr<NcclComm>(
+        new NcclComm(child, rank, size, device_, timeout_, std::move(who)));
+  } catch (...) {
+    ncclCommAbort(child);
+    throw;
+  }
+}
+
 NcclComm::~NcclComm() {
   if (comm_ == nullptr) return;
   cudaSetDevice(device_);

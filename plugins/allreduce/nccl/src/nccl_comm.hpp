@@ -9,6 +9,7 @@
 #include <nccl.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 namespace strata::allreduce_nccl {
@@ -30,6 +31,16 @@ class NcclComm {
   int size() const { return size_; }
   int device() const { return device_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
+  const std::string& who() const { return who_; }
+
+  // ncclCommSplit over this communicator (collective: every rank of it calls split, in the same
+  // order as its collectives): the communicator of the ranks that passed the same color, ranked by
+  // key, on the same device, non-blocking and with the same timeout; nullptr for color < 0
+  // (NCCL_SPLIT_NOCOLOR). Its rank and size come from ncclCommUserRank and ncclCommCount. An NCCL
+  // error, or a split that does not finish within the timeout, aborts this communicator (as a
+  // failed collective does; the new one too, if NCCL made it) and throws sdk::Error
+  // (STRATA_ERR_COMM); a new communicator that fails its own set-up is aborted alone.
+  std::unique_ptr<NcclComm> split(int color, int key);
 
   // Fails (STRATA_ERR_COMM) when an earlier call aborted the communicator.
   void check_usable(const char* call) const;
@@ -44,6 +55,10 @@ class NcclComm {
   bool poll(cudaEvent_t done, std::chrono::steady_clock::time_point started, const char* call);
 
  private:
+  // Takes over `comm`, a communicator that ncclCommSplit has finished setting up.
+  NcclComm(ncclComm_t comm, int rank, int size, int device, std::chrono::milliseconds timeout,
+           std::string who);
+
   // Aborts the communicator and throws sdk::Error(STRATA_ERR_COMM) "allreduce-nccl: <call>: <who>
   // on cuda:D: <reason>; the NCCL communicator was aborted".
   [[noreturn]] void abort_with(const char* call, const std::string& reason);
@@ -59,6 +74,9 @@ class NcclComm {
   std::chrono::milliseconds timeout_;
   std::string who_;
   std::string aborted_;  // the reason, once aborted
+  // Where a non-blocking ncclCommSplit stores the new communicator: NCCL's set-up thread writes it
+  // when it finishes, so it lives here, with the parent, not on split()'s stack.
+  ncclComm_t splitting_ = nullptr;
 };
 
 }  // namespace strata::allreduce_nccl

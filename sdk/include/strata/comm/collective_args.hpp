@@ -204,6 +204,54 @@ inline const strata_coll_args& coll_args(const strata_coll_args* args, const cha
   return *args;
 }
 
+// alltoallv's arguments: ABI 1.10's struct, the four per-rank arrays (`size` entries each), and
+// every block inside its buffer. Returns the checked send and recv buffers (the same dtype).
+inline BufferPair alltoallv_args(const strata_coll_args* args, int size, const char* plugin,
+                                 uint32_t device_mask = STRATA_DEVICE_BIT(STRATA_DEVICE_HOST)) {
+  const char* call = "alltoallv";
+  if (args == nullptr) invalid_argument(call, "args is NULL");
+  if (!STRATA_STRUCT_HAS(args, strata_coll_args, send_displs)) {
+    fail(STRATA_ERR_ABI, std::string(call) + ": args->struct_size " +
+                             std::to_string(args->struct_size) +
+                             " is smaller than ABI 1.10's strata_coll_args (send_counts, "
+                             "send_displs)");
+  }
+  const BufferPair pair = check_pair(call, args->send, args->recv, plugin, device_mask);
+  check_counts_and_displs(call, args->recv_counts, args->displs);
+  if (args->send_counts == nullptr) invalid_argument(call, "send_counts is NULL; expected size entries");
+  if (args->send_displs == nullptr) invalid_argument(call, "send_displs is NULL; expected size entries");
+  for (int r = 0; r < size; ++r) {
+    check_block(call, pair.recv, args->recv_counts, args->displs, r);
+    const uint64_t at = args->send_displs[r], n = args->send_counts[r];
+    if (at > pair.send.count || n > pair.send.count - at) {
+      std::string index = "[";
+      index += std::to_string(r);
+      index += ']';
+      invalid_argument(call, "send_displs" + index + " + send_counts" + index + " (" +
+                                 std::to_string(at) + " + " + std::to_string(n) +
+                                 ") must not exceed send.count (" +
+                                 std::to_string(pair.send.count) + ")");
+    }
+  }
+  if (pair.send.count > 0 && pair.recv.count > 0 && pair.send.data == pair.recv.data) {
+    invalid_argument(call, "send.data == recv.data; alltoallv is not in place");
+  }
+  return pair;
+}
+
+// split()'s arguments: present, ABI 1.10's, color >= 0 or STRATA_COMM_SPLIT_NONE.
+inline const strata_comm_split_args& split_args(const strata_comm_split_args* args) {
+  if (args == nullptr) invalid_argument("split", "args is NULL");
+  if (!STRATA_STRUCT_HAS(args, strata_comm_split_args, key)) {
+    fail(STRATA_ERR_ABI, "split: args->struct_size " + std::to_string(args->struct_size) +
+                             " is smaller than ABI 1.10's strata_comm_split_args");
+  }
+  if (args->color < 0 && args->color != STRATA_COMM_SPLIT_NONE) {
+    invalid_argument("split", "color (" + std::to_string(args->color) +
+                                  ") must be >= 0 or STRATA_COMM_SPLIT_NONE (-1)");
+  }
+  return *args;
+}
 
 // query()'s write-out: copies the fields of `full` that lie inside the caller's caps->struct_size
 // (an older, smaller caps is fine; one smaller than ABI 1.0's is an ABI error, NULL an invalid

@@ -21,7 +21,13 @@
 //     static void start(Instance& inst, Request& request, Prepare&& prepare);
 //     static void wait(Instance& inst, Request& request);  // completes it; the table frees it
 //     static bool test(Instance& inst, Request& request);  // done?
+//     // Optional (ABI 1.10; the table's split is NULL without it): the sub-group instance of
+//     // the ranks that passed the same color, or nullptr for STRATA_COMM_SPLIT_NONE (collective).
+//     static std::unique_ptr<Instance> split(Instance& inst, const strata_comm_split_args& a);
 //   };
+//   With `static constexpr bool kAlltoallv = true;` (ABI 1.10) the table's alltoallv calls the
+//   collectives' alltoallv(const strata_coll_args&, Request&) (which checks its arguments with
+//   alltoallv_args); without it, alltoallv is NULL.
 //   constexpr strata_comm_ops kOps = sdk::comm::OpsTable<Boundary>::ops();
 #pragma once
 
@@ -30,6 +36,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace strata::sdk::comm {
@@ -59,6 +66,19 @@ inline strata_comm_caps every_collective_caps(int32_t rank, int32_t size, int32_
   return caps;
 }
 
+// Whether a plugin's Boundary has split (ABI 1.10) and says kAlltoallv.
+template <class Plugin, class = void>
+struct HasSplit : std::false_type {};
+template <class Plugin>
+struct HasSplit<Plugin, std::void_t<decltype(Plugin::split(
+                            std::declval<typename Plugin::Instance&>(),
+                            std::declval<const strata_comm_split_args&>()))>> : std::true_type {};
+template <class Plugin, class = void>
+struct HasAlltoallv : std::false_type {};
+template <class Plugin>
+struct HasAlltoallv<Plugin, std::void_t<decltype(Plugin::kAlltoallv)>>
+    : std::bool_constant<Plugin::kAlltoallv> {};
+
 template <class Plugin>
 class OpsTable {
   using Instance = typename Plugin::Instance;
@@ -78,7 +98,9 @@ class OpsTable {
                            broadcast,
                            barrier,
                            wait,
-                           test};
+                           test,
+                           HasAlltoallv<Plugin>::value ? alltoallv : nullptr,
+                           HasSplit<Plugin>::value ? split : nullptr};
   }
 
  private:
@@ -183,6 +205,36 @@ class OpsTable {
     return collective(self, req, err, [&](auto& c, Request& r) {
       coll_args(args, "barrier");
       c.barrier(r);
+    });
+  }
+
+  static strata_status alltoallv(void* self, const strata_coll_args* args, strata_request* req,
+                                 strata_error* err) {
+    if constexpr (HasAlltoallv<Plugin>::value) {
+      return collective(self, req, err, [&](auto& c, Request& r) {
+        if (args == nullptr) invalid_argument("alltoallv", "args is NULL");
+        c.alltoallv(*args, r);
+      });
+    } else {
+      return guard(err, [] { fail(STRATA_ERR_UNSUPPORTED, "alltoallv: not supported"); });
+    }
+  }
+
+  static strata_status split(void* self, const strata_comm_split_args* args, void** child,
+                             strata_error* err) {
+    return guard(err, [&] {
+      if (child == nullptr) invalid_argument("split", "child is NULL; expected where to store it");
+      *child = nullptr;
+      Instance& inst = instance(self);
+      if constexpr (HasSplit<Plugin>::value) {
+        if (inst.live_requests > 0) {
+          invalid_argument("split", std::to_string(inst.live_requests) +
+                                        " request(s) of this instance are pending; wait them first");
+        }
+        *child = Plugin::split(inst, split_args(args)).release();
+      } else {
+        fail(STRATA_ERR_UNSUPPORTED, "split: not supported");
+      }
     });
   }
 

@@ -16,8 +16,9 @@ clipping, the scheduler block and checkpoints that load at another world size co
 runtime. deepspeed.zero.Init partitions a model as it is built; deepspeed.comm's common functions
 run on the runtime.
 
-Not provided (NotImplementedError naming what to use): sub-groups of ranks (group=, new_group),
-pipeline and tensor parallelism, the inference engine, GPU tensors (use strata.torch with an
+deepspeed.comm.new_group makes sub-groups (the comm stratum's split) for group=.
+
+Not provided (NotImplementedError naming what to use): pipeline and tensor parallelism, the inference engine, GPU tensors (use strata.torch with an
 NCCL manifest), loading parts of a checkpoint (load_module_only, load_optimizer_states=False).
 """
 from . import comm, zero  # noqa: F401

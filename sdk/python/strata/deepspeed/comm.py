@@ -2,7 +2,9 @@
 over every rank). The runtime starts in deepspeed.initialize, with the ds_config: rank and world
 size are known before (from the launcher's environment), collectives only after.
 
-Sub-groups (group=, new_group) are not provided yet: each raises NotImplementedError."""
+new_group(ranks) makes a sub-group (a strata Group: the comm stratum's split), collective over
+every rank as torch's; group= then runs a collective on its members, with src/dst given as global
+ranks, as torch.distributed does."""
 import os
 
 import strata
@@ -38,13 +40,25 @@ def _env_world():
     return _world()
 
 
+class ProcessGroup:
+    """What new_group returns: its ranks (global, sorted) and, on its members, the strata Group."""
+
+    def __init__(self, ranks, group):
+        self.ranks, self._group = ranks, group
+
+    def __repr__(self):
+        return "ProcessGroup(ranks=%s)" % self.ranks
+
+
 def get_rank(group=None):
-    _no_group(group, "get_rank")
+    if group is not None:
+        return _member(group, "get_rank").rank
     return strata.rank() if strata.is_initialized() else _env_world()[0]
 
 
 def get_world_size(group=None):
-    _no_group(group, "get_world_size")
+    if group is not None:
+        return len(_checked(group, "get_world_size").ranks)
     return strata.size() if strata.is_initialized() else _env_world()[1]
 
 
@@ -57,10 +71,26 @@ def get_local_rank():
     return 0
 
 
-def _no_group(group, what):
-    if group is not None:
-        raise NotImplementedError("strata.deepspeed.comm.%s: group=: sub-groups of ranks are not "
-                                  "provided yet; collectives run over every rank" % what)
+def _checked(group, what):
+    if not isinstance(group, ProcessGroup):
+        raise TypeError("strata.deepspeed.comm.%s: group: expected what new_group returned, got %s"
+                        % (what, type(group).__name__))
+    return group
+
+
+def _member(group, what):
+    """The strata Group of `group` on this rank; ValueError where this rank is not a member."""
+    g = _checked(group, what)
+    if g._group is None:
+        raise ValueError("strata.deepspeed.comm.%s: this rank (%d) is not in %r"
+                         % (what, strata.rank(), g))
+    return g._group
+
+
+def _target(group, what):
+    """The runtime (group None) or the group's strata Group."""
+    rt = _runtime(what)
+    return rt if group is None else _member(group, what)
 
 
 def _runtime(what):
@@ -93,9 +123,8 @@ def _op_name(op):
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
-    """In place on `tensor` over every rank."""
-    _no_group(group, "all_reduce")
-    rt = _runtime("all_reduce")
+    """In place on `tensor` over every rank (or the group's)."""
+    rt = _target(group, "all_reduce")
     name = _op_name(op)
     if name == "product":
         every = rt.allgather(tensor.detach().contiguous().view(1, -1))
@@ -107,26 +136,31 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     if tensor.is_contiguous():
         rt.allreduce_(tensor, name)
     else:
-        tensor.copy_(rt.allreduce(tensor.contiguous(), name))
+        tensor.copy_(rt.allreduce_(tensor.contiguous(), name))
     return _finish(async_op)
 
 
 def broadcast(tensor, src, group=None, async_op=False):
-    _no_group(group, "broadcast")
-    rt = _runtime("broadcast")
+    """`src` is a global rank, as in torch.distributed (in a group: one of its members)."""
+    rt = _target(group, "broadcast")
+    root = src
+    if group is not None:
+        if src not in group.ranks:
+            raise ValueError("strata.deepspeed.comm.broadcast: src %d is not in %r" % (src, group))
+        root = group.ranks.index(src)
     if tensor.is_contiguous():
-        rt.broadcast_(tensor, src)
+        rt.broadcast_(tensor, root)
     else:
-        tensor.copy_(rt.broadcast(tensor.contiguous(), src))
+        tensor.copy_(rt.broadcast_(tensor.contiguous(), root))
     return _finish(async_op)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
-    _no_group(group, "all_gather")
-    rt = _runtime("all_gather")
-    if len(tensor_list) != rt.world.size:
+    rt = _target(group, "all_gather")
+    size = rt.world.size if group is None else rt.size
+    if len(tensor_list) != size:
         raise ValueError("strata.deepspeed.comm.all_gather: tensor_list has %d tensors; expected "
-                         "one per rank (%d)" % (len(tensor_list), rt.world.size))
+                         "one per rank (%d)" % (len(tensor_list), size))
     every = rt.allgather(tensor.detach().contiguous().view(1, -1))
     for out, row in zip(tensor_list, every):
         out.copy_(row.view(out.shape))
@@ -134,22 +168,29 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 
 
 def all_gather_into_tensor(output_tensor, tensor, group=None, async_op=False):
-    _no_group(group, "all_gather_into_tensor")
-    rt = _runtime("all_gather_into_tensor")
+    rt = _target(group, "all_gather_into_tensor")
     every = rt.allgather(tensor.detach().contiguous().view(1, -1))
     output_tensor.copy_(every.view(output_tensor.shape))
     return _finish(async_op)
 
 
 def barrier(group=None, async_op=False, device_ids=None):
-    _no_group(group, "barrier")
-    _runtime("barrier").barrier()
+    _target(group, "barrier").barrier()
     return _finish(async_op)
 
 
 def new_group(ranks=None, *args, **kwargs):
-    raise NotImplementedError("strata.deepspeed.comm.new_group: sub-groups of ranks are not "
-                              "provided yet; collectives run over every rank")
+    """A group of `ranks` (default: every rank); collective over every rank, which must make the
+    same groups in the same order (as torch.distributed.new_group)."""
+    rt = _runtime("new_group")
+    size, me = rt.world.size, rt.world.rank
+    ranks = sorted({int(r) for r in (range(size) if ranks is None else ranks)})
+    if not ranks or ranks[0] < 0 or ranks[-1] >= size:
+        raise ValueError("strata.deepspeed.comm.new_group: ranks %s: expected ranks in 0-%d"
+                         % (ranks, size - 1))
+    member = me in ranks
+    group = rt.group(0 if member else -1, ranks.index(me) if member else 0)
+    return ProcessGroup(ranks, group)
 
 
 def get_world_group():
@@ -157,10 +198,13 @@ def get_world_group():
 
 
 def destroy_process_group(group=None):
-    _no_group(group, "destroy_process_group")
-    strata.shutdown()
+    if group is None:
+        strata.shutdown()
+    elif _checked(group, "destroy_process_group")._group is not None:
+        group._group.close()
+        group._group = None
 
 
 __all__ = ["ReduceOp", "init_distributed", "is_initialized", "get_rank", "get_world_size",
-           "get_local_rank", "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor",
+           "get_local_rank", "ProcessGroup", "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor",
            "barrier", "new_group", "get_world_group", "destroy_process_group"]

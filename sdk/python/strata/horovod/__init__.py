@@ -8,8 +8,9 @@ the object helpers, join, barrier, and DistributedOptimizer around the script's 
 Before each operation the ranks exchange a small descriptor of it, so ranks that submit different
 tensors all raise an error instead of hanging (the ranks must submit operations in the same order).
 
-Not provided (each raises NotImplementedError naming what to use): process sets other than the
-global one, Adasum, sparse allreduce, GPU tensors (use strata.torch with an NCCL manifest), elastic
+Process sets (hvd.add_process_set) run on sub-groups of the comm stratum (strata Groups).
+
+Not provided (each raises NotImplementedError naming what to use): Adasum, sparse allreduce, GPU tensors (use strata.torch with an NCCL manifest), elastic
 (use strata-run --max-restarts), SyncBatchNorm.
 """
 from ._api import (allgather, allgather_async, allreduce, allreduce_, allreduce_async,  # noqa: F401

@@ -47,7 +47,8 @@ def _tensors(tensors, what):
     return tensors, error
 
 
-def _submit(op, post=None, error=None):
+def _submit(op, post=None, error=None, process_set=None):
+    op.pset = check_process_set(process_set, op.kind_name)
     if error is not None and op.local_error is None:
         op.local_error = error
     if post is not None:
@@ -75,7 +76,8 @@ def _allreduce_async(what, tensors, in_place, grouped, average, name, op, presca
     tensors, error = _tensors(tensors, what)
     return _submit(C.Allreduce(tensors, tensors if in_place else None, name, op, prescale,
                                postscale, grouped),
-                   None if grouped else (lambda out: out[0]), error=error)
+                   None if grouped else (lambda out: out[0]), error=error,
+                   process_set=process_set)
 
 
 def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0,
@@ -98,14 +100,15 @@ def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, po
 
 class _AllreduceFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, name, op, prescale, postscale):
-        ctx.op, ctx.prescale, ctx.postscale = op, prescale, postscale
-        return synchronize(allreduce_async(tensor, None, name, op, prescale, postscale))
+    def forward(ctx, tensor, name, op, prescale, postscale, ps):
+        ctx.op, ctx.prescale, ctx.postscale, ctx.ps = op, prescale, postscale, ps
+        return synchronize(allreduce_async(tensor, None, name, op, prescale, postscale, ps))
 
     @staticmethod
     def backward(ctx, grad):
         return allreduce(grad, op=ctx.op, prescale_factor=ctx.prescale,
-                         postscale_factor=ctx.postscale), None, None, None, None
+                         postscale_factor=ctx.postscale,
+                         process_set=ctx.ps), None, None, None, None, None
 
 
 def allreduce(tensor, average=None, name=None, compression=Compression.none, op=None,
@@ -114,7 +117,7 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none, op=
     op = _resolve_op(op, average, "allreduce")
     check_process_set(process_set, "allreduce")
     compressed, ctx = compression.compress(tensor)
-    out = _AllreduceFn.apply(compressed, name, op, prescale_factor, postscale_factor)
+    out = _AllreduceFn.apply(compressed, name, op, prescale_factor, postscale_factor, process_set)
     return compression.decompress(out, ctx)
 
 
@@ -138,16 +141,16 @@ def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_facto
 
 class _GroupedAllreduceFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, name, op, prescale, postscale, *tensors):
-        ctx.op, ctx.prescale, ctx.postscale = op, prescale, postscale
+    def forward(ctx, name, op, prescale, postscale, ps, *tensors):
+        ctx.op, ctx.prescale, ctx.postscale, ctx.ps = op, prescale, postscale, ps
         return tuple(synchronize(grouped_allreduce_async(tensors, None, name, op, prescale,
-                                                         postscale)))
+                                                         postscale, ps)))
 
     @staticmethod
     def backward(ctx, *grads):
         reduced = grouped_allreduce(list(grads), op=ctx.op, prescale_factor=ctx.prescale,
-                                    postscale_factor=ctx.postscale)
-        return (None, None, None, None) + tuple(reduced)
+                                    postscale_factor=ctx.postscale, process_set=ctx.ps)
+        return (None, None, None, None, None) + tuple(reduced)
 
 
 def grouped_allreduce(tensors, average=None, name=None, compression=Compression.none, op=None,
@@ -155,7 +158,7 @@ def grouped_allreduce(tensors, average=None, name=None, compression=Compression.
     op = _resolve_op(op, average, "grouped_allreduce")
     check_process_set(process_set, "grouped_allreduce")
     pairs = [compression.compress(t) for t in tensors]
-    out = _GroupedAllreduceFn.apply(name, op, prescale_factor, postscale_factor,
+    out = _GroupedAllreduceFn.apply(name, op, prescale_factor, postscale_factor, process_set,
                                     *[p[0] for p in pairs])
     return [compression.decompress(o, p[1]) for o, p in zip(out, pairs)]
 
@@ -177,10 +180,12 @@ def sparse_allreduce_async(tensor, name, op, process_set=global_process_set):
     t = tensor.coalesce()
     base = name if name is not None else None
     indices = allgather_async(t.indices().transpose(0, 1).contiguous(),
-                              name=None if base is None else "%s.indices" % base)
+                              name=None if base is None else "%s.indices" % base,
+                              process_set=process_set)
     values = allgather_async(t.values().contiguous(),
-                             name=None if base is None else "%s.values" % base)
-    size = _state.engine().size
+                             name=None if base is None else "%s.values" % base,
+                             process_set=process_set)
+    size = process_set.size()
 
     def handle():
         v = synchronize(values)
@@ -195,64 +200,73 @@ def sparse_allreduce_async(tensor, name, op, process_set=global_process_set):
 def allgather_async(tensor, name=None, process_set=global_process_set):
     check_process_set(process_set, "allgather_async")
     (tensor,), error = _tensors([tensor], "allgather_async")
-    return _submit(C.Allgather([tensor], name, False), error=error)
+    return _submit(C.Allgather([tensor], name, False), error=error, process_set=process_set)
 
 
 class _AllgatherFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, name):
-        ctx.dim = tensor.shape[0] if tensor.dim() else 1
-        return synchronize(allgather_async(tensor, name))
+    def forward(ctx, tensor, name, ps):
+        ctx.dim, ctx.ps = tensor.shape[0] if tensor.dim() else 1, ps
+        return synchronize(allgather_async(tensor, name, ps))
 
     @staticmethod
     def backward(ctx, grad):
-        reduced = allreduce(grad, op=Average)
-        dims = allgather(torch.tensor([ctx.dim], dtype=torch.int64))
-        offset = int(dims[:_state.engine().rank].sum())
-        return reduced.narrow(0, offset, ctx.dim), None
+        reduced = allreduce(grad, op=Average, process_set=ctx.ps)
+        dims = allgather(torch.tensor([ctx.dim], dtype=torch.int64), process_set=ctx.ps)
+        offset = int(dims[:ctx.ps.rank()].sum())
+        return reduced.narrow(0, offset, ctx.dim), None, None
 
 
 def allgather(tensor, name=None, process_set=global_process_set):
     """Every rank's tensor concatenated along the first dimension (sizes may differ)."""
     check_process_set(process_set, "allgather")
-    return _AllgatherFn.apply(tensor, name)
+    return _AllgatherFn.apply(tensor, name, process_set)
 
 
 def grouped_allgather_async(tensors, name=None, process_set=global_process_set):
     check_process_set(process_set, "grouped_allgather_async")
     tensors, error = _tensors(tensors, "grouped_allgather_async")
-    return _submit(C.Allgather(tensors, name, True), error=error)
+    return _submit(C.Allgather(tensors, name, True), error=error, process_set=process_set)
 
 
 class _GroupedAllgatherFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, name, *tensors):
-        ctx.dims = [t.shape[0] if t.dim() else 1 for t in tensors]
-        return tuple(synchronize(grouped_allgather_async(tensors, name)))
+    def forward(ctx, name, ps, *tensors):
+        ctx.dims, ctx.ps = [t.shape[0] if t.dim() else 1 for t in tensors], ps
+        return tuple(synchronize(grouped_allgather_async(tensors, name, ps)))
 
     @staticmethod
     def backward(ctx, *grads):
-        reduced = grouped_allreduce(list(grads), op=Average)
-        dims = allgather(torch.tensor([ctx.dims], dtype=torch.int64))
-        me = _state.engine().rank
+        reduced = grouped_allreduce(list(grads), op=Average, process_set=ctx.ps)
+        dims = allgather(torch.tensor([ctx.dims], dtype=torch.int64), process_set=ctx.ps)
+        me = ctx.ps.rank()
         out = []
         for i, g in enumerate(reduced):
             offset = int(dims[:me, i].sum())
             out.append(g.narrow(0, offset, ctx.dims[i]))
-        return (None,) + tuple(out)
+        return (None, None) + tuple(out)
 
 
 def grouped_allgather(tensors, name=None, process_set=global_process_set):
     check_process_set(process_set, "grouped_allgather")
-    return list(_GroupedAllgatherFn.apply(name, *tensors))
+    return list(_GroupedAllgatherFn.apply(name, process_set, *tensors))
 
 
 # ---- broadcast ------------------------------------------------------------------------------
 def _broadcast_async(what, tensor, in_place, root_rank, name, process_set):
+    """root_rank is a global rank, in a process set too (Horovod's); the set's group counts its
+    members from 0."""
     check_process_set(process_set, what)
     (tensor,), error = _tensors([tensor], what)
+    if process_set is not None and process_set.ranks is not None:
+        if root_rank in process_set.ranks:
+            root_rank = process_set.ranks.index(root_rank)
+        else:
+            error = error or ValueError("strata.horovod.%s: root_rank %d is not in %r"
+                                        % (what, root_rank, process_set))
+            root_rank = -1
     out = tensor if in_place else torch.empty_like(tensor)
-    return _submit(C.Broadcast(tensor, out, root_rank, name), error=error)
+    return _submit(C.Broadcast(tensor, out, root_rank, name), error=error, process_set=process_set)
 
 
 def broadcast_async(tensor, root_rank, name=None, process_set=global_process_set):
@@ -269,36 +283,37 @@ def broadcast_(tensor, root_rank, name=None, process_set=global_process_set):
 
 class _BroadcastFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, root_rank, name):
-        ctx.root = root_rank
-        return synchronize(broadcast_async(tensor, root_rank, name))
+    def forward(ctx, tensor, root_rank, name, ps):
+        ctx.root, ctx.ps = root_rank, ps
+        return synchronize(broadcast_async(tensor, root_rank, name, ps))
 
     @staticmethod
     def backward(ctx, grad):
-        reduced = allreduce(grad, op=Average)
+        reduced = allreduce(grad, op=Average, process_set=ctx.ps)
         if _state.engine().rank != ctx.root:
             reduced = reduced * 0
-        return reduced, None, None
+        return reduced, None, None, None
 
 
 def broadcast(tensor, root_rank, name=None, process_set=global_process_set):
     """root_rank's tensor, in a new tensor on every rank (differentiable)."""
     check_process_set(process_set, "broadcast")
-    return _BroadcastFn.apply(tensor, root_rank, name)
+    return _BroadcastFn.apply(tensor, root_rank, name, process_set)
 
 
 # ---- alltoall -------------------------------------------------------------------------------
 def alltoall_async(tensor, splits=None, name=None, process_set=global_process_set):
     check_process_set(process_set, "alltoall_async")
     (tensor,), error = _tensors([tensor], "alltoall_async")
-    return _submit(C.Alltoall(tensor, splits, name, _state.engine().size), error=error)
+    size = process_set.size()
+    return _submit(C.Alltoall(tensor, splits, name, size), error=error, process_set=process_set)
 
 
 class _AlltoallFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, splits, name):
-        output, received = synchronize(alltoall_async(tensor, splits, name))
-        ctx.received = received
+    def forward(ctx, tensor, splits, name, ps):
+        output, received = synchronize(alltoall_async(tensor, splits, name, ps))
+        ctx.received, ctx.ps = received, ps
         if splits is None:
             return output
         ctx.mark_non_differentiable(received)
@@ -306,15 +321,15 @@ class _AlltoallFn(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad, *unused):
-        back, _ = alltoall(grad, splits=ctx.received)
-        return back, None, None
+        back, _ = alltoall(grad, splits=ctx.received, process_set=ctx.ps)
+        return back, None, None, None
 
 
 def alltoall(tensor, splits=None, name=None, process_set=global_process_set):
     """Rows scattered to ranks by splits and gathered from them: the received rows, and with
     splits given also how many rows came from each rank."""
     check_process_set(process_set, "alltoall")
-    return _AlltoallFn.apply(tensor, splits, name)
+    return _AlltoallFn.apply(tensor, splits, name, process_set)
 
 
 # ---- reducescatter --------------------------------------------------------------------------
@@ -331,23 +346,23 @@ def reducescatter_async(tensor, name=None, op=Average, process_set=global_proces
     op = _reducescatter_op(op, "reducescatter_async")
     (tensor,), error = _tensors([tensor], "reducescatter_async")
     return _submit(C.Reducescatter([tensor], name, op, prescale_factor, postscale_factor, False),
-                   lambda out: out[0], error=error)
+                   lambda out: out[0], error=error, process_set=process_set)
 
 
 class _ReducescatterFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, name, op, prescale, postscale):
-        ctx.op, ctx.scale = op, prescale * postscale
-        return synchronize(reducescatter_async(tensor, name, op, prescale_factor=prescale,
+    def forward(ctx, tensor, name, op, prescale, postscale, ps):
+        ctx.op, ctx.scale, ctx.ps = op, prescale * postscale, ps
+        return synchronize(reducescatter_async(tensor, name, op, ps, prescale_factor=prescale,
                                                postscale_factor=postscale))
 
     @staticmethod
     def backward(ctx, grad):
         if ctx.op == Sum:
-            grad = grad * _state.engine().size
+            grad = grad * ctx.ps.size()
         if ctx.scale != 1.0:
             grad = grad * ctx.scale
-        return allgather(grad), None, None, None, None
+        return allgather(grad, process_set=ctx.ps), None, None, None, None, None
 
 
 def reducescatter(tensor, name=None, compression=Compression.none, op=Average,
@@ -357,7 +372,8 @@ def reducescatter(tensor, name=None, compression=Compression.none, op=Average,
     check_process_set(process_set, "reducescatter")
     _reducescatter_op(op, "reducescatter")
     compressed, ctx = compression.compress(tensor)
-    out = _ReducescatterFn.apply(compressed, name, op, prescale_factor, postscale_factor)
+    out = _ReducescatterFn.apply(compressed, name, op, prescale_factor, postscale_factor,
+                                 process_set)
     return compression.decompress(out, ctx)
 
 
@@ -367,21 +383,22 @@ def grouped_reducescatter_async(tensors, name=None, op=Average, process_set=glob
     op = _reducescatter_op(op, "grouped_reducescatter_async")
     tensors, error = _tensors(tensors, "grouped_reducescatter_async")
     return _submit(C.Reducescatter(tensors, name, op, prescale_factor, postscale_factor, True),
-                   error=error)
+                   error=error, process_set=process_set)
 
 
 class _GroupedReducescatterFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, name, op, prescale, postscale, *tensors):
-        ctx.op, ctx.scale = op, prescale * postscale
+    def forward(ctx, name, op, prescale, postscale, ps, *tensors):
+        ctx.op, ctx.scale, ctx.ps = op, prescale * postscale, ps
         return tuple(synchronize(grouped_reducescatter_async(
-            tensors, name, op, prescale_factor=prescale, postscale_factor=postscale)))
+            tensors, name, op, ps, prescale_factor=prescale, postscale_factor=postscale)))
 
     @staticmethod
     def backward(ctx, *grads):
-        factor = (_state.engine().size if ctx.op == Sum else 1) * ctx.scale
+        factor = (ctx.ps.size() if ctx.op == Sum else 1) * ctx.scale
         grads = [g * factor if factor != 1 else g for g in grads]
-        return (None, None, None, None) + tuple(grouped_allgather(grads))
+        return (None, None, None, None, None) + tuple(grouped_allgather(grads,
+                                                                        process_set=ctx.ps))
 
 
 def grouped_reducescatter(tensors, name=None, compression=Compression.none, op=Average,
@@ -390,7 +407,7 @@ def grouped_reducescatter(tensors, name=None, compression=Compression.none, op=A
     check_process_set(process_set, "grouped_reducescatter")
     _reducescatter_op(op, "grouped_reducescatter")
     pairs = [compression.compress(t) for t in tensors]
-    out = _GroupedReducescatterFn.apply(name, op, prescale_factor, postscale_factor,
+    out = _GroupedReducescatterFn.apply(name, op, prescale_factor, postscale_factor, process_set,
                                         *[p[0] for p in pairs])
     return [compression.decompress(o, p[1]) for o, p in zip(out, pairs)]
 
@@ -404,5 +421,6 @@ def join(device=-1):
 
 
 def barrier(process_set=global_process_set):
-    check_process_set(process_set, "barrier")
-    synchronize(_state.engine().submit(C.Barrier(None)))
+    barrier_op = C.Barrier(None)
+    barrier_op.pset = check_process_set(process_set, "barrier")
+    synchronize(_state.engine().submit(barrier_op))

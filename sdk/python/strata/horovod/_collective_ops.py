@@ -7,6 +7,8 @@ operation's identity, as Horovod's joined ranks do. allgather with uneven first 
 alltoall and reducescatter are built here from the runtime's allgather and allreduce (the comm
 stratum has no alltoallv yet); a joined rank ends those with an error on the others.
 """
+import zlib
+
 import numpy as np
 import torch
 
@@ -451,3 +453,58 @@ class Join(Op):
         d = self.fields(None)
         d[E.JOIN_ROUND] = self.round
         return d
+
+
+class AddProcessSet(Op):
+    """hvd.add_process_set, negotiated over every rank so that the set's Group is split at the
+    same point of every rank's collectives; returns the set's id (the same on every rank)."""
+    kind = E.ADD_PROCESS_SET
+
+    def __init__(self, ranks):
+        super().__init__(None)
+        self.ranks = ranks
+
+    def descriptor(self):
+        d = self.fields(None)
+        d[E.NUMEL] = len(self.ranks)
+        d[E.SHAPE_HASH] = zlib.crc32(repr(self.ranks).encode()) & 0x7FFFFFFF
+        return d
+
+    def run(self, engine, neg):
+        active = self.agree(neg)
+        if len(active) != neg.size:
+            self.fail("%s joined (hvd.join); process sets are added by every rank"
+                      % _ranks_text(neg.joined()))
+        if len(set(neg.column(E.SHAPE_HASH, active))) != 1:
+            self.fail("ranks asked for different sets (rank %d: %s); every rank must add the same "
+                      "sets in the same order" % (engine.rank, self.ranks))
+        pset = engine.next_process_set
+        engine.next_process_set += 1
+        member = engine.rank in self.ranks
+        group = engine.rt.group(0 if member else -1, self.ranks.index(engine.rank) if member else 0)
+        engine.process_sets[pset] = list(self.ranks)
+        if group is not None:
+            engine.groups[pset] = group
+        return pset
+
+
+class RemoveProcessSet(Op):
+    kind = E.REMOVE_PROCESS_SET
+
+    def __init__(self, pset):
+        super().__init__(None)
+        self.pset = 0  # negotiated over every rank; the set to remove is self.target
+        self.target = pset
+
+    def descriptor(self):
+        d = self.fields(None)
+        d[E.ROOT] = self.target
+        return d
+
+    def run(self, engine, neg):
+        self.agree(neg, [("the process set", E.ROOT, lambda r: int(neg.table[r, E.ROOT]))])
+        group = engine.groups.pop(self.target, None)
+        engine.process_sets.pop(self.target, None)
+        if group is not None:
+            group.close()
+        return True

@@ -17,6 +17,12 @@ others wait for a later cycle, so ranks may submit in different orders. Before m
 ranks compare their descriptors of it (Negotiated), and ranks that submitted different tensors
 under one key all raise an error instead of hanging or summing mismatched memory.
 
+Process sets (hvd.add_process_set) are negotiated in the same cycles: an operation carries its
+set's id and is ready when every member has it pending; it then runs on the members only, over the
+set's strata Group. While any set exists the threads cycle even when idle (a rank outside a set,
+idle in its script, must still meet the others' cycles), so the script should not call the
+runtime directly then.
+
 An operation some ranks never submit cannot run: after STRATA_HOROVOD_STALL_SECONDS (60) the
 ranks waiting on it print which ranks have not submitted it, and after
 STRATA_HOROVOD_STALL_FAIL_SECONDS (300) it fails with that message; when a rank has shut
@@ -37,7 +43,8 @@ import numpy as np
 from strata import _capi
 
 # Descriptor fields (int64 each).
-KIND, DTYPE, NDIM, NUMEL, OP, ROOT, NAME, SHAPE_HASH, DIM0, COUNT, INVALID, JOIN_ROUND, DIMS = range(13)
+(KIND, DTYPE, NDIM, NUMEL, OP, ROOT, NAME, SHAPE_HASH, DIM0, COUNT, INVALID, JOIN_ROUND, PSET,
+ DIMS) = range(14)
 # The cycle's header, per rank: pending operations, shutting down.
 PENDING, SHUTDOWN, HEADER = 0, 1, 2
 MAX_DIMS = 10  # also: a grouped allreduce's element count per dtype code
@@ -45,9 +52,10 @@ FIELDS = DIMS + MAX_DIMS
 
 KIND_NAMES = {1: "allreduce", 2: "allgather", 3: "broadcast", 4: "alltoall", 5: "reducescatter",
               6: "barrier", 7: "join", 8: "grouped_allreduce", 9: "grouped_allgather",
-              10: "grouped_reducescatter"}
+              10: "grouped_reducescatter", 11: "add_process_set", 12: "remove_process_set"}
 ALLREDUCE, ALLGATHER, BROADCAST, ALLTOALL, REDUCESCATTER, BARRIER, JOIN = 1, 2, 3, 4, 5, 6, 7
 GROUPED_ALLREDUCE, GROUPED_ALLGATHER, GROUPED_REDUCESCATTER = 8, 9, 10
+ADD_PROCESS_SET, REMOVE_PROCESS_SET = 11, 12
 
 
 def key_hash(key):
@@ -133,6 +141,11 @@ class Engine:
         self._counters = collections.Counter()    # unnamed operations per kind
         self._lock = threading.Lock()
         self._pending = []                        # handles in submission order (thread only)
+        # Process sets: id -> sorted world ranks (0: every rank), and this rank's strata Group of
+        # each set it belongs to. Changed only by the thread, in negotiated operations.
+        self.process_sets = {0: list(range(self.size))}
+        self.groups = {}
+        self.next_process_set = 1
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="strata.horovod", daemon=True)
         self._thread.start()
@@ -144,6 +157,9 @@ class Engine:
         if self._stopping.is_set():
             raise ValueError("strata.horovod: shut down; call hvd.init() first")
         kind = op.kind_name
+        pset = getattr(op, "pset", 0)
+        if pset:  # the same name may be in flight in several process sets
+            kind = "%s@%d" % (kind, pset)
         with self._lock:
             if op.name:
                 key = "%s.%s" % (kind, op.name)
@@ -183,7 +199,11 @@ class Engine:
             # script may also call the runtime directly while no strata.horovod operation is in
             # flight on any rank. A rank with work waits inside the cycle's allgather for the
             # others to start theirs.
-            block = not self._pending and not self._stopping.is_set()
+            # While process sets exist, every rank cycles even when idle (as Horovod's background
+            # thread always does): a set's operation is negotiated in the world's cycle, which a
+            # rank outside the set, idle in its script, must still join for the set to go on.
+            block = not self._pending and not self._stopping.is_set() and \
+                len(self.process_sets) == 1
             while True:
                 try:
                     handle = self._queue.get(block=block)
@@ -236,6 +256,7 @@ class Engine:
         for i, handle in enumerate(self._pending):
             mine[i, :] = handle.op.descriptor()
             mine[i, NAME] = key_hash(handle.key)
+            mine[i, PSET] = getattr(handle.op, "pset", 0)
         table = np.empty((self.size, most, FIELDS), dtype=np.int64)
         self.allgather(mine.ctypes.data, table.ctypes.data, most * FIELDS, _capi.I64)
         return self._run_ready(table, headers), False
@@ -252,10 +273,10 @@ class Engine:
         finished = set()
         mirrored = False
         if active:
-            lead = active[0]
-            for i in range(int(counts[lead])):
-                key = int(table[lead, i, NAME])
-                if table[lead, i, KIND] == JOIN or not all(key in rows[r] for r in active):
+            for key, pset in self._ready(table, counts, rows, active, joined):
+                if pset:
+                    if self._run_in_process_set(key, pset, table, rows, mine):
+                        finished.add(key)
                     continue
                 neg_table = np.zeros((self.size, FIELDS), dtype=np.int64)
                 for r in range(self.size):
@@ -291,6 +312,47 @@ class Engine:
         self._check_stalls(rows, headers)
         return bool(finished) or mirrored or len(self._pending) != before
 
+    def _ready(self, table, counts, rows, active, joined):
+        """(key, process set) of every operation that can run now, in one order every rank
+        computes alike: each active rank's submissions in turn (a global operation when every
+        active rank has it; a process set's when every member has it), then the joined ranks'."""
+        ready, seen = [], set()
+        for r in active + joined:
+            for i in range(int(counts[r])):
+                key = int(table[r, i, NAME])
+                if key in seen or table[r, i, KIND] == JOIN:
+                    continue
+                pset = int(table[r, i, PSET])
+                members = self.process_sets.get(pset)
+                if pset == 0:
+                    if r in joined or not all(key in rows[a] for a in active):
+                        continue
+                elif members is None or not all(key in rows[m] for m in members):
+                    continue
+                seen.add(key)
+                ready.append((key, pset))
+        return ready
+
+    def _run_in_process_set(self, key, pset, table, rows, mine):
+        """A process set's operation, on its members only (over the set's strata Group, ranks
+        renumbered as the set's); returns whether this rank ran it."""
+        members = self.process_sets[pset]
+        if self.rank not in members:
+            return False
+        neg = Negotiated(np.stack([table[m, rows[m][key]] for m in members]),
+                         members.index(self.rank))
+        handle = mine[key]
+        start = time.monotonic()
+        try:
+            value = handle.op.run(GroupCollectives(self.groups[pset], self), neg)
+            post = getattr(handle.op, "post", None)
+            if post is not None:
+                value = post(value)
+            self._finish(handle, value, None, handle.since, start)
+        except Exception as e:  # noqa: B902 - every member raises the same, in synchronize
+            self._finish(handle, None, e, handle.since, start)
+        return True
+
     def _check_stalls(self, rows, headers):
         """Operations only some ranks submitted: a warning, then an error (see the module doc)."""
         now = time.monotonic()
@@ -299,7 +361,8 @@ class Engine:
             if handle.op.kind == JOIN:
                 continue
             key = key_hash(handle.key)
-            missing = [r for r in range(self.size) if key not in rows[r]]
+            members = self.process_sets.get(getattr(handle.op, "pset", 0), range(self.size))
+            missing = [r for r in members if key not in rows[r]]
             if not missing:
                 continue
             waited = now - handle.since
@@ -335,3 +398,30 @@ class Engine:
         self.rt._check(self.rt._lib.strata_broadcast(self.rt._live(), address, count, dtype, root,
                                                      ctypes.byref(self.rt._err)),
                        "strata_broadcast")
+
+
+class GroupCollectives:
+    """The engine's collective calls (allreduce, allgather, broadcast on raw addresses) over a
+    process set's strata Group, for operations that run in the set."""
+
+    def __init__(self, group, engine):
+        self.group, self.rt = group, engine.rt
+        self.rank, self.size, self.rounds = group.rank, group.size, engine.rounds
+
+    def allreduce(self, address, count, dtype, op):
+        self.rt._check(self.rt._lib.strata_group_allreduce(self.group._live(), address, address,
+                                                           count, dtype, op,
+                                                           ctypes.byref(self.rt._err)),
+                       "strata_group_allreduce")
+
+    def allgather(self, send, recv, count_per_rank, dtype):
+        self.rt._check(self.rt._lib.strata_group_allgather(self.group._live(), send, recv,
+                                                           count_per_rank, dtype,
+                                                           ctypes.byref(self.rt._err)),
+                       "strata_group_allgather")
+
+    def broadcast(self, address, count, dtype, root):
+        self.rt._check(self.rt._lib.strata_group_broadcast(self.group._live(), address, count,
+                                                           dtype, root,
+                                                           ctypes.byref(self.rt._err)),
+                       "strata_group_broadcast")

@@ -47,13 +47,13 @@ def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set
     # Named, so that unnamed operations elsewhere do not shift its place; one name for every
     # object, not its type's (Horovod's), since a non-root rank's obj is often None.
     name = name or "broadcast_object"
-    root = _state.engine().rank == root_rank
+    root = _state.engine().rank == root_rank  # a global rank, in a process set too
     payload = _dumps(obj) if root else torch.empty(0, dtype=torch.uint8)
     length = torch.tensor([payload.numel()], dtype=torch.int64)
-    broadcast_(length, root_rank, name=name + ".sz")
+    broadcast_(length, root_rank, name=name + ".sz", process_set=process_set)
     if not root:
         payload = torch.empty(int(length[0]), dtype=torch.uint8)
-    broadcast_(payload, root_rank, name=name + ".t")
+    broadcast_(payload, root_rank, name=name + ".t", process_set=process_set)
     return obj if root else _loads(payload)
 
 

@@ -102,9 +102,13 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         params = [p for p in self._by_name if p.requires_grad]
         for p in params:
             self._gradient(p)
+        ps = self.process_set
+        if ps is not None and ps is not global_process_set and not ps.included():
+            return  # a rank outside the optimizer's process set steps on its own gradients
         as_sparse = [p for p in params if p.grad.is_sparse]
         sparse = [] if self.sparse_as_dense else [
-            (p, sparse_allreduce_async(p.grad, "grad." + self._parameter_names[p], self.op))
+            (p, sparse_allreduce_async(p.grad, "grad." + self._parameter_names[p], self.op,
+                                      process_set=self.process_set))
             for p in as_sparse]
         dense = [p for p in params if not p.grad.is_sparse or self.sparse_as_dense]
         if dense:
@@ -116,7 +120,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                 prescale = 1.0 / self.gradient_predivide_factor
                 postscale = self.gradient_predivide_factor
             handle = grouped_allreduce_async_(tensors, op=self.op, prescale_factor=prescale,
-                                              postscale_factor=postscale)
+                                              postscale_factor=postscale,
+                                              process_set=self.process_set)
             _synchronize_handle(handle)
             for p, g, (t, ctx) in zip(dense, grads, compressed):
                 out = self._compression.decompress(t, ctx)
@@ -177,7 +182,9 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
         raise ValueError("gradient_predivide_factor not supported with op != Average")
     if num_groups != 0 and groups is None:
         groups = num_groups
-    check_process_set(process_set, "DistributedOptimizer")
+    if process_set is not global_process_set and process_set is not None and \
+            process_set.included():
+        check_process_set(process_set, "DistributedOptimizer")  # added, and this rank is in it
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
                dict(_DistributedOptimizer.__dict__))
     return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step,

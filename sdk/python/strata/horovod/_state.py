@@ -27,9 +27,6 @@ def init(comm=None, process_sets=None):
     if comm is not None:
         raise NotImplementedError("strata.horovod.init: comm= (an MPI communicator) is not taken; "
                                   "Strata's ranks are the job's ranks (strata-run, mpirun, srun)")
-    if process_sets:
-        from ._process_sets import add_process_set
-        add_process_set(process_sets)
     if _engine_now is not None:
         return
     # A runtime made here serves collectives only: the manifest's batch sizes (for a training
@@ -45,6 +42,9 @@ def init(comm=None, process_sets=None):
     everyone = _engine_now.submit(Allgather([local], None, False)).wait()
     peers = [r for r in range(rt.world.size) if int(everyone[r]) == rt.world.local_rank]
     _cross = (peers.index(rt.world.rank), len(peers))
+    if process_sets:
+        from ._process_sets import add_process_set
+        add_process_set(list(process_sets))
 
 
 def shutdown():
@@ -52,6 +52,10 @@ def shutdown():
     if _engine_now is not None:
         stop_timeline()
         _engine_now.stop()
+        for group in _engine_now.groups.values():
+            group.close()
+        from ._process_sets import forget_all
+        forget_all()
         _engine_now = None
 
 

@@ -136,7 +136,11 @@ strata_status barrier(void*, strata_request* req, strata_error* err) {
 
 const strata_comm_ops kOps = {COMPAT_OPS_HEADER(strata_comm_ops, STRATA_PLUGIN_COMM) create, destroy,
                               query, allreduce, allgather, allgatherv, reduce_scatter, broadcast,
-                              barrier, nullptr /* wait */, nullptr /* test */};
+                              barrier, nullptr /* wait */, nullptr /* test */
+#if STRATA_ABI_MINOR >= 10
+                              , nullptr /* alltoallv */, nullptr /* split: not offered */
+#endif
+};
 
 }  // namespace
 

@@ -47,7 +47,8 @@ TEST(Caps, MatchTheMpiJobAndListEverything) {
   EXPECT_EQ(caps.local_rank, env_local_rank ? std::atoi(env_local_rank) : caps.rank);
   EXPECT_EQ(caps.local_size, env_local_size ? std::atoi(env_local_size) : caps.size);
   EXPECT_EQ(caps.dtype_mask, (1u << STRATA_DTYPE_COUNT) - 1);
-  EXPECT_EQ(caps.collective_mask, 0x3fu);
+  EXPECT_EQ(caps.collective_mask, 0x7fu);  // the six of ABI 1.0 and alltoallv (1.10)
+  EXPECT_EQ(caps.features, STRATA_COMM_FEATURE_SPLIT);
   EXPECT_EQ(caps.device_mask, STRATA_DEVICE_BIT(STRATA_DEVICE_HOST));
   EXPECT_EQ(caps.nonblocking, 1);
 }
@@ -80,8 +81,11 @@ void expect_caps_filled_within(size_t struct_size) {
   EXPECT_EQ(caps->rank, rank());
   EXPECT_EQ(caps->size, world());
   EXPECT_EQ(caps->dtype_mask, (1u << STRATA_DTYPE_COUNT) - 1);
-  EXPECT_EQ(caps->collective_mask, 0x3fu);
+  EXPECT_EQ(caps->collective_mask, 0x7fu);
   EXPECT_EQ(caps->nonblocking, 1);
+  if (STRATA_STRUCT_HAS(caps, strata_comm_caps, features)) {
+    EXPECT_EQ(caps->features, STRATA_COMM_FEATURE_SPLIT);
+  }
   const size_t filled = std::min(struct_size, sizeof(strata_comm_caps));
   for (size_t i = filled; i < sizeof storage; ++i) {
     ASSERT_EQ(storage[i], kCanary) << "byte " << i << " is past the " << filled << " it may fill";
