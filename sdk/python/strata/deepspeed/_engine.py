@@ -332,15 +332,12 @@ class DeepSpeedEngine:
                     "optimizer state and counters together; to start from weights only, load "
                     "them into the model before deepspeed.initialize" % (name, value))
         # Every rank must take the same branch (load is collective): the ranks agree first.
-        found = torch.tensor([int(tag is not None or
-                                  os.path.isfile(os.path.join(os.fspath(load_dir), "latest")))],
-                             dtype=torch.int32)
-        if int(self._runtime.allreduce(found, "min")[0]) != int(self._runtime.allreduce(found,
-                                                                                        "max")[0]):
+        found = tag is not None or os.path.isfile(os.path.join(os.fspath(load_dir), "latest"))
+        if not _launch.same_on_every_rank(self._runtime, found):
             raise RuntimeError("strata.deepspeed.load_checkpoint: %s/latest exists on some ranks "
                                "and not on others; the checkpoint folder must be one every rank "
                                "reads" % load_dir)
-        if not int(found[0]):
+        if not found:
             warnings.warn("strata.deepspeed.load_checkpoint: no checkpoint in %s (no 'latest' "
                           "file); nothing loaded" % load_dir)
             return None, None

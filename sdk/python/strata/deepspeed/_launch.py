@@ -22,6 +22,14 @@ def wanted(dist_init_required):
     return True if _wanted is None else _wanted
 
 
+def same_on_every_rank(runtime, flag):
+    """Whether every rank passed the same `flag` (a bool): one allreduce (max of flag and -flag).
+    Collective; lets every rank take the same branch before a collective one side would skip."""
+    both = torch.tensor([int(flag), -int(flag)], dtype=torch.int32)
+    runtime.allreduce_(both, "max")
+    return int(both[0]) == -int(both[1])
+
+
 def _free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("", 0))
@@ -43,11 +51,10 @@ def ensure_torch_group(runtime):
         return
     # Every rank takes the same branch: a job whose ranks disagree here would hang in the
     # broadcast, so the decision is agreed first.
-    mine = torch.tensor([1 if dist.is_initialized() else 0], dtype=torch.int32)
-    if int(runtime.allreduce(mine, "max")[0]) != int(runtime.allreduce(mine, "min")[0]):
+    if not same_on_every_rank(runtime, dist.is_initialized()):
         raise RuntimeError("strata.deepspeed: torch.distributed is initialized on some ranks and "
                            "not on others")
-    if int(mine[0]):
+    if dist.is_initialized():
         return
     place = torch.zeros(258, dtype=torch.uint8)  # port (2 bytes) and address (256)
     if runtime.world.rank == 0:

@@ -115,11 +115,14 @@ def _finish(async_op):
 
 
 def _op_name(op):
-    name = op if isinstance(op, str) else getattr(op, "name", str(op)).lower()
-    name = {"sum": "sum", "avg": "avg", "min": "min", "max": "max", "product": "product",
-            "reduceop.sum": "sum", "reduceop.avg": "avg", "reduceop.min": "min",
-            "reduceop.max": "max", "reduceop.product": "product"}.get(name.lower(), name.lower())
-    return name
+    """"sum" for ReduceOp.SUM here, torch's ReduceOp.SUM, or "SUM"."""
+    name = op if isinstance(op, str) else getattr(op, "name", str(op))
+    return name.lower().rsplit(".", 1)[-1]
+
+
+def _rows(rt, tensor):
+    """Every member's `tensor` as one row each (an allgather of the flattened tensor)."""
+    return rt.allgather(tensor.detach().contiguous().view(1, -1))
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
@@ -127,8 +130,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     rt = _target(group, "all_reduce")
     name = _op_name(op)
     if name == "product":
-        every = rt.allgather(tensor.detach().contiguous().view(1, -1))
-        tensor.copy_(every.prod(dim=0).view(tensor.shape))
+        tensor.copy_(_rows(rt, tensor).prod(dim=0).view(tensor.shape))
         return _finish(async_op)
     if name not in ("sum", "avg", "min", "max"):
         raise ValueError("strata.deepspeed.comm.all_reduce: op %r; expected ReduceOp.SUM, AVG, MIN, "
@@ -161,16 +163,14 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     if len(tensor_list) != size:
         raise ValueError("strata.deepspeed.comm.all_gather: tensor_list has %d tensors; expected "
                          "one per rank (%d)" % (len(tensor_list), size))
-    every = rt.allgather(tensor.detach().contiguous().view(1, -1))
-    for out, row in zip(tensor_list, every):
+    for out, row in zip(tensor_list, _rows(rt, tensor)):
         out.copy_(row.view(out.shape))
     return _finish(async_op)
 
 
 def all_gather_into_tensor(output_tensor, tensor, group=None, async_op=False):
     rt = _target(group, "all_gather_into_tensor")
-    every = rt.allgather(tensor.detach().contiguous().view(1, -1))
-    output_tensor.copy_(every.view(output_tensor.shape))
+    output_tensor.copy_(_rows(rt, tensor).view(output_tensor.shape))
     return _finish(async_op)
 
 

@@ -130,6 +130,7 @@ class Engine:
     def __init__(self, runtime, timeline):
         self.rt = runtime
         self.rank, self.size = runtime.world.rank, runtime.world.size
+        self.world = RawCollectives(runtime, runtime._live, "strata_")
         self.timeline = timeline
         self.rounds = 0          # cycles so far: the same count on every rank
         self.stall_warn = _seconds("STRATA_HOROVOD_STALL_SECONDS", 60)
@@ -290,16 +291,7 @@ class Engine:
                     mirror(self, neg)
                     mirrored = True
                     continue
-                handle = mine[key]
-                start = time.monotonic()
-                try:
-                    value = handle.op.run(self, neg)
-                    post = getattr(handle.op, "post", None)
-                    if post is not None:
-                        value = post(value)
-                    self._finish(handle, value, None, handle.since, start)
-                except Exception as e:  # noqa: B902 - every rank raises the same, in synchronize
-                    self._finish(handle, None, e, handle.since, start)
+                self._run_op(mine[key], self, neg)  # the engine: add/remove_process_set need it
                 finished.add(key)
         else:  # every rank has joined: each join returns the rank that joined last
             rounds = [int(table[r, 0, JOIN_ROUND]) for r in range(self.size)]
@@ -341,17 +333,22 @@ class Engine:
             return False
         neg = Negotiated(np.stack([table[m, rows[m][key]] for m in members]),
                          members.index(self.rank))
-        handle = mine[key]
+        self._run_op(mine[key], RawCollectives(self.rt, self.groups[pset]._live, "strata_group_"),
+                     neg)
+        return True
+
+    def _run_op(self, handle, collectives, neg):
+        """Runs a negotiated operation over `collectives` (the world's or a set's) and finishes its
+        handle with the value or the error (every rank that runs it raises alike)."""
         start = time.monotonic()
         try:
-            value = handle.op.run(GroupCollectives(self.groups[pset], self), neg)
+            value = handle.op.run(collectives, neg)
             post = getattr(handle.op, "post", None)
             if post is not None:
                 value = post(value)
             self._finish(handle, value, None, handle.since, start)
-        except Exception as e:  # noqa: B902 - every member raises the same, in synchronize
+        except Exception as e:  # noqa: B902 - raised again in synchronize
             self._finish(handle, None, e, handle.since, start)
-        return True
 
     def _check_stalls(self, rows, headers):
         """Operations only some ranks submitted: a warning, then an error (see the module doc)."""
@@ -385,43 +382,35 @@ class Engine:
 
     # ---- the runtime's collectives on raw addresses (this thread only) --------------------------
     def allreduce(self, address, count, dtype, op):
-        self.rt._check(self.rt._lib.strata_allreduce(self.rt._live(), address, address, count, dtype,
-                                                     op, ctypes.byref(self.rt._err)),
-                       "strata_allreduce")
+        self.world.allreduce(address, count, dtype, op)
 
     def allgather(self, send, recv, count_per_rank, dtype):
-        self.rt._check(self.rt._lib.strata_allgather(self.rt._live(), send, recv, count_per_rank,
-                                                     dtype, ctypes.byref(self.rt._err)),
-                       "strata_allgather")
+        self.world.allgather(send, recv, count_per_rank, dtype)
 
     def broadcast(self, address, count, dtype, root):
-        self.rt._check(self.rt._lib.strata_broadcast(self.rt._live(), address, count, dtype, root,
-                                                     ctypes.byref(self.rt._err)),
-                       "strata_broadcast")
+        self.world.broadcast(address, count, dtype, root)
 
 
-class GroupCollectives:
-    """The engine's collective calls (allreduce, allgather, broadcast on raw addresses) over a
-    process set's strata Group, for operations that run in the set."""
+class RawCollectives:
+    """allreduce (in place), allgather and broadcast on raw addresses over every rank
+    (strata_allreduce, ...: `prefix` "strata_", `handle` the runtime's) or over a process set's
+    Group ("strata_group_", its handle): the two C families take the same arguments after it."""
 
-    def __init__(self, group, engine):
-        self.group, self.rt = group, engine.rt
-        self.rank, self.size, self.rounds = group.rank, group.size, engine.rounds
+    def __init__(self, rt, handle, prefix):
+        self.rt, self.handle = rt, handle
+        lib = rt._lib
+        self._names = {what: prefix + what for what in ("allreduce", "allgather", "broadcast")}
+        self._fns = {what: getattr(lib, name) for what, name in self._names.items()}
+
+    def _call(self, what, *args):
+        self.rt._check(self._fns[what](self.handle(), *args, ctypes.byref(self.rt._err)),
+                       self._names[what])
 
     def allreduce(self, address, count, dtype, op):
-        self.rt._check(self.rt._lib.strata_group_allreduce(self.group._live(), address, address,
-                                                           count, dtype, op,
-                                                           ctypes.byref(self.rt._err)),
-                       "strata_group_allreduce")
+        self._call("allreduce", address, address, count, dtype, op)
 
     def allgather(self, send, recv, count_per_rank, dtype):
-        self.rt._check(self.rt._lib.strata_group_allgather(self.group._live(), send, recv,
-                                                           count_per_rank, dtype,
-                                                           ctypes.byref(self.rt._err)),
-                       "strata_group_allgather")
+        self._call("allgather", send, recv, count_per_rank, dtype)
 
     def broadcast(self, address, count, dtype, root):
-        self.rt._check(self.rt._lib.strata_group_broadcast(self.group._live(), address, count,
-                                                           dtype, root,
-                                                           ctypes.byref(self.rt._err)),
-                       "strata_group_broadcast")
+        self._call("broadcast", address, count, dtype, root)
