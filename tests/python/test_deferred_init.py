@@ -94,7 +94,12 @@ def test_built_on_meta_never_holds_the_model():
               f"and the runtime's peak: built whole {whole[rank] / mib:.0f} MiB, built on meta "
               f"{meta[rank] / mib:.0f} MiB")
         assert whole[rank] > 0.75 * model, "the measurement no longer sees a whole model"
-        assert meta[rank] < 0.25 * model, "construction from meta held the model"
+        # Both figures carry ~26 MiB that do not grow with the model (MPI's and the runtime's own
+        # start-up, measured at 2 ranks), which a bound of a quarter of this 108 MiB model left
+        # a MiB of room for: the build on meta must save most of the model against the whole
+        # build, and stay below half of it.
+        assert whole[rank] - meta[rank] > 0.75 * model, "construction from meta held the model"
+        assert meta[rank] < 0.5 * model, "construction from meta held the model"
 
 
 def bad(work_dir, stage, case="meta", extra=None):

@@ -24,7 +24,7 @@ void* GradPartition::view(uint32_t p) const {
 
 float* GradPartition::fp32() {
   if (partition_.data() == nullptr) {
-    partition_ = Buffer<float>(host_, layout_->partition_elements(), STRATA_MEM_GRADS);
+    partition_ = PageBuffer(host_, layout_->partition_elements(), STRATA_MEM_GRADS);
   }
   return partition_.data();
 }
@@ -32,9 +32,9 @@ float* GradPartition::fp32() {
 void GradPartition::zero() {
   const Memory memory(host_);
   if (transient()) {
-    partition_ = Buffer<float>();
+    partition_ = PageBuffer();
   } else {
-    memory.zero(partition_.data(), layout_->partition_elements() * sizeof(float));
+    partition_.clear();
   }
   std::fill(holds_.begin(), holds_.end(), 0);
   FullGrads::zero(*params_, memory);  // the host-owned ones (ours are lent, and freed once reduced)

@@ -13,6 +13,10 @@
 // the optimizer reads stage 0's gradients bit for bit wherever the comm plugin sums in the same
 // order (always at 2 ranks). For a half model this fp32 partition is transient (4P bytes from
 // the step's first delivery, or owned_shards, to zero_grad); fp32 models keep it persistently.
+// Either way it is a PageBuffer: zero_grad gives its pages back to the kernel, and a slice takes
+// memory again only when backward delivers it, so at the start of backward, where the host's
+// activations peak, the partition holds next to nothing (stage 3's peak fell by about the
+// partition's size: plugins/zero/README.md).
 // (Until issue 30, item 4, half models kept a model-dtype partition, d·P, into which every average
 // was rounded, and a transient fp32 copy of it: that rounding was what set stages 2-3 apart.)
 //
@@ -22,6 +26,7 @@
 #include "device_memory.hpp"
 #include "dtype_cast.hpp"
 #include "lent_grads.hpp"
+#include "page_buffer.hpp"
 #include "param.hpp"
 #include "partition_layout.hpp"
 #include "partition_reducer.hpp"
@@ -35,7 +40,7 @@ namespace strata::zero {
 class GradPartition final : public ReduceTarget {
  public:
   GradPartition() = default;
-  // Allocates the (zeroed) partition, STRATA_MEM_GRADS, unless it is transient: a half model's,
+  // Allocates the (zero, not yet resident) partition, STRATA_MEM_GRADS, unless it is transient: a half model's,
   // or any model's when `transient_only` (stage 3 with its partitions on a drive). `layout` and
   // `params` must outlive this.
   GradPartition(const sdk::Host& host, const Caster& caster, const PartitionLayout& layout,
@@ -56,7 +61,8 @@ class GradPartition final : public ReduceTarget {
   // empty parameters), as the shards point into it. (The name is from when half models kept a
   // model-dtype partition and this cast it to fp32.)
   void to_fp32() { fp32(); }
-  // Zeroes the partition (frees a half model's) and the host's gradients.
+  // Zeroes the partition (its pages leave the process; a half model's is freed) and the host's
+  // gradients.
   void zero();
 
   const float* ready_buffer(size_t bucket) override;
@@ -75,7 +81,7 @@ class GradPartition final : public ReduceTarget {
 
   int32_t dtype_ = STRATA_F32;
   bool transient_ = false;
-  Buffer<float> partition_;  // fp32, accumulates over micro-batches
+  PageBuffer partition_;  // fp32, accumulates over micro-batches
   LentGrads lent_;
   std::vector<uint8_t> direct_;    // per bucket: sent straight from its lent buffer
   std::vector<uint8_t> holds_;     // per bucket: its slice has received a value since zero()

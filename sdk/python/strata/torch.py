@@ -35,6 +35,11 @@ How the module's parameters meet the runtime (docs/DESIGN.md, "Python hosts"):
   runtime's buffer as autograd finishes it (an AccumulateGrad hook), and when the group's last
   one arrives its parameters are marked ready (their reduction overlaps the rest of backward)
   and the group is released.
+- Memory at stage 3: backward frees activations into glibc's heap, which keeps them, while the
+  runtime's gradient partition takes pages as backward delivers its slices; so the heap is given
+  back to the system twice in each backward (after a third and two thirds of the partitioned
+  elements) and after each step. The peak then holds about a third of the partition beside the
+  activations, not all of it (bench/transformer/README.md has the figures).
 - A model built on the meta device (`with torch.device("meta")`, or device="meta" per layer)
   never exists whole: its parameters are registered without data and each group's values are
   made, initialized (`init`), broadcast from rank 0 and written one group at a time, as
@@ -58,6 +63,12 @@ from ._partitioned import PartitionedParameter, SavedTensorHooks, tensor_at, wra
 from ._torch_optimizer import _first_few, _merge, optimizer_overrides  # noqa: F401 (public)
 from ._torch_records import _TORCH_CODE, _TORCH_DTYPE, _Group, _numel, _Param, _trim_heap
 from .runtime import StrataError
+
+# How often stage 3's backward gives glibc's heap back (see the module's text): two trims took
+# the 114 M-parameter bench's peak from ~1320 to ~1245 MiB at 4 ranks, at no tokens/s we could
+# tell from the VM's noise; each trim costs the page faults of what it returned.
+_BACKWARD_TRIMS = 2
+
 
 class DistributedOptimizer:
     """Registers the model's parameters with the runtime and drives it from autograd hooks.
@@ -137,6 +148,7 @@ class DistributedOptimizer:
         self._accumulation = float(self.training.gradient_accumulation_steps)
         self._version = 0  # bumped whenever the runtime's parameter values change
         self._micro_steps = 0
+        self._trim_marks, self._closed_elements, self._trims_done = [], 0, 0  # stage 3's trims
         self._hooks = []
         self._groups = []
         self._saved_hooks = None  # stage 3: SavedTensorHooks, when some parameter is partitioned
@@ -271,6 +283,9 @@ class DistributedOptimizer:
         if not any(rec.partitioned for rec in self._params):
             return
         self._saved_hooks = SavedTensorHooks(self)
+        total = sum(_numel(rec.shape) for rec in self._params if rec.partitioned)
+        self._trim_marks = [total * j // (_BACKWARD_TRIMS + 1)
+                            for j in range(1, _BACKWARD_TRIMS + 1)]
         for rec in self._params:
             if not rec.partitioned:
                 continue
@@ -449,6 +464,8 @@ class DistributedOptimizer:
             self._close_group(group)
 
     def _close_group(self, group):
+        if self._saved_hooks is not None:
+            self._trim_in_backward(group)
         for member in group.params:
             self.runtime.grad_ready(member.index)
         group.backward_open = False
@@ -458,6 +475,18 @@ class DistributedOptimizer:
         if group.refs > 0:  # a forward still uses it: gathered again for that forward
             self.runtime.gather(group.id)
             self._attach(group)
+
+    def _trim_in_backward(self, group):
+        """Gives the heap back once backward's closed groups pass the next of _trim_marks: the
+        activations freed so far leave the process before the gradient partition's pages for the
+        rest of backward arrive."""
+        self._closed_elements += sum(_numel(rec.shape) for rec in group.params if rec.partitioned)
+        passed = self._trims_done
+        while passed < len(self._trim_marks) and self._closed_elements >= self._trim_marks[passed]:
+            passed += 1
+        if passed > self._trims_done:
+            self._trims_done = passed
+            _trim_heap()
 
     # ---- the step ------------------------------------------------------------------------------
     def scale_loss(self, loss):
@@ -482,6 +511,7 @@ class DistributedOptimizer:
         for group in self._groups:
             if group.backward_open:
                 self._close_group(group)
+        self._closed_elements = self._trims_done = 0  # _trim_in_backward's count, per micro-batch
         self._agree_on_gradients()
         if self.optimizer is not None:
             lr = self.optimizer.param_groups[0]["lr"]
