@@ -94,6 +94,9 @@ class PluginHost {
       }
       std::lock_guard<std::mutex> lock(self->mutex_);
       self->located_[location][category] += static_cast<uint64_t>(delta);  // wraps on misuse
+      // Memory a plugin maps itself and accounts here counts toward the peak, as the runtime's
+      // ledger counts it.
+      if (delta > 0) self->watched_peak_ = std::max(self->watched_peak_, self->watched_now());
     };
   }
   PluginHost(const PluginHost&) = delete;

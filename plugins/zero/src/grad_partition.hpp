@@ -13,10 +13,11 @@
 // the optimizer reads stage 0's gradients bit for bit wherever the comm plugin sums in the same
 // order (always at 2 ranks). For a half model this fp32 partition is transient (4P bytes from
 // the step's first delivery, or owned_shards, to zero_grad); fp32 models keep it persistently.
-// Either way it is a PageBuffer: zero_grad gives its pages back to the kernel, and a slice takes
-// memory again only when backward delivers it, so at the start of backward, where the host's
-// activations peak, the partition holds next to nothing (stage 3's peak fell by about the
-// partition's size: plugins/zero/README.md).
+// Either way it is a PageBuffer: finalize leaves it untouched, zero_grad gives its pages back to
+// the kernel, and a slice takes memory again only when backward delivers it, so a step's first
+// backward starts with the partition holding nothing (later micro-batches of the step start with
+// what earlier ones delivered). What that saves at the host's peak depends on the host giving
+// back what backward frees (strata.torch trims glibc's heap: plugins/zero/README.md).
 // (Until issue 30, item 4, half models kept a model-dtype partition, d·P, into which every average
 // was rounded, and a transient fp32 copy of it: that rounding was what set stages 2-3 apart.)
 //

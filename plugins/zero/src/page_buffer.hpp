@@ -7,8 +7,9 @@
 // start, where the host's activations peak. Reading a page nobody wrote maps the kernel's shared
 // zero page and costs no memory.
 //
-// On a CUDA device, or with a host older than ABI 1.2 (no account_bytes), it is an ordinary zeroed
-// Buffer and clear() writes zeros.
+// On a CUDA device, with a host older than ABI 1.2 (no account_bytes), or under AddressSanitizer
+// (which catches overflows of heap blocks only), it is an ordinary zeroed Buffer and clear()
+// writes zeros.
 #pragma once
 
 #include "device_memory.hpp"

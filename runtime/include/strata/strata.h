@@ -219,7 +219,9 @@ STRATA_API strata_status strata_broadcast(strata_runtime* rt, void* buf, uint64_
 STRATA_API strata_status strata_barrier(strata_runtime* rt, strata_error* err);
 
 /* Bytes this rank holds, by strata_mem_category: params and grads registered by the host plus
- * everything plugins allocated through the host-services table. */
+ * everything plugins allocated through the host-services table or accounted with account_bytes.
+ * These are sizes: a buffer may hold fewer resident pages (the zero plugin's gradient partition
+ * gives its pages back between steps and takes them as backward fills it). */
 typedef struct strata_memory_report {
   size_t struct_size; /* since 1.0 */
   /* Memory (host, pinned host and device together; never disk), by category. */

@@ -38,7 +38,7 @@ How the module's parameters meet the runtime (docs/DESIGN.md, "Python hosts"):
 - Memory at stage 3: backward frees activations into glibc's heap, which keeps them, while the
   runtime's gradient partition takes pages as backward delivers its slices; so the heap is given
   back to the system twice in each backward (after a third and two thirds of the partitioned
-  elements) and after each step. The peak then holds about a third of the partition beside the
+  elements) and after each applied step. The peak then holds about a third of the partition beside the
   activations, not all of it (bench/transformer/README.md has the figures).
 - A model built on the meta device (`with torch.device("meta")`, or device="meta" per layer)
   never exists whole: its parameters are registered without data and each group's values are

@@ -1,12 +1,14 @@
 """Measures what a rank holds after opt.step() when training a model of known size through
 strata.torch, and prints one line per rank that the test reads:
 
-    memory rank R model_bytes M baseline_rss B rss_after_step A runtime_bytes T peak_rss P
+    memory rank R model_bytes M baseline_rss B rss_after_step A runtime_bytes T grads_bytes G peak_rss P
     construction rank R peak_rss C runtime_peak_bytes Q
 
 model_bytes: the model's parameters in fp32; baseline_rss: the process before the model existed
 (torch imported, the runtime not yet created); rss_after_step: after the last step, from
-/proc/self/statm; runtime_bytes: the runtime's memory report (every category, current);
+/proc/self/statm; runtime_bytes: the runtime's memory report (every category, current), of which
+grads_bytes are gradients (at stages 2-3 the gradient partition, which holds no pages between
+steps);
 peak_rss: ru_maxrss. All in bytes.
 
 construction: ru_maxrss once DistributedOptimizer exists (before any step), and the sum of the
@@ -70,9 +72,11 @@ def main():
     settle()
     after = rss_bytes()
     report = opt.runtime.memory()["current"]
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print("memory rank %d model_bytes %d baseline_rss %d rss_after_step %d runtime_bytes %d "
-          "peak_rss %d" % (world.rank, model_bytes, baseline, after, sum(report.values()),
-                           resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024), flush=True)
+          "grads_bytes %d peak_rss %d" % (world.rank, model_bytes, baseline, after,
+                                          sum(report.values()), report["grads"], peak_rss),
+          flush=True)
     print("rank %d report %s peak %s" % (world.rank, report, opt.runtime.memory()["peak"]), flush=True)
     opt.close(materialize=False)
 
