@@ -41,9 +41,9 @@ namespace strata::zero {
 class GradPartition final : public ReduceTarget {
  public:
   GradPartition() = default;
-  // Allocates the (zero, not yet resident) partition, STRATA_MEM_GRADS, unless it is transient: a half model's,
-  // or any model's when `transient_only` (stage 3 with its partitions on a drive). `layout` and
-  // `params` must outlive this.
+  // Allocates the (zero, not yet resident) partition, STRATA_MEM_GRADS, unless it is transient:
+  // a half model's, or any model's when `transient_only` (stage 3 with its partitions on a drive).
+  // `layout` and `params` must outlive this.
   GradPartition(const sdk::Host& host, const Caster& caster, const PartitionLayout& layout,
                 const std::vector<ParamRecord>& params, int32_t dtype, bool contiguous,
                 bool transient_only = false);

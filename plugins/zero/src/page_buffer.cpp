@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <string>
-#include <utility>
 
 namespace strata::zero {
 
@@ -21,11 +20,11 @@ constexpr bool kOwnMapping = true;
 }  // namespace
 
 PageBuffer::PageBuffer(const sdk::Host& host, size_t count, strata_mem_category category)
-    : host_(host), memory_(host), category_(category), count_(count) {
+    : memory_(host), count_(count) {
   const size_t bytes = count * sizeof(float);
   if (bytes == 0) return;
   if (!kOwnMapping || memory_.on_device() || !host.has_locations()) {
-    data_ = static_cast<float*>(memory_.alloc(bytes, category));
+    heap_ = Buffer<float>(host, count, category);
     return;
   }
   const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -36,37 +35,23 @@ PageBuffer::PageBuffer(const sdk::Host& host, size_t count, strata_mem_category 
     sdk::fail(STRATA_ERR_OUT_OF_MEMORY,
               "zero: could not map " + std::to_string(bytes) + " bytes of host memory");
   }
-  data_ = static_cast<float*>(p);
-  mapped_bytes_ = mapped;
-  host_.account(category_, STRATA_MEM_HOST, static_cast<int64_t>(bytes));
+  host.account(category, STRATA_MEM_HOST, static_cast<int64_t>(bytes));
+  mapping_ = std::unique_ptr<float, PageUnmap>(static_cast<float*>(p),
+                                               PageUnmap{host, category, bytes, mapped});
 }
 
-PageBuffer::~PageBuffer() {
-  if (data_ == nullptr) return;
-  if (mapped_bytes_ == 0) {
-    memory_.free(data_);
-    return;
-  }
-  munmap(data_, mapped_bytes_);
-  host_.account(category_, STRATA_MEM_HOST, -static_cast<int64_t>(count_ * sizeof(float)));
+void PageUnmap::operator()(float* p) const {
+  munmap(p, mapped);
+  host.account(category, STRATA_MEM_HOST, -static_cast<int64_t>(bytes));
 }
 
 void PageBuffer::clear() {
-  if (data_ == nullptr) return;
   // MADV_DONTNEED on private anonymous memory is exactly zeroing: the next access maps a zero
   // page. (madvise, not posix_madvise: glibc makes POSIX_MADV_DONTNEED a no-op.)
-  if (mapped_bytes_ == 0 || madvise(data_, mapped_bytes_, MADV_DONTNEED) != 0) {
-    memory_.zero(data_, count_ * sizeof(float));
+  if (mapping_ && madvise(mapping_.get(), mapping_.get_deleter().mapped, MADV_DONTNEED) == 0) {
+    return;
   }
-}
-
-void PageBuffer::swap(PageBuffer& o) noexcept {
-  std::swap(host_, o.host_);
-  std::swap(memory_, o.memory_);
-  std::swap(category_, o.category_);
-  std::swap(data_, o.data_);
-  std::swap(count_, o.count_);
-  std::swap(mapped_bytes_, o.mapped_bytes_);
+  if (data() != nullptr) memory_.zero(data(), count_ * sizeof(float));
 }
 
 }  // namespace strata::zero

@@ -17,38 +17,35 @@
 #include <strata/plugin.hpp>
 
 #include <cstddef>
+#include <memory>
 
 namespace strata::zero {
+
+// PageBuffer's deleter: unmaps the mapping and gives its accounted bytes back to the host.
+struct PageUnmap {
+  sdk::Host host;
+  strata_mem_category category = STRATA_MEM_GRADS;
+  size_t bytes = 0;   // accounted
+  size_t mapped = 0;  // whole pages
+  void operator()(float* p) const;
+};
 
 class PageBuffer {
  public:
   PageBuffer() = default;
   // `count` zero elements; throws STRATA_ERR_OUT_OF_MEMORY naming the bytes.
   PageBuffer(const sdk::Host& host, size_t count, strata_mem_category category);
-  PageBuffer(const PageBuffer&) = delete;
-  PageBuffer& operator=(const PageBuffer&) = delete;
-  PageBuffer(PageBuffer&& o) noexcept { swap(o); }
-  PageBuffer& operator=(PageBuffer&& o) noexcept {
-    PageBuffer tmp(std::move(o));
-    swap(tmp);
-    return *this;
-  }
-  ~PageBuffer();
 
-  float* data() const { return data_; }
+  float* data() const { return mapping_ ? mapping_.get() : heap_.data(); }
   size_t size() const { return count_; }
   // Every element back to zero; a mapping's pages leave the process.
   void clear();
 
  private:
-  void swap(PageBuffer& o) noexcept;
-
-  sdk::Host host_;
   Memory memory_;
-  strata_mem_category category_ = STRATA_MEM_GRADS;
-  float* data_ = nullptr;
   size_t count_ = 0;
-  size_t mapped_bytes_ = 0;  // 0: data_ came from memory_.alloc
+  std::unique_ptr<float, PageUnmap> mapping_;
+  Buffer<float> heap_;  // where there is no mapping of our own (see above)
 };
 
 }  // namespace strata::zero

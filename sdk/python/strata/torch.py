@@ -38,8 +38,8 @@ How the module's parameters meet the runtime (docs/DESIGN.md, "Python hosts"):
 - Memory at stage 3: backward frees activations into glibc's heap, which keeps them, while the
   runtime's gradient partition takes pages as backward delivers its slices; so the heap is given
   back to the system twice in each backward (after a third and two thirds of the partitioned
-  elements) and after each applied step. The peak then holds about a third of the partition beside the
-  activations, not all of it (bench/transformer/README.md has the figures).
+  elements) and after each applied step. The peak then holds about a third of the partition
+  beside the activations, not all of it (bench/transformer/README.md has the figures).
 - A model built on the meta device (`with torch.device("meta")`, or device="meta" per layer)
   never exists whole: its parameters are registered without data and each group's values are
   made, initialized (`init`), broadcast from rank 0 and written one group at a time, as
@@ -64,9 +64,9 @@ from ._torch_optimizer import _first_few, _merge, optimizer_overrides  # noqa: F
 from ._torch_records import _TORCH_CODE, _TORCH_DTYPE, _Group, _numel, _Param, _trim_heap
 from .runtime import StrataError
 
-# How often stage 3's backward gives glibc's heap back (see the module's text): two trims took
-# the 114 M-parameter bench's peak from ~1320 to ~1245 MiB at 4 ranks, at no tokens/s we could
-# tell from the VM's noise; each trim costs the page faults of what it returned.
+# How often stage 3's backward gives glibc's heap back (see the module's text): with two trims
+# the 114 M-parameter bench's peak went from ~1320 to ~1250 MiB at 4 ranks, at no tokens/s we
+# could tell from the VM's noise; each trim costs the page faults of what it returned.
 _BACKWARD_TRIMS = 2
 
 
@@ -148,7 +148,8 @@ class DistributedOptimizer:
         self._accumulation = float(self.training.gradient_accumulation_steps)
         self._version = 0  # bumped whenever the runtime's parameter values change
         self._micro_steps = 0
-        self._trim_marks, self._closed_elements, self._trims_done = [], 0, 0  # stage 3's trims
+        self._partitioned_elements = 0  # stage 3: what _trim_in_backward counts towards
+        self._closed_elements = self._trims_done = 0  # ... and its count in this micro-batch
         self._hooks = []
         self._groups = []
         self._saved_hooks = None  # stage 3: SavedTensorHooks, when some parameter is partitioned
@@ -283,9 +284,8 @@ class DistributedOptimizer:
         if not any(rec.partitioned for rec in self._params):
             return
         self._saved_hooks = SavedTensorHooks(self)
-        total = sum(_numel(rec.shape) for rec in self._params if rec.partitioned)
-        self._trim_marks = [total * j // (_BACKWARD_TRIMS + 1)
-                            for j in range(1, _BACKWARD_TRIMS + 1)]
+        self._partitioned_elements = sum(_numel(rec.shape) for rec in self._params
+                                         if rec.partitioned)
         for rec in self._params:
             if not rec.partitioned:
                 continue
@@ -477,15 +477,14 @@ class DistributedOptimizer:
             self._attach(group)
 
     def _trim_in_backward(self, group):
-        """Gives the heap back once backward's closed groups pass the next of _trim_marks: the
-        activations freed so far leave the process before the gradient partition's pages for the
-        rest of backward arrive."""
+        """Gives the heap back each time backward's closed groups pass another 1/(_BACKWARD_TRIMS
+        + 1) of the partitioned elements: the activations freed so far leave the process before
+        the gradient partition's pages for the rest of backward arrive."""
         self._closed_elements += sum(_numel(rec.shape) for rec in group.params if rec.partitioned)
-        passed = self._trims_done
-        while passed < len(self._trim_marks) and self._closed_elements >= self._trim_marks[passed]:
-            passed += 1
-        if passed > self._trims_done:
-            self._trims_done = passed
+        due = min(_BACKWARD_TRIMS,
+                  self._closed_elements * (_BACKWARD_TRIMS + 1) // self._partitioned_elements)
+        if due > self._trims_done:
+            self._trims_done = due
             _trim_heap()
 
     # ---- the step ------------------------------------------------------------------------------
