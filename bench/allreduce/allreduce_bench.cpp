@@ -27,6 +27,10 @@
 // rank keeping 1/n of the message; a message's element count rounded down to a multiple of n),
 // with busbw = (n-1)/n * bytes / time and the headline's keys prefixed "rs_". --collective
 // allgather likewise (raw MPI_Allgather, each rank sending 1/n of the message; keys "ag_").
+// --in-place times allreduce in place (MPI_IN_PLACE; the plugins' send == recv) on a buffer
+// refilled from the input before each call's barrier, outside the timing: what DeepSpeed's
+// inference_all_reduce does in peer_allreduce.py, so run.sh's DeepSpeed rounds compare like calls
+// (the refill also leaves the message in cache, as torch's copy_ does there).
 #include <plugin_harness.hpp>
 
 #include <CLI/CLI.hpp>
@@ -72,6 +76,8 @@ float input_value(size_t i, int rank) { return static_cast<float>(static_cast<in
 // Whether the run times reduce_scatter or allgather (--collective) instead of allreduce.
 bool g_reduce_scatter = false;
 bool g_allgather = false;
+// Whether allreduce runs in place on recv (--in-place), refilled from send before each call.
+bool g_in_place = false;
 
 struct Variant {
   const strata_comm_ops* ops = nullptr;  // nullptr: raw MPI_Allreduce
@@ -99,11 +105,12 @@ void run_once(const Variant& v, float* send, float* recv, size_t count, int size
       MPI_Reduce_scatter_block(send, recv, static_cast<int>(out), MPI_FLOAT, MPI_SUM,
                                MPI_COMM_WORLD);
     } else {
-      MPI_Allreduce(send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      MPI_Allreduce(g_in_place ? MPI_IN_PLACE : send, recv, static_cast<int>(count), MPI_FLOAT,
+                    MPI_SUM, MPI_COMM_WORLD);
     }
     return;
   }
-  strata_buffer send_buf = strata::sdk::host_buffer(send, in, STRATA_F32);
+  strata_buffer send_buf = strata::sdk::host_buffer(g_in_place ? recv : send, in, STRATA_F32);
   strata_buffer recv_buf = strata::sdk::host_buffer(recv, out, STRATA_F32);
   strata_coll_args args = strata::sdk::Comm::args(&send_buf, &recv_buf);
   args.op = STRATA_SUM;
@@ -124,6 +131,7 @@ void verify(const Variant& v, const char* name, float* send, float* recv, size_t
   // Element i of recv is element first + i of the whole message.
   const size_t first = g_reduce_scatter ? out * static_cast<size_t>(rank) : 0;
   std::fill(recv, recv + out, std::numeric_limits<float>::quiet_NaN());
+  if (g_in_place) std::copy(send, send + count, recv);
   MPI_Barrier(MPI_COMM_WORLD);
   run_once(v, send, recv, count, size);
   const int rank_sum = size * (size - 1) / 2;
@@ -161,6 +169,7 @@ std::vector<double> measure(const std::vector<Variant>& variants, const std::vec
   std::vector<std::vector<double>> times(variants.size());
   for (int i = 0; i < warmup + iterations; ++i) {
     for (int v : active) {
+      if (g_in_place) std::copy(send, send + count, recv);
       MPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
       run_once(variants[v], send, recv, count, size);
@@ -237,7 +246,7 @@ int main(int argc, char** argv) {
   std::string gloo_path = STRATA_ALLREDUCE_GLOO_PLUGIN;
   std::string config = "{}", shm_config = "{}", gloo_config = "{}";
   size_t min_bytes = 1024, max_bytes = size_t{256} << 20, gloo_max_bytes = size_t{64} << 20;
-  bool no_gloo = false, shm_only = false;
+  bool no_gloo = false, shm_only = false, in_place = false;
   std::string collective = "allreduce";
   app.add_option("--plugin", plugin_path, "MPI plugin library to load");
   app.add_option("--config", config,
@@ -252,6 +261,9 @@ int main(int argc, char** argv) {
   app.add_flag("--shm-only", shm_only,
                "time only mpi and plugin-shm (the others print as nan; implies --no-gloo): "
                "run.sh's DeepSpeed rounds");
+  app.add_flag("--in-place", in_place,
+               "allreduce in place, on a buffer refilled from the input before each call (as "
+               "peer_allreduce.py's DeepSpeed calls): run.sh's DeepSpeed rounds");
   app.add_option("--min-bytes", min_bytes, "smallest message size (sizes grow x4 from it)");
   app.add_option("--max-bytes", max_bytes, "largest message size");
   app.add_option("--collective", collective,
@@ -260,6 +272,12 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   g_reduce_scatter = collective == "reduce_scatter";
   g_allgather = collective == "allgather";
+  if (in_place && collective != "allreduce") {
+    std::fprintf(stderr, "--in-place: only for --collective allreduce, not %s\n",
+                 collective.c_str());
+    return 1;
+  }
+  g_in_place = in_place;
 
   std::string mpi_config, shm_full_config, mpi_hier_config, gloo_flat_config, gloo_hier_config,
       gloo_tcp_config;

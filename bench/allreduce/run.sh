@@ -16,6 +16,8 @@
 #                        ranks: DeepSpeed's shared-memory allreduce (peer_allreduce.py, run by
 #                        PEER_PYTHON, a Python with deepspeed and torch) in DS_ROUNDS rounds
 #                        (default 3) alternating with the bench's plugin-shm, medians per size;
+#                        both in place on a buffer refilled before each call (--in-place), as
+#                        DeepSpeed's inference_all_reduce works;
 #                        "nan" (and a line saying why) without PEER_PYTHON or when DeepSpeed's
 #                        shared-memory kernel cannot run
 # The gloo plugin meets its peers through rank 0's store: MASTER_ADDR, MASTER_PORT (and the two
@@ -135,7 +137,7 @@ else
   for np in 2 4; do
     for round in $(seq "${DS_ROUNDS:-3}"); do
       set_port
-      launch "$np" "$bench" --shm-only --min-bytes 65536 |
+      launch "$np" "$bench" --shm-only --in-place --min-bytes 65536 |
         awk -v np="$np" -v round="$round" '$1 ~ /^[0-9]+$/ { print np, "strata", $1, $4 }' >> "$rounds_file"
       set_port
       if ! launch "$np" "$PEER_PYTHON" "$peer" --impl deepspeed-shm --min-bytes 65536 > "$rounds_file.ds" 2>&1; then

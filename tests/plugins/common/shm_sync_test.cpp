@@ -3,7 +3,8 @@
 // ranks. Proves that a rank waiting for a phase names a peer that exited before reaching it
 // (within a few 50 ms liveness checks, through its pidfd), that a peer which is only late is
 // waited for and one that exited after reaching the phase is not blamed; and that segments leave
-// no name behind and stale names (a dead creator's) are removed while live ones are kept.
+// no name behind and stale names (a dead creator's) are removed while live ones are kept; and that
+// a wait spins on the budget of what it waits for (a collective's arrival, or a round inside it).
 #include <strata_common/shm_segment.hpp>
 #include <strata_common/shm_sync.hpp>
 
@@ -44,7 +45,7 @@ struct TwoRanks {
 pid_t fork_rank1(TwoRanks& ranks, std::chrono::milliseconds delay) {
   const pid_t pid = fork();
   if (pid == 0) {
-    PhaseSync sync(ranks.wake, ranks.all(), 1, /*spin=*/true, {});
+    PhaseSync sync(ranks.wake, ranks.all(), 1, SpinBudget::with_core_per_rank(), {});
     std::this_thread::sleep_for(delay);
     sync.arrive(1);
     try {
@@ -67,7 +68,7 @@ TEST(ShmPhaseSync, PeerThatExitedBeforeReachingThePhaseIsNamed) {
   TwoRanks ranks;
   const pid_t child = fork_rank1(ranks, std::chrono::milliseconds(0));
   ASSERT_GT(child, 0);
-  PhaseSync sync(ranks.wake, ranks.all(), 0, /*spin=*/false, {{1, child}});
+  PhaseSync sync(ranks.wake, ranks.all(), 0, SpinBudget::none(), {{1, child}});
   sync.arrive(1);
   sync.wait_all(1, "allreduce");  // the child reaches phase 1, then exits
   sync.arrive(2);
@@ -94,7 +95,7 @@ TEST(ShmPhaseSync, LatePeerIsWaitedFor) {
   TwoRanks ranks;
   const pid_t child = fork_rank1(ranks, std::chrono::milliseconds(300));
   ASSERT_GT(child, 0);
-  PhaseSync sync(ranks.wake, ranks.all(), 0, /*spin=*/true, {{1, child}});
+  PhaseSync sync(ranks.wake, ranks.all(), 0, SpinBudget::with_core_per_rank(), {{1, child}});
   const auto start = Clock::now();
   sync.arrive(1);
   EXPECT_NO_THROW(sync.wait_all(1, "barrier"));
@@ -106,12 +107,38 @@ TEST(ShmPhaseSync, PeerThatExitedAfterReachingThePhaseIsNotBlamed) {
   TwoRanks ranks;
   const pid_t child = fork_rank1(ranks, std::chrono::milliseconds(0));
   ASSERT_GT(child, 0);
-  PhaseSync sync(ranks.wake, ranks.all(), 0, /*spin=*/false, {{1, child}});
+  PhaseSync sync(ranks.wake, ranks.all(), 0, SpinBudget::none(), {{1, child}});
   sync.arrive(1);
   // The child is waiting for us at phase 1; once we arrived it returns and exits.
   while (kill(child, 0) == 0 && ranks.counters[1]->reached.load() < 1) std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_NO_THROW(sync.wait_all(1, "barrier"));
+  EXPECT_EQ(exit_status(child), 0);
+}
+
+// A wait for the peers to enter a collective spins on the arrival budget; a wait inside one (the
+// peers passed the previous phase) on the round budget. With budgets of 0 and 10 s and a peer
+// 200 ms late each time, the first wait must sleep and the second must not.
+TEST(ShmPhaseSync, WaitsInsideACollectiveSpinOnTheRoundBudget) {
+  TwoRanks ranks;
+  const pid_t child = fork();
+  if (child == 0) {
+    PhaseSync sync(ranks.wake, ranks.all(), 1, SpinBudget::none(), {});
+    for (uint64_t phase = 1; phase <= 2; ++phase) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      sync.arrive(phase);
+      sync.wait_all(phase, "child");
+    }
+    _exit(0);
+  }
+  ASSERT_GT(child, 0);
+  PhaseSync sync(ranks.wake, ranks.all(), 0, SpinBudget{0, 10'000'000'000}, {{1, child}});
+  sync.arrive(1);
+  sync.wait_all(1, "allreduce", WaitFor::arrival);
+  EXPECT_EQ(sync.sleeps(), 1u) << "the arrival budget is 0: a wait for a late peer sleeps";
+  sync.arrive(2);
+  sync.wait_all(2, "allreduce", WaitFor::round);
+  EXPECT_EQ(sync.sleeps(), 1u) << "the round budget (10 s) covers a peer 200 ms late";
   EXPECT_EQ(exit_status(child), 0);
 }
 

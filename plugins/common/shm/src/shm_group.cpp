@@ -114,7 +114,8 @@ void ShmGroup::start(bool watch_peers, bool spin) {
   }
   std::vector<PhaseCounter*> counters;
   for (int r = 0; r < local_size_; ++r) counters.push_back(&records_[r].counter);
-  sync_ = std::make_unique<PhaseSync>(&header_->wake, std::move(counters), local_rank_, spin,
+  sync_ = std::make_unique<PhaseSync>(&header_->wake, std::move(counters), local_rank_,
+                                      spin ? SpinBudget::with_core_per_rank() : SpinBudget::none(),
                                       peers);
 }
 
@@ -136,13 +137,15 @@ uint64_t ShmGroup::begin(Announcement a, const char* what) {
   }
   a.seq = seq_++;
   records_[local_rank_].announced[a.seq % 2] = a;
-  return phase_ + 1;
+  first_phase_ = phase_ + 1;
+  return first_phase_;
 }
 
 void ShmGroup::reach(uint64_t phase, const char* what) {
   sync_->arrive(phase);
   try {
-    sync_->wait_all(phase, what);
+    // Past the collective's first phase every peer is inside it (it reached the previous one).
+    sync_->wait_all(phase, what, phase > first_phase_ ? WaitFor::round : WaitFor::arrival);
   } catch (const sdk::Error& e) {
     broken_ = e.what();
     throw;

@@ -127,6 +127,7 @@ class ShmGroup {
   std::unique_ptr<PhaseSync> sync_;
   uint64_t phase_ = 0;  // the last phase this rank arrived at
   uint64_t seq_ = 0;    // collectives started
+  uint64_t first_phase_ = 0;  // the current collective's first phase
   // The first failure of a wait (a peer exited or timed out): the ranks' phases no longer line up,
   // so every later collective fails at once with it.
   std::string broken_;

@@ -5,9 +5,14 @@
 // everyone at phase p waits until every counter is at least p (wait_all). Counters only grow, so
 // there is nothing to reset and no generation to get wrong.
 //
-// Waiting does not burn a core that a descheduled peer needs: a rank spins only for a few µs and
-// only when the group has a core per rank (with more ranks than cores it goes straight to sleep),
-// then sleeps on a futex word in the segment. arrive() bumps the word and wakes sleepers, which
+// Waiting does not burn a core that a descheduled peer needs: a rank spins only when the group has
+// a core per rank (with more ranks than cores it goes straight to sleep), and only briefly where a
+// peer may be busy elsewhere, then sleeps on a futex word in the segment. Two budgets
+// (SpinBudget): a wait for the peers to enter a collective (its first phase: a peer may still be
+// computing, for any time) spins a few µs; a wait inside a collective (every peer has passed its
+// first phase and is copying its round) spins up to about a round's time: those peers arrive
+// within microseconds unless descheduled, and a futex sleep and wake-up there adds tens of µs to
+// every round. arrive() bumps the word and wakes sleepers, which
 // costs a system call only when someone sleeps (the classic event count: sleepers registers
 // itself before its last check, arrive reads sleepers after its store; both seq_cst).
 //
@@ -48,12 +53,24 @@ struct Peer {
   int pid;
 };
 
+// How long a wait spins before it sleeps, by what it waits for (0: it sleeps at once).
+struct SpinBudget {
+  int64_t arrival_ns = 0;  // the peers entering a collective (they may still be computing)
+  int64_t round_ns = 0;    // the peers, all inside the collective, finishing a round
+  static SpinBudget none() { return {}; }
+  // For a group with a core per rank (shm_sync.cpp says where the figures come from).
+  static SpinBudget with_core_per_rank();
+};
+
+// What a wait waits for (which budget it spins on).
+enum class WaitFor { arrival, round };
+
 class PhaseSync {
  public:
   // `counters[r]` is local rank r's counter. `watched`: the peers whose exit this rank can detect (those
   // in its pid namespace). Not thread-safe: one thread per rank uses it at a time.
-  // `spin`: whether waits may spin before sleeping (every rank of the group has a core).
-  PhaseSync(WakeWord* wake, std::vector<PhaseCounter*> counters, int local_rank, bool spin,
+  // `spin`: how long waits may spin before sleeping (none() unless every rank has a core).
+  PhaseSync(WakeWord* wake, std::vector<PhaseCounter*> counters, int local_rank, SpinBudget spin,
             const std::vector<Peer>& watched);
   ~PhaseSync();
   PhaseSync(const PhaseSync&) = delete;
@@ -62,11 +79,15 @@ class PhaseSync {
   // This rank has reached `phase` (release: what it wrote before is visible to the others).
   void arrive(uint64_t phase);
   // Returns once every rank has reached `phase` (acquire). Throws sdk::Error (STRATA_ERR_COMM)
-  // naming `what` and the peer if a watched peer has exited meanwhile.
-  void wait_all(uint64_t phase, const char* what);
+  // naming `what` and the peer if a watched peer has exited meanwhile. `kind` picks the spin
+  // budget: WaitFor::round only when every rank has already reached phase - 1 of the same
+  // collective.
+  void wait_all(uint64_t phase, const char* what, WaitFor kind = WaitFor::arrival);
 
   // Whether waits spin before sleeping (the group has a core per rank).
-  bool spins() const { return spin_ns_ > 0; }
+  bool spins() const { return spin_.arrival_ns > 0 || spin_.round_ns > 0; }
+  // How many waits have gone to sleep on the futex (for tests and diagnostics).
+  uint64_t sleeps() const { return sleeps_; }
   // Bounds every wait_all (0: no bound, the default).
   void set_timeout(int64_t timeout_ns) { timeout_ns_ = timeout_ns; }
 
@@ -78,7 +99,8 @@ class PhaseSync {
   WakeWord* wake_;
   std::vector<PhaseCounter*> counters_;
   int local_rank_;
-  int64_t spin_ns_;
+  SpinBudget spin_;
+  uint64_t sleeps_ = 0;
   struct Watch {
     Peer peer;
     int pidfd;
