@@ -5,6 +5,9 @@
 #include <strata/plugin.hpp>
 
 #include <gloo/allgather.h>
+#include <gloo/common/error.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <gloo/types.h>
 
 #include <cstring>
 #include <string>
@@ -32,6 +35,43 @@ bool same(const CallHeader& a, const CallHeader& b) {
          a.count == b.count && a.digest == b.digest;
 }
 
+// Gloo's own collectives use slot prefixes 0x01-0x08 (gloo/types.h) and the ring reduce_scatter
+// 0x52; the agreement's messages never match theirs.
+constexpr uint8_t kAgreementSlotPrefix = 0x41;
+
+void wait(bool completed, const char* what, int peer) {
+  if (!completed) {
+    throw gloo::IoException("agreement: the " + std::string(what) + " with rank " +
+                            std::to_string(peer) + " was aborted");
+  }
+}
+
+// Every rank sends its frame to every other rank and receives theirs, all at once: one round of
+// latency, where Gloo's ring allgather takes size - 1 in a row.
+void exchange_directly(gloo::Context& world, const Frame& in, std::vector<Frame>& all,
+                       std::chrono::milliseconds timeout) {
+  const int size = world.size;
+  const int rank = world.rank;
+  const uint64_t slot = gloo::Slot::build(kAgreementSlotPrefix, 0);
+  all[static_cast<size_t>(rank)] = in;
+  auto outgoing = world.createUnboundBuffer(const_cast<Frame*>(&in), sizeof in);
+  auto incoming = world.createUnboundBuffer(all.data(), all.size() * sizeof in);
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer != rank) incoming->recv(peer, slot, static_cast<size_t>(peer) * sizeof in, sizeof in);
+  }
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer != rank) outgoing->send(peer, slot);
+  }
+  for (int received = 0; received < size - 1; ++received) {
+    int from = -1;
+    wait(incoming->waitRecv(&from, timeout), "receive", from);
+  }
+  for (int sent = 0; sent < size - 1; ++sent) {
+    int to = -1;
+    wait(outgoing->waitSend(&to, timeout), "send", to);
+  }
+}
+
 }  // namespace
 
 uint64_t digest(const uint64_t* values, size_t count, uint64_t seed) {
@@ -44,18 +84,23 @@ uint64_t digest(const uint64_t* values, size_t count, uint64_t seed) {
 
 std::vector<Frame> check_agreement(const std::shared_ptr<gloo::Context>& world,
                                    const CallHeader& mine, const void* payload,
-                                   size_t payload_bytes, std::chrono::milliseconds timeout) {
+                                   size_t payload_bytes, bool direct,
+                                   std::chrono::milliseconds timeout) {
   if (world->size == 1) return {};
   const bool fold = payload_bytes <= kFoldBytes;
   std::vector<Frame> all(static_cast<size_t>(world->size));
   Frame in{};
   in.header = mine;
   if (fold && payload_bytes > 0) std::memcpy(in.payload, payload, payload_bytes);
-  gloo::AllgatherOptions options(world);
-  options.setInput(reinterpret_cast<unsigned char*>(&in), sizeof in);
-  options.setOutput(reinterpret_cast<unsigned char*>(all.data()), all.size() * sizeof in);
-  options.setTimeout(timeout);
-  gloo::allgather(options);
+  if (direct) {
+    exchange_directly(*world, in, all, timeout);
+  } else {
+    gloo::AllgatherOptions options(world);
+    options.setInput(reinterpret_cast<unsigned char*>(&in), sizeof in);
+    options.setOutput(reinterpret_cast<unsigned char*>(all.data()), all.size() * sizeof in);
+    options.setTimeout(timeout);
+    gloo::allgather(options);
+  }
   for (size_t r = 1; r < all.size(); ++r) {
     if (same(all[r].header, all[0].header)) continue;
     const CallHeader& first = all[0].header;

@@ -5,7 +5,10 @@
 // the call alike with STRATA_ERR_MISMATCH and a sentence such as "rank 0 called allreduce SUM of 10
 // f32, rank 1 called allreduce SUM of 11 f32".
 //
-// The exchange is one allgather of a fixed-size frame: the header and up to kFoldBytes of payload.
+// The exchange is one allgather of a fixed-size frame: the header and up to kFoldBytes of payload,
+// either direct (every rank sends its frame to every other at once: one round of latency) or
+// Gloo's ring allgather (size - 1 rounds; the config's `agreement` picks, by default direct up to
+// 16 ranks).
 // A reduction whose payload fits travels in it, so the header costs no round of its own: every
 // rank reduces the gathered payloads itself, in rank order, and the collective needs no second
 // exchange (small allreduces were two rounds of Gloo latency, agreement then data). The frame's
@@ -48,10 +51,12 @@ struct Frame {
 // rank's header differs from rank 0's. When `payload_bytes` <= kFoldBytes, `payload` travels in
 // this rank's frame and the frames come back (index: rank), the payloads ready to reduce;
 // otherwise the result is empty. The headers agreeing means every rank's payload size agrees, so
-// either every rank gets the frames or none does.
+// either every rank gets the frames or none does. `direct`: the direct exchange, else the ring
+// (every rank must pass the same).
 std::vector<Frame> check_agreement(const std::shared_ptr<gloo::Context>& world,
                                    const CallHeader& mine, const void* payload,
-                                   size_t payload_bytes, std::chrono::milliseconds timeout);
+                                   size_t payload_bytes, bool direct,
+                                   std::chrono::milliseconds timeout);
 
 uint64_t digest(const uint64_t* values, size_t count, uint64_t seed = 1469598103934665603ull);
 

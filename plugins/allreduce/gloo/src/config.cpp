@@ -18,6 +18,10 @@ Config parse_config(const char* config_json) {
   config.algorithm = algorithm == "ring"    ? Config::Algorithm::ring
                      : algorithm == "bcube" ? Config::Algorithm::bcube
                                             : Config::Algorithm::automatic;
+  const std::string agreement = c.choice("agreement", "auto", {"auto", "direct", "ring"});
+  config.agreement = agreement == "direct" ? Config::Agreement::direct
+                     : agreement == "ring" ? Config::Agreement::ring
+                                           : Config::Agreement::automatic;
   config.hierarchical = c.boolean("hierarchical", false);
   config.file_store = c.choice("store", "tcp", {"tcp", "file"}) == "file";
   const bool has_path = c.find("store_path") != nullptr;

@@ -45,7 +45,8 @@ std::function<void()> Collectives::guarded(const char* call, const char* span, u
     try {
       translate(std::string("gloo ") + call, [&] {
         const std::vector<Frame> frames =
-            check_agreement(comm_.world(), header, fold.data, fold.bytes, config_.timeout);
+            check_agreement(comm_.world(), header, fold.data, fold.bytes,
+                            config_.direct_agreement_for(comm_.size()), config_.timeout);
         if (frames.empty()) return body();
         fold.reduce(frames);
       });

@@ -1,8 +1,9 @@
 // The conformance tests' backend: allreduce-gloo under strata-run (RANK, MASTER_ADDR, ... set by
 // the launcher). As for allreduce-mpi, instance() is the default (shared memory when every rank
 // runs on one host), shm_instance() has tiny shared-memory rounds and mpi_instance() is Gloo's TCP
-// pairs only ({"shm": false}, with the ring algorithm: the default "auto" takes bcube below
-// 2 MiB, so that both of Gloo's allreduces are covered); chunked_instance() is hierarchical: across hosts in two levels (a shared-memory group
+// pairs only ({"shm": false}, with the ring algorithm and the ring agreement: the default "auto"
+// takes bcube below 2 MiB and the direct agreement up to 16 ranks, so that both of each are
+// covered); chunked_instance() is hierarchical: across hosts in two levels (a shared-memory group
 // per host, every local rank allreducing its slice across hosts) where the hosts hold the same
 // number of ranks, else through each host's first rank; on one host the default's path. With
 // CROSS_RANK set per rank a single machine plays several hosts, and the job-wide shared memory is
@@ -33,7 +34,7 @@ const Backend& backend() {
                          tcp_only ? R"({"hierarchical": true, "shm": false})"
                                   : R"({"hierarchical": true})",
                          shm.c_str(),
-                         R"({"shm": false, "algorithm": "ring"})",
+                         R"({"shm": false, "algorithm": "ring", "agreement": "ring"})",
                          "RANK",
                          true,
                          "gloo on ("};

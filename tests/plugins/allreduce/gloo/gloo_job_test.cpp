@@ -19,8 +19,9 @@ namespace {
 
 TEST(Gloo, MismatchedCountsGiveMismatchOnEveryRank) {
   if (world() < 2) GTEST_SKIP() << "needs two ranks";
-  // Over TCP (comm_backend_gloo.cpp): bcube, and hierarchical where it does not take the job-wide
-  // shared memory (several hosts, or STRATA_TEST_GLOO_TCP=1).
+  // Over TCP (comm_backend_gloo.cpp): the ring algorithm with the ring agreement (Gloo's
+  // allgather), and hierarchical with the default direct agreement where it does not take the
+  // job-wide shared memory (several hosts, or STRATA_TEST_GLOO_TCP=1).
   // Rank 1 passes one element more. 10 and 11 f32 both travel in the agreement frame (1 KiB of
   // payload, agreement.hpp); 256 does and 257 does not; 300 and 301 do not.
   for (void* self : {mpi_instance(), chunked_instance()}) {

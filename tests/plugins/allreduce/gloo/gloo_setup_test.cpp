@@ -238,11 +238,14 @@ TEST(GlooSetup, ConfigErrorsNameTheKey) {
   EXPECT_EQ(out.status, STRATA_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(out.message,
                        "timout_ms: unknown key; expected one of timeout_ms, algorithm, "
-                       "hierarchical, store, store_path, shm, shm_min_bytes, shm_chunk_bytes; did "
+                       "agreement, hierarchical, store, store_path, shm, shm_min_bytes, shm_chunk_bytes; did "
                        "you mean 'timeout_ms'?"))
       << out.message;
   out = run_one(env, R"({"algorithm": "tree"})");
   EXPECT_TRUE(contains(out.message, R"(algorithm: expected "auto", "ring" or "bcube", got "tree")")) << out.message;
+  out = run_one(env, R"({"agreement": "tree"})");
+  EXPECT_TRUE(contains(out.message, R"(agreement: expected "auto", "direct" or "ring", got "tree")"))
+      << out.message;
   out = run_one(env, R"({"store": "file"})");
   EXPECT_TRUE(contains(out.message, "store: \"file\" needs store_path")) << out.message;
 }
