@@ -131,6 +131,8 @@ void verify(const Variant& v, const char* name, float* send, float* recv, size_t
   // Element i of recv is element first + i of the whole message.
   const size_t first = g_reduce_scatter ? out * static_cast<size_t>(rank) : 0;
   std::fill(recv, recv + out, std::numeric_limits<float>::quiet_NaN());
+  // In place the input replaces the poison: an element the collective misses keeps this rank's
+  // input, caught except where that equals the sum (rank 1 of 2 at i % 61 == 0).
   if (g_in_place) std::copy(send, send + count, recv);
   MPI_Barrier(MPI_COMM_WORLD);
   run_once(v, send, recv, count, size);

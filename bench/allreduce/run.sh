@@ -140,7 +140,12 @@ else
       launch "$np" "$bench" --shm-only --in-place --min-bytes 65536 |
         awk -v np="$np" -v round="$round" '$1 ~ /^[0-9]+$/ { print np, "strata", $1, $4 }' >> "$rounds_file"
       set_port
-      if ! launch "$np" "$PEER_PYTHON" "$peer" --impl deepspeed-shm --min-bytes 65536 > "$rounds_file.ds" 2>&1; then
+      ds_ok=1
+      launch "$np" "$PEER_PYTHON" "$peer" --impl deepspeed-shm --min-bytes 65536 > "$rounds_file.ds" 2>&1 || ds_ok=""
+      # DeepSpeed leaves its shared-memory buffers (66 MiB per rank) in /dev/shm; over a few runs
+      # they filled 7 GB of this machine's memory. Its names carry the run's address and port.
+      rm -f /dev/shm/deepspeed_allreduce_buffer_*_"$MASTER_ADDR"_"$MASTER_PORT"_*
+      if [[ -z $ds_ok ]]; then
         grep -E "^deepspeed:|WRONG" "$rounds_file.ds" || tail -5 "$rounds_file.ds"
         echo "deepspeed: the $np-rank run failed"
         ds_failed=1
@@ -163,7 +168,7 @@ else
     END {
       for (key in seen) {
         s = median(all[key, "strata"]); d = median(all[key, "deepspeed"])
-        printf "%s %.3f %.3f %s\n", key, s, d, (d > 0 ? sprintf("%.2f", s / d) : "nan")
+        printf "%s %.4g %.4g %s\n", key, s, d, (d > 0 ? sprintf("%.2f", s / d) : "nan")
       }
     }' | sort -k1,1n -k2,2n)
   if [[ -n $table ]]; then

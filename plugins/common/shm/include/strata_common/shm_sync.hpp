@@ -9,11 +9,11 @@
 // a core per rank (with more ranks than cores it goes straight to sleep), and only briefly where a
 // peer may be busy elsewhere, then sleeps on a futex word in the segment. Two budgets
 // (SpinBudget): a wait for the peers to enter a collective (its first phase: a peer may still be
-// computing, for any time) spins a few µs; a wait inside a collective (every peer has passed its
-// first phase and is copying its round) spins up to about a round's time: those peers arrive
-// within microseconds unless descheduled, and a futex sleep and wake-up there adds tens of µs to
-// every round. arrive() bumps the word and wakes sleepers, which
-// costs a system call only when someone sleeps (the classic event count: sleepers registers
+// computing, for any time) spins a few µs; a wait inside a collective (every peer has reached the
+// previous phase of it and is copying its round) spins up to about a round's copying time: those
+// peers arrive once their round is copied unless descheduled, and a futex sleep and wake-up there
+// adds tens of µs to every round. arrive() bumps the word and wakes sleepers, which costs a system
+// call only when someone sleeps (the classic event count: sleepers registers
 // itself before its last check, arrive reads sleepers after its store; both seq_cst).
 //
 // A sleeping rank wakes every 50 ms to ask whether a peer has exited (through a pidfd taken at
