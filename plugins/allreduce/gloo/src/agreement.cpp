@@ -1,11 +1,11 @@
 #include "agreement.hpp"
 
 #include "dtypes.hpp"
+#include "unbound_slots.hpp"
 
 #include <strata/plugin.hpp>
 
 #include <gloo/allgather.h>
-#include <gloo/common/error.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 
@@ -35,15 +35,6 @@ bool same(const CallHeader& a, const CallHeader& b) {
          a.count == b.count && a.digest == b.digest;
 }
 
-// Gloo's own collectives use slot prefixes 0x01-0x08 (gloo/types.h) and the ring reduce_scatter
-// 0x52; the agreement's messages never match theirs.
-constexpr uint8_t kAgreementSlotPrefix = 0x41;
-
-// Timeouts and closed connections throw from Gloo's waits; false means the wait was aborted.
-void wait(bool completed, const char* what) {
-  if (!completed) throw gloo::IoException("agreement: a " + std::string(what) + " was aborted");
-}
-
 // Every rank sends its frame to every other rank and receives theirs, all at once: one round of
 // latency, where Gloo's ring allgather takes size - 1 in a row.
 void exchange_directly(gloo::Context& world, const Frame& in, std::vector<Frame>& all,
@@ -61,9 +52,11 @@ void exchange_directly(gloo::Context& world, const Frame& in, std::vector<Frame>
     if (peer != rank) outgoing->send(peer, slot);
   }
   for (int received = 0; received < size - 1; ++received) {
-    wait(incoming->waitRecv(timeout), "receive");
+    if (!incoming->waitRecv(timeout)) throw_aborted("agreement: a receive");
   }
-  for (int sent = 0; sent < size - 1; ++sent) wait(outgoing->waitSend(timeout), "send");
+  for (int sent = 0; sent < size - 1; ++sent) {
+    if (!outgoing->waitSend(timeout)) throw_aborted("agreement: a send");
+  }
 }
 
 }  // namespace

@@ -44,6 +44,10 @@ struct Config {
     return agreement == Agreement::direct ||
            (agreement == Agreement::automatic && ranks <= kAutoDirectMaxRanks);
   }
+  // What the create line says for `ranks`: the form in effect.
+  const char* agreement_name(int ranks) const {
+    return direct_agreement_for(ranks) ? "agreement direct" : "agreement ring";
+  }
   bool hierarchical = false;  // allreduce: within hosts, then across hosts, then within hosts
   bool file_store = false;    // store "file": Gloo's FileStore in store_path (a shared directory)
   std::string store_path;

@@ -55,10 +55,10 @@ struct Boundary {
                                                         "ranks)");
     }
     inst->host.log(STRATA_LOG_INFO,
-                   "gloo on (%d rank%s, %d host%s, %s, %s%s); rank %d, local %d of %d; %s%s",
+                   "gloo on (%d rank%s, %d host%s, %s, %s, %s%s); rank %d, local %d of %d; %s%s",
                    comm.size(), comm.size() == 1 ? "" : "s", comm.hosts(),
                    comm.hosts() == 1 ? "" : "s", where.c_str(), config.algorithm_name(),
-                   config.hierarchical ? ", hierarchical" : "", comm.rank(), comm.local_rank(),
+                   config.agreement_name(comm.size()), config.hierarchical ? ", hierarchical" : "", comm.rank(), comm.local_rank(),
                    comm.local_size(), inst->shm.summary.c_str(), levels.c_str());
     return inst;
   }

@@ -1,26 +1,13 @@
 #include "ring_reduce_scatter.hpp"
 
-#include <gloo/common/error.h>
+#include "unbound_slots.hpp"
+
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 
 #include <string>
 
 namespace strata::allreduce_gloo {
-namespace {
-
-// Gloo's own collectives use slot prefixes 0x01-0x08 (gloo/types.h); this ring's messages never
-// match theirs.
-constexpr uint8_t kRingReduceScatterSlotPrefix = 0x52;
-
-void wait(bool completed, const char* what, int peer) {
-  if (!completed) {
-    throw gloo::IoException("ring reduce_scatter: the " + std::string(what) + " with rank " +
-                            std::to_string(peer) + " was aborted");
-  }
-}
-
-}  // namespace
 
 void ring_reduce_scatter(gloo::Context& context, void* all, void* scratch, size_t block_elements,
                          size_t element_size, const ReduceFn& fn, std::chrono::milliseconds timeout) {
@@ -42,11 +29,15 @@ void ring_reduce_scatter(gloo::Context& context, void* all, void* scratch, size_
     const size_t fold_block = block_at(step + 2);
     incoming->recv(left, slot, 0, block_bytes);
     outgoing->send(right, slot, send_block * block_bytes, block_bytes);
-    wait(incoming->waitRecv(timeout), "receive", left);
+    if (!incoming->waitRecv(timeout)) {
+      throw_aborted("ring reduce_scatter: the receive from rank " + std::to_string(left));
+    }
     char* mine = blocks + fold_block * block_bytes;
     fn(mine, mine, scratch, block_elements);
     // The next step sends the block just folded, so this one's send must be out first.
-    wait(outgoing->waitSend(timeout), "send", right);
+    if (!outgoing->waitSend(timeout)) {
+      throw_aborted("ring reduce_scatter: the send to rank " + std::to_string(right));
+    }
   }
 }
 

@@ -86,9 +86,11 @@ TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
   // across hosts (tests/multinode) each rank's own address on the job's network.
   const char* master = std::getenv("MASTER_ADDR");
   const bool loopback = master != nullptr && std::string(master).rfind("127.", 0) == 0;
+  // The agreement's form in effect: direct up to 16 ranks by default.
   EXPECT_NE(lines[0].find(loopback ? "tcp 127.0.0.1, auto: bcube below 2 MiB, else ring, "
-                                     "hierarchical)"
-                                   : ", auto: bcube below 2 MiB, else ring, hierarchical)"),
+                                     "agreement direct, hierarchical)"
+                                   : ", auto: bcube below 2 MiB, else ring, agreement direct, "
+                                     "hierarchical)"),
             std::string::npos)
       << lines[0];
   if (!loopback) {
@@ -137,6 +139,14 @@ TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
             distinct > 1 && !two_level)
       << lines[0];
   EXPECT_EQ(caps.nonblocking, 1);
+  ops().destroy(self);
+  // "agreement": "ring" says so, whatever the size.
+  const size_t ring_mark = log_mark();
+  ASSERT_EQ(abi::create(R"({"agreement": "ring", "timeout_ms": 20000})", &self, &err), STRATA_OK)
+      << err.message;
+  const std::vector<std::string> ring_lines = log_since(ring_mark);
+  ASSERT_EQ(ring_lines.size(), 1u);
+  EXPECT_NE(ring_lines[0].find(", agreement ring"), std::string::npos) << ring_lines[0];
   ops().destroy(self);
 }
 

@@ -13,8 +13,8 @@
 // previous phase of it and is copying its round) spins up to about a round's copying time: those
 // peers arrive once their round is copied unless descheduled, and a futex sleep and wake-up there
 // adds tens of µs to every round. arrive() bumps the word and wakes sleepers, which costs a system
-// call only when someone sleeps (the classic event count: sleepers registers
-// itself before its last check, arrive reads sleepers after its store; both seq_cst).
+// call only when someone sleeps (the classic event count: sleepers registers itself before its
+// last check, arrive reads sleepers after its store; both seq_cst).
 //
 // A sleeping rank wakes every 50 ms to ask whether a peer has exited (through a pidfd taken at
 // set-up, so a recycled pid cannot fool it) and, if one has, throws naming it: a rank killed
