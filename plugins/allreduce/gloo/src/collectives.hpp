@@ -29,6 +29,7 @@
 
 #include <strata/plugin.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -118,6 +119,12 @@ class Collectives {
   void allreduce_in_place(void* data, size_t count, int32_t dtype, int32_t op) const;
   void flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count,
                       size_t element_size, const ReduceFn& fn) const;
+  // Elements of each rank's block per round of a two-level reduce_scatter or allgather: a round
+  // moves chunk_bytes of the whole message, as allreduce-mpi's.
+  uint64_t two_level_round(size_t element_size) const {
+    return std::max<uint64_t>(1, config_.chunk_bytes / element_size /
+                                     static_cast<uint64_t>(comm_.size()));
+  }
 
   const GlooComm& comm_;
   common::shm::ShmGroup* shm_;

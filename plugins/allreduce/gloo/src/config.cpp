@@ -23,6 +23,8 @@ Config parse_config(const char* config_json) {
                      : agreement == "ring" ? Config::Agreement::ring
                                            : Config::Agreement::automatic;
   config.hierarchical = c.boolean("hierarchical", false);
+  config.chunk_bytes = c.unsigned_integer("chunk_bytes", Config::kDefaultChunkBytes, 1,
+                                          UINT64_MAX, "a positive integer");
   config.file_store = c.choice("store", "tcp", {"tcp", "file"}) == "file";
   const bool has_path = c.find("store_path") != nullptr;
   config.store_path = c.text("store_path", "", "a directory path");

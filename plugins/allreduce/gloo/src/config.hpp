@@ -49,6 +49,12 @@ struct Config {
     return direct_agreement_for(ranks) ? "agreement direct" : "agreement ring";
   }
   bool hierarchical = false;  // allreduce: within hosts, then across hosts, then within hosts
+  // The two-level collectives work through a message in pieces of this many bytes (of the type
+  // they reduce in), as allreduce-mpi's chunk_bytes: each piece's three steps run while it is in
+  // cache (plugins/common/shm/shm_two_level.hpp has the measurement). reduce_scatter and
+  // allgather take chunk_bytes / size of each rank's block per round.
+  static constexpr uint64_t kDefaultChunkBytes = uint64_t{1} << 20;
+  uint64_t chunk_bytes = kDefaultChunkBytes;
   bool file_store = false;    // store "file": Gloo's FileStore in store_path (a shared directory)
   std::string store_path;
   // When every rank runs on one host, collectives of at least shm.min_bytes (the caller's payload)

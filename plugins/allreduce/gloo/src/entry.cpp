@@ -47,7 +47,8 @@ struct Boundary {
     if (config.hierarchical && comm.hosts() > 1) {
       levels = inst->host_shm.group
                    ? "; two-level allreduce: within hosts " + inst->host_shm.summary +
-                         ", across hosts by every local rank"
+                         ", across hosts by every local rank, in " +
+                         std::to_string(config.chunk_bytes) + "-byte pieces"
                    : "; hierarchical allreduce through each host's first rank" +
                          std::string(comm.two_level() ? " (within hosts " +
                                                             inst->host_shm.summary + ")"

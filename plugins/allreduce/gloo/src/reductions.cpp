@@ -89,7 +89,8 @@ void Collectives::allreduce_in_place(void* data, size_t count, int32_t dtype, in
   if (!config_.hierarchical) return flat_allreduce(comm_.world(), data, count, element_size, fn);
   if (host_shm_ != nullptr) {
     return common::shm::two_level_allreduce(
-        *host_shm_, host_, data, count, dtype, op, [&](void* block, uint64_t elements) {
+        *host_shm_, host_, data, count, std::max<uint64_t>(1, config_.chunk_bytes / element_size),
+        dtype, op, [&](void* block, uint64_t elements) {
           flat_allreduce(comm_.cross(), block, elements, element_size, fn);
         });
   }
@@ -203,8 +204,8 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
     if (config_.hierarchical && host_shm_ != nullptr) {
       // Across hosts: a ring in the slice, then this host's block (cross rank = host index).
       return common::shm::two_level_reduce_scatter(
-          *host_shm_, host_, grid_, all, static_cast<char*>(all) + mine_at, block, block,
-          accumulate, op, [&](void* slice, void* out, uint64_t elements) {
+          *host_shm_, host_, grid_, all, static_cast<char*>(all) + mine_at, block,
+          two_level_round(accumulate_size), accumulate, op, [&](void* slice, void* out, uint64_t elements) {
             gloo::Context& cross = *comm_.cross();
             ring_reduce_scatter(cross, slice, incoming, elements, accumulate_size, fn,
                                 config_.timeout);

@@ -59,19 +59,19 @@ void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count
                                     MpiComm::Pending pending) const {
   const size_t element_size = sdk::dtype_size(dtype);
   const uint64_t piece = std::clamp<uint64_t>(config_.chunk_bytes / element_size, 1, INT_MAX);
-  const bool two_level = pending == nullptr && two_level_on;
-  if (two_level && send != MPI_IN_PLACE && count > 0) std::memcpy(recv, send, count * element_size);
+  if (pending == nullptr && two_level_on) {
+    if (send != MPI_IN_PLACE && count > 0) std::memcpy(recv, send, count * element_size);
+    // In the same pieces; a piece's cross-host slice is at most `piece` elements (an int).
+    shm::two_level_allreduce(*host_shm_, host_, recv, count, piece, dtype, op,
+                             [&](void* block, uint64_t elements) {
+                               comm_.allreduce_across_hosts(block, static_cast<int>(elements),
+                                                            transfer_type(dtype), mpi_op(op));
+                             });
+    return;
+  }
   for (uint64_t offset = 0; offset < count; offset += piece) {
     const int n = static_cast<int>(std::min(piece, count - offset));
     char* piece_recv = static_cast<char*>(recv) + offset * element_size;
-    if (two_level) {
-      shm::two_level_allreduce(*host_shm_, host_, piece_recv, static_cast<uint64_t>(n), dtype, op,
-                               [&](void* block, uint64_t elements) {
-                                 comm_.allreduce_across_hosts(block, static_cast<int>(elements),
-                                                              transfer_type(dtype), mpi_op(op));
-                               });
-      continue;
-    }
     const void* piece_send = send == MPI_IN_PLACE
                                  ? MPI_IN_PLACE
                                  : static_cast<const char*>(send) + offset * element_size;

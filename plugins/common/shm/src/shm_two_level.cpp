@@ -9,26 +9,37 @@
 namespace strata::common::shm {
 
 void two_level_allreduce(ShmGroup& host, const sdk::Host& memory, void* data, uint64_t count,
-                         int32_t dtype, int32_t op,
+                         uint64_t piece, int32_t dtype, int32_t op,
                          const std::function<void(void* data, uint64_t count)>& across) {
+  if (count == 0) return;
   const auto local = static_cast<uint64_t>(host.local_size());
   const size_t element_size = sdk::dtype_size(dtype);
   const int32_t fold = op == STRATA_AVG ? STRATA_SUM : op;
-  const uint64_t block = count / local;
-  if (block > 0) {
-    sdk::comm::Scratch slice(memory, block * element_size);
-    host.reduce_scatter(data, slice.data(), block, dtype, fold);
-    across(slice.data(), block);
-    std::vector<uint64_t> counts(local, block), displs(local);
-    for (uint64_t r = 0; r < local; ++r) displs[r] = r * block;
-    host.allgatherv(slice.data(), data, counts.data(), displs.data(), dtype);
+  // Whole blocks in every piece but the last: only the message's own tail is left over.
+  piece = std::min(std::max(piece - piece % local, local), count);
+  sdk::comm::Scratch slice;
+  if (piece / local > 0) slice = sdk::comm::Scratch(memory, piece / local * element_size);
+  std::vector<uint64_t> counts(local), displs(local);
+  for (uint64_t offset = 0; offset < count; offset += piece) {
+    const uint64_t n = std::min(piece, count - offset);
+    char* first = static_cast<char*>(data) + offset * element_size;
+    const uint64_t block = n / local;
+    if (block > 0) {
+      host.reduce_scatter(first, slice.data(), block, dtype, fold);
+      across(slice.data(), block);
+      for (uint64_t r = 0; r < local; ++r) {
+        counts[r] = block;
+        displs[r] = r * block;
+      }
+      host.allgatherv(slice.data(), first, counts.data(), displs.data(), dtype);
+    }
+    const uint64_t rest = n - block * local;
+    if (rest == 0) continue;
+    void* tail = first + block * local * element_size;
+    host.allreduce(tail, tail, rest, dtype, fold);
+    if (host.local_rank() == 0) across(tail, rest);
+    host.broadcast(tail, rest, dtype, 0);
   }
-  const uint64_t rest = count - block * local;
-  if (rest == 0) return;
-  void* tail = static_cast<char*>(data) + block * local * element_size;
-  host.allreduce(tail, tail, rest, dtype, fold);
-  if (host.local_rank() == 0) across(tail, rest);
-  host.broadcast(tail, rest, dtype, 0);
 }
 
 namespace {

@@ -3,9 +3,10 @@
 // runs on one host), shm_instance() has tiny shared-memory rounds and mpi_instance() is Gloo's TCP
 // pairs only ({"shm": false}, with the ring algorithm and the ring agreement: the default "auto"
 // takes bcube below 2 MiB and the direct agreement up to 16 ranks, so that both of each are
-// covered); chunked_instance() is hierarchical: across hosts in two levels (a shared-memory group
-// per host, every local rank allreducing its slice across hosts) where the hosts hold the same
-// number of ranks, else through each host's first rank; on one host the default's path. With
+// covered); chunked_instance() is hierarchical: across hosts in two levels, in pieces of
+// kSmallChunkBytes (a shared-memory group per host, every local rank allreducing its slice across
+// hosts) where the hosts hold the same number of ranks, else through each host's first rank; on
+// one host the default's path. With
 // CROSS_RANK set per rank a single machine plays several hosts, and the job-wide shared memory is
 // then off for every instance.
 //
@@ -29,10 +30,14 @@ const Backend& backend() {
   static const std::string shm = "{\"shm_min_bytes\": 0, \"shm_chunk_bytes\": " +
                                  std::to_string(kSmallChunkBytes) +
                                  (tcp_only ? ", \"shm\": false}" : "}");
+  // The two-level collectives in small pieces (chunk_bytes), as allreduce-mpi's chunked
+  // instance: several pieces per call, and a last one with a tail of fewer than L elements.
+  static const std::string hierarchical = "{\"hierarchical\": true, \"chunk_bytes\": " +
+                                          std::to_string(kSmallChunkBytes) +
+                                          (tcp_only ? ", \"shm\": false}" : "}");
   static const Backend b{STRATA_ALLREDUCE_GLOO_PLUGIN,
                          tcp_only ? R"({"shm": false})" : "{}",
-                         tcp_only ? R"({"hierarchical": true, "shm": false})"
-                                  : R"({"hierarchical": true})",
+                         hierarchical.c_str(),
                          shm.c_str(),
                          R"({"shm": false, "algorithm": "ring", "agreement": "ring"})",
                          "RANK",

@@ -238,9 +238,12 @@ TEST(GlooSetup, ConfigErrorsNameTheKey) {
   EXPECT_EQ(out.status, STRATA_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(out.message,
                        "timout_ms: unknown key; expected one of timeout_ms, algorithm, "
-                       "agreement, hierarchical, store, store_path, shm, shm_min_bytes, shm_chunk_bytes; did "
-                       "you mean 'timeout_ms'?"))
+                       "agreement, hierarchical, chunk_bytes, store, store_path, shm, shm_min_bytes, "
+                       "shm_chunk_bytes; did you mean 'timeout_ms'?"))
       << out.message;
+  out = run_one(env, R"({"chunk_bytes": 0})");
+  EXPECT_EQ(out.status, STRATA_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(out.message, "chunk_bytes: expected a positive integer")) << out.message;
   out = run_one(env, R"({"algorithm": "tree"})");
   EXPECT_TRUE(contains(out.message, R"(algorithm: expected "auto", "ring" or "bcube", got "tree")")) << out.message;
   out = run_one(env, R"({"agreement": "tree"})");

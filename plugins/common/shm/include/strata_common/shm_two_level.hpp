@@ -11,8 +11,14 @@
 // local rank 0 and broadcast within the host. Every rank ends with the same bits (each block is
 // one cross-host allreduce's result, copied); the sum order differs from a flat allreduce's, so
 // floating-point results equal the flat ones up to rounding (integers, MIN and MAX exactly).
-// `op` AVG is summed (the caller divides once afterwards, as on its flat path). Scratch for one
-// block is accounted to `memory` (STRATA_MEM_COMM_BUFFERS) while the call runs.
+// `op` AVG is summed (the caller divides once afterwards, as on its flat path).
+// The message goes through the three steps in pieces of at most `piece` elements (the plugin's
+// chunk_bytes; rounded down to a multiple of L), each piece's steps back to back, so that a piece
+// is still in cache when its next step reads it. Measured on 2 x 2 namespace hosts (bench/allreduce
+// run_multinode.sh, gloo-hier column, 2026-12-07): one 64 MiB piece spent 20-85 ms in its
+// reduce-scatter and 10-58 ms in its allgather, and ran at 0.6-0.7x the flat ring; 1 MiB pieces
+// ran at 0.9-1.8x it from 4 MiB up (4 MiB pieces 0.75-1.1x). Scratch for one piece's block is
+// accounted to `memory` (STRATA_MEM_COMM_BUFFERS) while the call runs.
 #pragma once
 
 #include "shm_group.hpp"
@@ -26,7 +32,7 @@
 namespace strata::common::shm {
 
 void two_level_allreduce(ShmGroup& host, const sdk::Host& memory, void* data, uint64_t count,
-                         int32_t dtype, int32_t op,
+                         uint64_t piece, int32_t dtype, int32_t op,
                          const std::function<void(void* data, uint64_t count)>& across);
 
 // Where the job's ranks sit for reduce_scatter and allgather, whose blocks belong to global ranks:
