@@ -83,12 +83,26 @@ class Collectives {
   }
   void broadcast(const strata_coll_args& a, Request& r) const { broadcast(a.recv, a.root, r); }
 
+  // An exchange over the instance's pairs outside a collective (split's agreement), under the same
+  // failure latch as the collectives: it fails at once after an earlier transport failure, and
+  // its own transport failure fails every later call. On the calling thread, after the queued
+  // work has drained.
+  void latched_exchange(const char* call, const std::function<void()>& exchange) const {
+    throw_if_failed(*failure_, call);
+    latching(*failure_, exchange);
+  }
+
  private:
   // The first transport failure, shared by the work items (which may outlive a call's frame).
   struct Failure {
     std::mutex mutex;
     std::string message;
   };
+  // Throws STRATA_ERR_COMM naming the first transport failure, when there was one.
+  static void throw_if_failed(Failure& failure, const char* call);
+  // Runs `exchange`; a STRATA_ERR_COMM it throws (a transport error: disagreement leaves the pairs
+  // intact) is latched in `failure`, with the ranks at the addresses it names, and rethrown so.
+  void latching(Failure& failure, const std::function<void()>& exchange) const;
   // `body` as a work item: agreement check, error translation, failure latch; with a timeline, one
   // span `span` (a string literal, "gloo_<call>") of `bytes` (the caller's payload) on the
   // progress thread, agreement check included. When `fold` fits the agreement frame, its reduce

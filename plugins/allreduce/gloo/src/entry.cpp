@@ -88,9 +88,13 @@ struct Boundary {
     std::vector<int32_t> all(mine, mine + 2);
     if (n > 1) {
       const CallHeader header{kSplitKind, -1, -1, -1, 0, 0};
-      const std::vector<Frame> frames = translate("gloo split", [&] {
-        return check_agreement(comm.world(), header, mine, sizeof mine,
-                               inst.config.direct_agreement_for(comm.size()), inst.config.timeout);
+      std::vector<Frame> frames;
+      inst.collectives.latched_exchange("split", [&] {
+        frames = translate("gloo split", [&] {
+          return check_agreement(comm.world(), header, mine, sizeof mine,
+                                 inst.config.direct_agreement_for(comm.size()),
+                                 inst.config.timeout);
+        });
       });
       all.resize(2 * n);
       for (size_t r = 0; r < n; ++r) std::memcpy(&all[2 * r], frames[r].payload, sizeof mine);

@@ -28,21 +28,37 @@ void reduce_frames(const std::vector<Frame>& frames, void* base, size_t offset, 
 
 }  // namespace
 
+void Collectives::throw_if_failed(Failure& failure, const char* call) {
+  std::lock_guard lock(failure.mutex);
+  if (failure.message.empty()) return;
+  sdk::fail(STRATA_ERR_COMM, std::string(call) + ": an earlier collective failed, and " +
+                                 "Gloo's connections cannot be used after that (" +
+                                 failure.message + ")");
+}
+
+void Collectives::latching(Failure& failure, const std::function<void()>& exchange) const {
+  try {
+    exchange();
+  } catch (const sdk::Error& e) {
+    if (e.code() != STRATA_ERR_COMM) throw;
+    const std::string who = comm_.ranks_at(e.what());
+    const std::string message = e.what() + (who.empty() ? "" : " (" + who + ")");
+    {
+      std::lock_guard lock(failure.mutex);
+      if (failure.message.empty()) failure.message = message;
+    }
+    sdk::fail(STRATA_ERR_COMM, message);
+  }
+}
+
 std::function<void()> Collectives::guarded(const char* call, const char* span, uint64_t bytes,
                                            const CallHeader& header, std::function<void()> body,
                                            Fold fold) const {
   return [this, call, span, bytes, header, body = std::move(body), fold = std::move(fold),
           failure = failure_] {
     const int64_t begin = tracer_.now();
-    {
-      std::lock_guard lock(failure->mutex);
-      if (!failure->message.empty()) {
-        sdk::fail(STRATA_ERR_COMM, std::string(call) + ": an earlier collective failed, and " +
-                                       "Gloo's connections cannot be used after that (" +
-                                       failure->message + ")");
-      }
-    }
-    try {
+    throw_if_failed(*failure, call);
+    latching(*failure, [&] {
       translate(std::string("gloo ") + call, [&] {
         const std::vector<Frame> frames =
             check_agreement(comm_.world(), header, fold.data, fold.bytes,
@@ -50,17 +66,7 @@ std::function<void()> Collectives::guarded(const char* call, const char* span, u
         if (frames.empty()) return body();
         fold.reduce(frames);
       });
-    } catch (const sdk::Error& e) {
-      // Disagreement leaves the connections intact; a transport error does not.
-      if (e.code() != STRATA_ERR_COMM) throw;
-      const std::string who = comm_.ranks_at(e.what());
-      const std::string message = e.what() + (who.empty() ? "" : " (" + who + ")");
-      {
-        std::lock_guard lock(failure->mutex);
-        failure->message = message;
-      }
-      sdk::fail(STRATA_ERR_COMM, message);
-    }
+    });
     tracer_.span(span, begin, -1, bytes);
   };
 }

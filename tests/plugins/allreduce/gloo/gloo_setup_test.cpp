@@ -111,6 +111,14 @@ Child spawn(const Env& env, const std::string& config, After after = After::Allr
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       warnings.push_back("second call: " + std::to_string(again) + " " + second.message);
       warnings.push_back("seconds: " + std::to_string(seconds));
+      // So does a split, whose agreement exchange goes over the same pairs.
+      strata_error third = sdk::make_error();
+      const strata_comm_split_args split{STRATA_COMM_SPLIT_ARGS_SIZE_1_10, 0, 0};
+      void* child = nullptr;
+      const strata_status split_status =
+          library.ops<strata_comm_ops>().split(self, &split, &child, &third);
+      warnings.push_back("split: " + std::to_string(split_status) + " " + third.message);
+      if (child != nullptr) library.ops<strata_comm_ops>().destroy(child);
     }
     library.ops<strata_comm_ops>().destroy(self);
   }
@@ -418,7 +426,8 @@ TEST(GlooSetup, RankWithAnotherJobsSecretCannotJoin) {
 }
 
 // Rank 0's outcome when rank 1 exits, or stays connected but silent for 4 s, after create();
-// rank 0's allreduce and a second call are timed (warnings[1], "seconds: ...").
+// rank 0's allreduce and a second call are timed (warnings[1], "seconds: ..."), then a split is
+// tried (warnings[2], "split: <status> <message>").
 Outcome survivor_of_peer_that(After after, const std::string& config) {
   const uint16_t port = free_port();
   Child c0 = spawn(job_env(0, 2, port), config);
@@ -442,10 +451,15 @@ TEST(GlooSetup, PeerThatExitsOrStallsFailsTheCollective) {
     if (after == After::Exit) {
       EXPECT_TRUE(contains(o0.message, "is rank 1)")) << o0.message;
     }
-    ASSERT_EQ(o0.warnings.size(), 2u);
+    ASSERT_EQ(o0.warnings.size(), 3u);
     EXPECT_TRUE(contains(o0.warnings[0], "second call: 4 allreduce: an earlier collective failed"))
         << o0.warnings[0];
     EXPECT_LT(std::stod(o0.warnings[1].substr(9)), 3.5) << o0.warnings[1];
+    // A split after the failure fails at once naming it, instead of waiting out its exchange.
+    EXPECT_TRUE(contains(o0.warnings[2], "split: 4 split: an earlier collective failed, and "
+                                         "Gloo's connections cannot be used after that (gloo "
+                                         "allreduce: a peer failed or timed out"))
+        << o0.warnings[2];
   }
 }
 
@@ -465,11 +479,14 @@ TEST(GlooSetup, PeerThatExitsOrStallsFailsTheSharedMemoryCollective) {
     if (after == After::StallThenExit) {
       EXPECT_TRUE(contains(o0.message, "within the timeout (1500 ms)")) << o0.message;
     }
-    ASSERT_EQ(o0.warnings.size(), 2u);
+    ASSERT_EQ(o0.warnings.size(), 3u);
     EXPECT_TRUE(contains(o0.warnings[0], "second call: 4 allreduce: an earlier collective over "
                                          "shared memory failed"))
         << o0.warnings[0];
     EXPECT_LT(std::stod(o0.warnings[1].substr(9)), 3.5) << o0.warnings[1];
+    // The split's exchange goes over Gloo's pairs, which did not fail: it fails on its own (the
+    // peer is gone or silent), within the timeout.
+    EXPECT_TRUE(contains(o0.warnings[2], "split: 4 gloo split")) << o0.warnings[2];
   }
 }
 
