@@ -14,10 +14,12 @@ Config parse_config(const char* config_json) {
   config.timeout = std::chrono::milliseconds(
       c.unsigned_integer("timeout_ms", 30000, 1, 86'400'000,
                          "a positive integer of milliseconds (at most a day)"));
-  const std::string algorithm = c.choice("algorithm", "auto", {"auto", "ring", "bcube"});
-  config.algorithm = algorithm == "ring"    ? Config::Algorithm::ring
-                     : algorithm == "bcube" ? Config::Algorithm::bcube
-                                            : Config::Algorithm::automatic;
+  const std::string algorithm =
+      c.choice("algorithm", "auto", {"auto", "ring", "bcube", "direct"});
+  config.algorithm = algorithm == "ring"     ? Config::Algorithm::ring
+                     : algorithm == "bcube"  ? Config::Algorithm::bcube
+                     : algorithm == "direct" ? Config::Algorithm::direct
+                                             : Config::Algorithm::automatic;
   const std::string agreement = c.choice("agreement", "auto", {"auto", "direct", "ring"});
   config.agreement = agreement == "direct" ? Config::Agreement::direct
                      : agreement == "ring" ? Config::Agreement::ring

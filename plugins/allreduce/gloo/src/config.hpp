@@ -13,22 +13,33 @@ struct Config {
   // Bounds the rendezvous (every rank must arrive within it) and every collective (a peer that
   // stops answering fails the call instead of hanging it).
   std::chrono::milliseconds timeout{30000};
-  // Gloo's algorithm for flat allreduces over TCP. "auto" takes bcube (log2 n exchanges)
-  // below kAutoBcubeBelowBytes and the ring (2(n-1) steps, each with 1/n of the data) from there.
-  // Measured in bench/allreduce over TCP (gloo-tcp column, 2026-12-06): at 3 and 4 ranks on one
-  // host bcube gave 1.1-1.9x the ring's bandwidth from 16 KiB to 1 MiB, the ring 1.0-1.4x bcube's
-  // from 4 MiB up; on 2 x 2 namespaces bcube was 1.0-1.4x the ring's at every size.
-  enum class Algorithm { automatic, ring, bcube };
+  // The algorithm for flat allreduces over TCP (and the two-level path's cross-host step):
+  // Gloo's ring (2(n-1) steps, each with 1/n of the data) or bcube (log2 n exchanges), or the
+  // plugin's direct allreduce (direct_allreduce.hpp: at 2 ranks one whole-buffer exchange).
+  // "auto": direct at 2 ranks below kAutoDirectBelowBytes, else bcube below
+  // kAutoBcubeBelowBytes, else the ring. Measured in bench/allreduce over TCP (gloo-tcp column):
+  //  - 2026-12-06, 3 and 4 ranks on one host: bcube 1.1-1.9x the ring's bandwidth from 16 KiB to
+  //    1 MiB, the ring 1.0-1.4x bcube's from 4 MiB up; 2 x 2 namespaces: bcube 1.0-1.4x the ring.
+  //  - 2026-12-07, 2 ranks on one host, 3 runs alternating with bcube/ring: direct 1.4-2.1x from
+  //    4 KiB to 256 KiB (one exchange where bcube takes two), 0.4-1.1x at 1 MiB, 0.4-0.7x at
+  //    64 MiB (no pipelining of the fold with the transfer, where Gloo's ring has 1 MiB segments).
+  //    At 4 ranks the direct form's 2 rounds (6 messages per rank) gave 0.8-1.0x bcube's 4 (4
+  //    messages), so it is not taken there.
+  enum class Algorithm { automatic, ring, bcube, direct };
   Algorithm algorithm = Algorithm::automatic;
+  static constexpr uint64_t kAutoDirectBelowBytes = uint64_t{1} << 20;
   static constexpr uint64_t kAutoBcubeBelowBytes = uint64_t{2} << 20;
-  bool bcube_for(uint64_t payload_bytes) const {
-    return algorithm == Algorithm::bcube ||
-           (algorithm == Algorithm::automatic && payload_bytes < kAutoBcubeBelowBytes);
+  Algorithm algorithm_for(int ranks, uint64_t payload_bytes) const {
+    if (algorithm != Algorithm::automatic) return algorithm;
+    if (ranks == 2 && payload_bytes < kAutoDirectBelowBytes) return Algorithm::direct;
+    return payload_bytes < kAutoBcubeBelowBytes ? Algorithm::bcube : Algorithm::ring;
   }
   const char* algorithm_name() const {
-    return algorithm == Algorithm::bcube ? "bcube"
-           : algorithm == Algorithm::ring ? "ring"
-                                          : "auto: bcube below 2 MiB, else ring";
+    return algorithm == Algorithm::bcube    ? "bcube"
+           : algorithm == Algorithm::ring   ? "ring"
+           : algorithm == Algorithm::direct ? "direct"
+                                            : "auto: direct at 2 ranks below 1 MiB, bcube below "
+                                              "2 MiB, else ring";
   }
   // How the ranks exchange the agreement frame before each collective over TCP (agreement.hpp):
   // "direct", every rank sends its frame to every other (one round of latency, size - 1 frames

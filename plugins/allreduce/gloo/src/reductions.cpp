@@ -1,6 +1,7 @@
 // allreduce and reduce_scatter: the collectives that do arithmetic, and the guard every work item
 // runs in.
 #include "collectives.hpp"
+#include "direct_allreduce.hpp"
 #include "dtypes.hpp"
 #include "errors.hpp"
 #include "ring_reduce_scatter.hpp"
@@ -73,10 +74,17 @@ std::function<void()> Collectives::guarded(const char* call, const char* span, u
 
 void Collectives::flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count,
                                  size_t element_size, const ReduceFn& fn) const {
+  const Config::Algorithm algorithm = config_.algorithm_for(context->size, count * element_size);
+  if (algorithm == Config::Algorithm::direct) {
+    const sdk::comm::Scratch scratch(
+        host_, direct_allreduce_scratch_bytes(context->size, count, element_size));
+    return direct_allreduce(*context, data, count, element_size, fn, scratch.data(),
+                            config_.timeout);
+  }
   gloo::AllreduceOptions options(context);
   set_output(options, data, count, element_size);
   options.setReduceFunction(fn);
-  options.setAlgorithm(config_.bcube_for(count * element_size)
+  options.setAlgorithm(algorithm == Config::Algorithm::bcube
                            ? gloo::AllreduceOptions::Algorithm::BCUBE
                            : gloo::AllreduceOptions::Algorithm::RING);
   options.setTimeout(config_.timeout);

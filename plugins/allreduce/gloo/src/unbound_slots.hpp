@@ -12,6 +12,7 @@ namespace strata::allreduce_gloo {
 
 inline constexpr uint8_t kAgreementSlotPrefix = 0x41;          // agreement.cpp
 inline constexpr uint8_t kRingReduceScatterSlotPrefix = 0x52;  // ring_reduce_scatter.cpp
+inline constexpr uint8_t kDirectAllreduceSlotPrefix = 0x44;    // direct_allreduce.cpp
 
 // Gloo's waits throw on a timeout or a closed connection and return false when aborted; for that
 // case, a gloo::IoException("<what> was aborted") for the plugin's error path (errors.hpp).

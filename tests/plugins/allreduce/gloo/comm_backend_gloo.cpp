@@ -2,13 +2,14 @@
 // the launcher). As for allreduce-mpi, instance() is the default (shared memory when every rank
 // runs on one host), shm_instance() has tiny shared-memory rounds and mpi_instance() is Gloo's TCP
 // pairs only ({"shm": false}, with the ring algorithm and the ring agreement: the default "auto"
-// takes bcube below 2 MiB and the direct agreement up to 16 ranks, so that both of each are
-// covered); chunked_instance() is hierarchical: across hosts in two levels, in pieces of
-// kSmallChunkBytes (a shared-memory group per host, every local rank allreducing its slice across
-// hosts) where the hosts hold the same number of ranks, else through each host's first rank; on
-// one host the default's path. With
-// CROSS_RANK set per rank a single machine plays several hosts, and the job-wide shared memory is
-// then off for every instance.
+// takes the direct allreduce at 2 ranks below 1 MiB, bcube below 2 MiB and the direct agreement
+// up to 16 ranks, so that each is covered; gloo_job_test.cpp's
+// Gloo.DirectAllreduceFoldsInRankOrder takes the direct allreduce at every size and rank count);
+// chunked_instance() is hierarchical: across hosts in two levels, in pieces of kSmallChunkBytes (a
+// shared-memory group per host, every local rank allreducing its slice across hosts) where the
+// hosts hold the same number of ranks, else through each host's first rank; on one host the
+// default's path. With CROSS_RANK set per rank a single machine plays several hosts, and the
+// job-wide shared memory is then off for every instance.
 //
 // STRATA_TEST_GLOO_TCP=1 turns shared memory off in every instance, so that the conformance suite
 // runs over TCP on one host (the hierarchical instance: reduce within the host, broadcast within

@@ -253,7 +253,7 @@ TEST(GlooSetup, ConfigErrorsNameTheKey) {
   EXPECT_EQ(out.status, STRATA_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(out.message, "chunk_bytes: expected a positive integer")) << out.message;
   out = run_one(env, R"({"algorithm": "tree"})");
-  EXPECT_TRUE(contains(out.message, R"(algorithm: expected "auto", "ring" or "bcube", got "tree")")) << out.message;
+  EXPECT_TRUE(contains(out.message, R"(algorithm: expected "auto", "ring", "bcube" or "direct", got "tree")")) << out.message;
   out = run_one(env, R"({"agreement": "tree"})");
   EXPECT_TRUE(contains(out.message, R"(agreement: expected "auto", "direct" or "ring", got "tree")"))
       << out.message;
