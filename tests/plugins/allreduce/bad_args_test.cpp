@@ -3,6 +3,7 @@
 #include "comm_env.hpp"
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace strata::test::comm {
@@ -188,6 +189,37 @@ TEST(BadArguments, WaitAndTest) {
   EXPECT_EQ(ops().test(instance(), req, nullptr, &err), STRATA_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(err.message).find("done is NULL"), std::string::npos) << err.message;
   EXPECT_EQ(ops().wait(instance(), req, &err), STRATA_OK) << err.message;
+}
+
+// Ranks given different comm configs (a key that decides what goes on the wire: here the pieces
+// of a large allreduce) all fail create() alike, naming rank 0's and the first other rank's
+// config, instead of exchanging messages of different sizes later; the plugin goes on working.
+TEST(BadArguments, RanksGivenDifferentConfigsAllFailCreate) {
+  if (world() < 2) GTEST_SKIP() << "needs two ranks";
+  const char* config = rank() == world() - 1 ? R"({"chunk_bytes": 4096})" : "{}";
+  strata_error err = sdk::make_error();
+  void* self = nullptr;
+  EXPECT_EQ(abi::create(config, &self, &err), STRATA_ERR_INVALID_ARGUMENT) << err.message;
+  EXPECT_EQ(self, nullptr);
+  const std::string message = err.message;
+  const std::string last = std::to_string(world() - 1);
+  EXPECT_NE(message.find("ranks were given different configs: rank 0 has {"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("chunk_bytes 1048576"), std::string::npos) << message;
+  EXPECT_NE(message.find("}, rank " + last + " has {"), std::string::npos) << message;
+  EXPECT_NE(message.find("chunk_bytes 4096"), std::string::npos) << message;
+  EXPECT_NE(message.find("give every rank the same comm.config"), std::string::npos) << message;
+  // The same config on every rank still works afterwards.
+  ASSERT_EQ(abi::create(R"({"chunk_bytes": 4096})", &self, &err), STRATA_OK) << err.message;
+  Bytes data = rank_input(STRATA_I32, rank(), 5);
+  strata_buffer buffer = view(data, STRATA_I32);
+  run(Mode::Blocking, self, [&](strata_request* req, strata_error* e) {
+    return abi::allreduce(self, &buffer, &buffer, STRATA_SUM, req, e);
+  });
+  EXPECT_EQ(first_difference(data, expected_reduction(STRATA_I32, STRATA_SUM, world(), 5),
+                             STRATA_I32),
+            "");
+  ops().destroy(self);
 }
 
 }  // namespace

@@ -4,6 +4,15 @@
 
 namespace strata::allreduce_gloo {
 
+std::string wire_summary(const Config& config) {
+  static constexpr const char* kAlgorithms[] = {"auto", "ring", "bcube", "direct"};
+  static constexpr const char* kAgreements[] = {"auto", "direct", "ring"};
+  return std::string("algorithm ") + kAlgorithms[static_cast<int>(config.algorithm)] +
+         ", agreement " + kAgreements[static_cast<int>(config.agreement)] + ", hierarchical " +
+         (config.hierarchical ? "true" : "false") + ", chunk_bytes " +
+         std::to_string(config.chunk_bytes) + ", " + common::shm::summary(config.shm);
+}
+
 Config parse_config(const char* config_json) {
   // The plugins' one reader (plugins/common/config): errors name "comm config: <key>", and an
   // unknown key is refused with the nearest known one.

@@ -74,6 +74,11 @@ struct Config {
   common::shm::Settings shm;
 };
 
+// The keys that decide what goes on the wire, as "algorithm auto, agreement auto, ...": the same
+// on every rank or create() fails (config::require_same_on_every_rank). timeout_ms and the store
+// may differ (a store that differs fails the rendezvous itself).
+std::string wire_summary(const Config& config);
+
 // Parses and validates `config_json` (NULL or "" mean {}). Throws sdk::Error with
 // STRATA_ERR_INVALID_ARGUMENT naming the offending key.
 Config parse_config(const char* config_json);

@@ -8,7 +8,8 @@
 //    folds the n copies in rank order), then a direct allgather (every rank sends its folded block
 //    to every other). Each rank sends 2(n - 1)/n of the buffer, as the ring does.
 // Every element is folded once, in rank order, by one rank and copied to the others, so the result
-// is bitwise the same on every rank (and, at 2 ranks, the same bits as the ring's a op b).
+// is bitwise the same on every rank. (Gloo's ring folds own op incoming, so at 2 ranks it gives
+// the same bits where the op is commutative bit for bit: SUM, but not MIN of +0 and -0.)
 #pragma once
 
 #include "dtypes.hpp"

@@ -4,6 +4,7 @@
 #include "store_server.hpp"
 #include "tcp_store.hpp"
 
+#include <strata_common/config_agreement.hpp>
 #include <strata_common/job_secret.hpp>
 #include <strata_common/tcp_socket.hpp>
 
@@ -79,6 +80,18 @@ GlooComm::GlooComm(const Env& env, const Config& config, const sdk::Host& host, 
     world_ = connect(*store, prefix + "/world", env.rank, env.size, device_, config.timeout);
   });
   authenticate_pairs(world_, "pair", "rank");
+  // Before anything that depends on the config (the hierarchy's contexts, the shared memory):
+  // ranks given different ones would otherwise wait for each other in different rendezvous.
+  common::config::require_same_on_every_rank(
+      "gloo", wire_summary(config), env.size, [&](const void* mine, void* all, size_t bytes) {
+        translate("gloo: comparing the ranks' configs", [&] {
+          gloo::AllgatherOptions options(world_);
+          options.setInput(static_cast<char*>(const_cast<void*>(mine)), bytes);
+          options.setOutput(static_cast<char*>(all), bytes * static_cast<size_t>(env.size));
+          options.setTimeout(config.timeout);
+          gloo::allgather(options);
+        });
+      });
   learn_hosts();
   if (!config.hierarchical) return;
   translate("gloo rendezvous (hierarchical)", [&] {

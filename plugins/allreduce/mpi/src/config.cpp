@@ -28,6 +28,13 @@ constexpr uint64_t kDefaultArrivalGateMinBytes = uint64_t{1} << 20;
 
 }  // namespace
 
+std::string wire_summary(const Config& config) {
+  return "chunk_bytes " + std::to_string(config.chunk_bytes) + ", arrival_gate " +
+         (config.arrival_gate ? "true" : "false") + ", arrival_gate_min_bytes " +
+         std::to_string(config.arrival_gate_min_bytes) + ", hierarchical " +
+         (config.hierarchical ? "true" : "false") + ", " + common::shm::summary(config.shm);
+}
+
 Config parse_config(const char* config_json) {
   // The plugins' one reader (plugins/common/config): errors name "comm config: <key>".
   const common::config::json root = common::config::parse_object(config_json, "comm config");

@@ -4,6 +4,7 @@
 #include <strata_common/shm_setup.hpp>
 
 #include <cstdint>
+#include <string>
 
 namespace strata::allreduce_mpi {
 
@@ -28,6 +29,10 @@ struct Config {
   // Over several hosts, allreduce within each host first (MpiComm::hierarchical_allreduce).
   bool hierarchical;
 };
+
+// The keys that decide what goes on the wire, as "chunk_bytes 1048576, arrival_gate true, ...":
+// the same on every rank or create() fails (config::require_same_on_every_rank).
+std::string wire_summary(const Config& config);
 
 // Parses and validates `config_json` (NULL or "" mean {}). Throws sdk::Error with
 // STRATA_ERR_INVALID_ARGUMENT naming the offending key.

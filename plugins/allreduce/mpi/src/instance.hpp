@@ -62,7 +62,7 @@ struct Instance {
   Config config;
   MpiProcess process;
   std::shared_ptr<ProgressThread> progress;
-  MpiComm comm{config.hierarchical};
+  MpiComm comm{config.hierarchical, wire_summary(config)};
   shm::Setup shm;  // set up with the communicator; its group is used by collectives
   shm::Setup host_shm;  // this host's ranks, for the two-level allreduce across hosts
   CudaAwareness cuda;  // after MPI_Init

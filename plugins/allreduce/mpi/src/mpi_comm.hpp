@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 
+#include <string>
 #include <vector>
 
 namespace strata::allreduce_mpi {
@@ -21,7 +22,9 @@ class MpiComm {
   // slices would not line up: cross() then exists on each host's first rank only, and blocking
   // allreduces reduce to that rank, allreduce among the hosts' first ranks and broadcast within
   // the host (hierarchical_allreduce).
-  explicit MpiComm(bool hierarchical = false);
+  // `config_summary`: this rank's wire-relevant config (config.hpp's wire_summary), checked to be
+  // the same on every rank before anything depends on it.
+  MpiComm(bool hierarchical, const std::string& config_summary);
   // A sub-group's communicator (split()), already made: this object owns and frees it, also when
   // the constructor throws. Sets MPI_ERRORS_RETURN on it and learns its local ranks with
   // MPI_Comm_split_type; never hierarchical. The tag keeps it apart from the bool constructor

@@ -77,6 +77,12 @@ Settings read_settings(config::ObjectReader& reader) {
   return s;
 }
 
+std::string summary(const Settings& settings) {
+  return std::string("shm ") + (settings.enabled ? "true" : "false") + ", shm_min_bytes " +
+         std::to_string(settings.min_bytes) + ", shm_chunk_bytes " +
+         std::to_string(settings.chunk_bytes);
+}
+
 Setup set_up(const SetupChannel& channel, const Settings& settings, bool one_host,
              const sdk::Host& host, const char* plugin) {
   if (!settings.enabled) return off("comm.config");

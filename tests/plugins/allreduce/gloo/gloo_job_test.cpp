@@ -187,8 +187,10 @@ TEST(Gloo, VariantsEqualTheDefaultInstance) {
 // The direct allreduce (direct_allreduce.hpp: one whole-buffer exchange at 2 ranks, a direct
 // reduce-scatter and allgather above) folds every element once, in rank order: the result is
 // bitwise rank 0's value + rank 1's + ..., on every rank. The inputs have random exponents, so
-// that another summation order (Gloo's bcube or ring) rounds differently. Counts below, at and
-// above the world size, uneven blocks, and one above Gloo's 1 MiB segment.
+// that another summation order (Gloo's bcube or ring) rounds differently. Payloads of at most
+// 1 KiB travel in the agreement frame instead, so the counts start just above it (257 f32): uneven
+// blocks at 3 ranks and more, and one above Gloo's 1 MiB segment. (Empty blocks, count < ranks,
+// reach the direct form only as the two-level path's tail between 3 or more hosts.)
 double direct_input(int rank, uint64_t i) {
   uint64_t h = (static_cast<uint64_t>(rank) + 1) * 0x9e3779b97f4a7c15ull ^ (i * 0xbf58476d1ce4e5b9ull);
   h ^= h >> 31;
@@ -205,7 +207,8 @@ TEST(Gloo, DirectAllreduceFoldsInRankOrder) {
   ASSERT_EQ(abi::create(R"({"shm": false, "algorithm": "direct"})", &self, &err), STRATA_OK)
       << err.message;
   const auto n = static_cast<uint64_t>(world());
-  for (uint64_t count : {uint64_t{1}, n - 1, n, n + 1, uint64_t{3001}, uint64_t{300'007}}) {
+  for (uint64_t count : {uint64_t{257}, 64 * n + 1, 64 * n + n - 1, uint64_t{3001},
+                         uint64_t{300'007}}) {
     SCOPED_TRACE("count " + std::to_string(count));
     std::vector<float> f(count), f_expected(count);
     std::vector<double> d(count), d_expected(count);

@@ -38,6 +38,10 @@ struct Settings {
 // Reads the three keys from a plugin's comm.config reader (errors name "comm config: <key>").
 Settings read_settings(config::ObjectReader& reader);
 
+// The three keys as "shm true, shm_min_bytes 0, shm_chunk_bytes 1048576": part of a plugin's
+// summary for config::require_same_on_every_rank (which path a collective takes depends on them).
+std::string summary(const Settings& settings);
+
 // The plugin's own transport among every rank of the job, used only during set_up().
 class SetupChannel {
  public:

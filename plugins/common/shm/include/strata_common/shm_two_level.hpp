@@ -12,13 +12,13 @@
 // one cross-host allreduce's result, copied); the sum order differs from a flat allreduce's, so
 // floating-point results equal the flat ones up to rounding (integers, MIN and MAX exactly).
 // `op` AVG is summed (the caller divides once afterwards, as on its flat path).
-// The message goes through the three steps in pieces of at most `piece` elements (the plugin's
-// chunk_bytes; rounded down to a multiple of L), each piece's steps back to back, so that a piece
-// is still in cache when its next step reads it. Measured on 2 x 2 namespace hosts (bench/allreduce
-// run_multinode.sh, gloo-hier column, 2026-12-07): one 64 MiB piece spent 20-85 ms in its
-// reduce-scatter and 10-58 ms in its allgather, and ran at 0.6-0.7x the flat ring; 1 MiB pieces
-// ran at 0.9-1.8x it from 4 MiB up (4 MiB pieces 0.75-1.1x). Scratch for one piece's block is
-// accounted to `memory` (STRATA_MEM_COMM_BUFFERS) while the call runs.
+// The message goes through the three steps in pieces of `piece` elements (the plugin's
+// chunk_bytes, rounded down to a multiple of L and at least L), each piece's steps back to back,
+// so that a piece is still in cache when its next step reads it. Measured on 2 x 2 namespace
+// hosts (bench/allreduce run_multinode.sh, gloo-hier column, 2026-12-07): one 64 MiB piece spent
+// 20-85 ms in its reduce-scatter and 10-58 ms in its allgather, and ran at 0.55-0.71x the flat
+// ring; 1 MiB pieces at 0.93-1.66x it from 4 MiB up (4 MiB pieces 0.75-1.1x). Scratch for one
+// piece's block is accounted to `memory` (STRATA_MEM_COMM_BUFFERS) while the call runs.
 #pragma once
 
 #include "shm_group.hpp"
