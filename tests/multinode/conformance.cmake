@@ -20,11 +20,20 @@ if(TARGET strata-run)
     add_test(NAME multinode.comm_conformance_2x2.gloo
       COMMAND ${mn_run2x2} gloo -- $<TARGET_FILE:strata_comm_gloo_test>
       --gtest_filter=-Shm.*:ShmLarge.*:Nonblocking.SharedMemorySegmentIsAccountedFromCreateToDestroy)
-    list(APPEND mn_conformance multinode.comm_conformance_2x2.gloo)
+    # Uneven hosts over Gloo: the hierarchical instance goes through each host's first rank.
+    add_test(NAME multinode.comm_conformance_2x1.gloo
+      COMMAND ${mn_run2x2} gloo -- $<TARGET_FILE:strata_comm_gloo_test>
+      --gtest_filter=-Shm.*:ShmLarge.*:Nonblocking.SharedMemorySegmentIsAccountedFromCreateToDestroy)
+    list(APPEND mn_conformance multinode.comm_conformance_2x2.gloo
+         multinode.comm_conformance_2x1.gloo)
   endif()
   set_tests_properties(${mn_conformance} PROPERTIES
     TIMEOUT 300 RUN_SERIAL TRUE LABELS "mpi;multinode" SKIP_RETURN_CODE 77
     ENVIRONMENT "OMPI_MCA_mpi_yield_when_idle=1")
   set_property(TEST multinode.comm_conformance_2x1.mpi APPEND PROPERTY
     ENVIRONMENT "STRATA_MN_SLOTS_B=1")
+  if(TARGET strata_comm_gloo_test)
+    set_property(TEST multinode.comm_conformance_2x1.gloo APPEND PROPERTY
+      ENVIRONMENT "STRATA_MN_SLOTS_B=1")
+  endif()
 endif()

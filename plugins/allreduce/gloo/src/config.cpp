@@ -7,9 +7,10 @@ namespace strata::allreduce_gloo {
 std::string wire_summary(const Config& config) {
   static constexpr const char* kAlgorithms[] = {"auto", "ring", "bcube", "direct"};
   static constexpr const char* kAgreements[] = {"auto", "direct", "ring"};
+  static constexpr const char* kHierarchies[] = {"false", "true", "auto"};
   return std::string("algorithm ") + kAlgorithms[static_cast<int>(config.algorithm)] +
          ", agreement " + kAgreements[static_cast<int>(config.agreement)] + ", hierarchical " +
-         (config.hierarchical ? "true" : "false") + ", chunk_bytes " +
+         kHierarchies[static_cast<int>(config.hierarchical)] + ", chunk_bytes " +
          std::to_string(config.chunk_bytes) + ", " + common::shm::summary(config.shm);
 }
 
@@ -33,7 +34,14 @@ Config parse_config(const char* config_json) {
   config.agreement = agreement == "direct" ? Config::Agreement::direct
                      : agreement == "ring" ? Config::Agreement::ring
                                            : Config::Agreement::automatic;
-  config.hierarchical = c.boolean("hierarchical", false);
+  if (const common::config::json* h = c.find("hierarchical")) {
+    if (h->is_boolean()) {
+      config.hierarchical = h->get<bool>() ? Config::Hierarchy::on : Config::Hierarchy::off;
+    } else if (!(h->is_string() && h->get<std::string>() == "auto")) {
+      c.invalid("hierarchical",
+                "expected true, false or \"auto\", got " + common::config::shown(*h));
+    }
+  }
   config.chunk_bytes = c.unsigned_integer("chunk_bytes", Config::kDefaultChunkBytes, 1,
                                           UINT64_MAX, "a positive integer");
   config.file_store = c.choice("store", "tcp", {"tcp", "file"}) == "file";

@@ -59,7 +59,16 @@ struct Config {
   const char* agreement_name(int ranks) const {
     return direct_agreement_for(ranks) ? "agreement direct" : "agreement ring";
   }
-  bool hierarchical = false;  // allreduce: within hosts, then across hosts, then within hosts
+  // Over several hosts, the collectives in two levels (within hosts, across, within hosts):
+  // "on" (true), "off" (false), or "auto" (the default): on where the two-level form runs, every
+  // host holding the same number of ranks, more than one, with shared memory allowed; off
+  // elsewhere, where only the form through each host's first rank would remain (measured slower
+  // than the flat ring, issue 32). GlooComm::hierarchical() is the answer in effect. Measured on
+  // 2 x 2 namespace hosts (bench/allreduce run_multinode.sh, 3 runs, 2026-12-07): the two-level
+  // allreduce 1.4-1.55x the flat one from 4 to 256 KiB, 0.99-1.06x at 1 KiB and 1 MiB, 1.15-1.44x
+  // from 4 MiB up.
+  enum class Hierarchy { off, on, automatic };
+  Hierarchy hierarchical = Hierarchy::automatic;
   // The two-level collectives work through a message in pieces of this many bytes (of the type
   // they reduce in), as allreduce-mpi's chunk_bytes: each piece's three steps run while it is in
   // cache (plugins/common/shm/shm_two_level.hpp has the measurement). reduce_scatter and

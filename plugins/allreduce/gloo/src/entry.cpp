@@ -16,6 +16,14 @@
 namespace strata::allreduce_gloo {
 namespace {
 
+// The create line's word on the hierarchy in effect: ", hierarchical" when asked for,
+// ", hierarchical (auto)" when "auto" turned it on, nothing when flat.
+const char* hierarchy(const Config& config, const GlooComm& comm) {
+  if (!comm.hierarchical()) return "";
+  return config.hierarchical == Config::Hierarchy::automatic ? ", hierarchical (auto)"
+                                                             : ", hierarchical";
+}
+
 // What this plugin's table does beyond the common boundary (strata/comm/ops_table.hpp). Work
 // runs after what is queued (collective order): a non-blocking collective's on the instance's
 // progress thread, a blocking one's on the caller's thread once the progress thread is idle. The
@@ -44,7 +52,7 @@ struct Boundary {
     const std::string where = config.file_store ? "file " + config.store_path
                                                 : "tcp " + comm.env().bind_ip;
     std::string levels;
-    if (config.hierarchical && comm.hosts() > 1) {
+    if (comm.hierarchical() && comm.hosts() > 1) {
       levels = inst->host_shm.group
                    ? "; two-level allreduce: within hosts " + inst->host_shm.summary +
                          ", across hosts by every local rank, in " +
@@ -59,7 +67,7 @@ struct Boundary {
                    "gloo on (%d rank%s, %d host%s, %s, %s, %s%s); rank %d, local %d of %d; %s%s",
                    comm.size(), comm.size() == 1 ? "" : "s", comm.hosts(),
                    comm.hosts() == 1 ? "" : "s", where.c_str(), config.algorithm_name(),
-                   config.agreement_name(comm.size()), config.hierarchical ? ", hierarchical" : "", comm.rank(), comm.local_rank(),
+                   config.agreement_name(comm.size()), hierarchy(config, comm), comm.rank(), comm.local_rank(),
                    comm.local_size(), inst->shm.summary.c_str(), levels.c_str());
     return inst;
   }

@@ -93,7 +93,10 @@ GlooComm::GlooComm(const Env& env, const Config& config, const sdk::Host& host, 
         });
       });
   learn_hosts();
-  if (!config.hierarchical) return;
+  hierarchical_ = config.hierarchical == Config::Hierarchy::on ||
+                  (config.hierarchical == Config::Hierarchy::automatic && two_level_ &&
+                   local_size_ > 1 && config.shm.enabled);
+  if (!hierarchical_) return;
   translate("gloo rendezvous (hierarchical)", [&] {
     if (local_size_ > 1) {
       local_ = connect(*store, prefix + "/local/" + std::to_string(node_), local_rank_,

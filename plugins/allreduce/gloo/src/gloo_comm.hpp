@@ -64,6 +64,10 @@ class GlooComm {
   // Several hosts, each with the same number of ranks: the two-level allreduce's slices line up,
   // and every rank has a cross context (when hierarchical).
   bool two_level() const { return two_level_; }
+  // Whether the collectives run hierarchically (config `hierarchical`, "auto" resolved here: on
+  // where two_level() with more than one rank per host and shared memory allowed). The same on
+  // every rank. Never for a split's child.
+  bool hierarchical() const { return hierarchical_; }
   // Two-level only: the rank of local rank l on host j (cross()'s rank j) is
   // host_grid()[l * hosts() + j]. Empty otherwise.
   const std::vector<int>& host_grid() const { return host_grid_; }
@@ -104,6 +108,7 @@ class GlooComm {
   int node_ = 0;  // index of this rank's host, in order of each host's first rank
   int hosts_ = 1;
   bool two_level_ = false;
+  bool hierarchical_ = false;
   std::vector<int> host_grid_;
 };
 

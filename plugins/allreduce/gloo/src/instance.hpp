@@ -45,7 +45,7 @@ struct Instance {
 
  private:
   static Config child_config(Config config) {
-    config.hierarchical = false;
+    config.hierarchical = Config::Hierarchy::off;
     return config;
   }
   static Env child_env(Env env, const SplitPlan& plan) {

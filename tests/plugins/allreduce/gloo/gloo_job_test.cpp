@@ -147,6 +147,12 @@ TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
   const std::vector<std::string> ring_lines = log_since(ring_mark);
   ASSERT_EQ(ring_lines.size(), 1u);
   EXPECT_NE(ring_lines[0].find(", agreement ring"), std::string::npos) << ring_lines[0];
+  // "hierarchical" is "auto" by default: on exactly where the two-level form runs.
+  EXPECT_EQ(ring_lines[0].find(", hierarchical (auto)") != std::string::npos, two_level)
+      << ring_lines[0];
+  EXPECT_EQ(ring_lines[0].find("; two-level allreduce: within hosts shm on (") != std::string::npos,
+            two_level)
+      << ring_lines[0];
   ops().destroy(self);
 }
 
@@ -249,7 +255,7 @@ TEST(Gloo, DirectAllreduceFoldsInRankOrder) {
 
 // With a timeline, each collective is one span with the caller's payload in bytes, recorded on
 // the thread that ran it: "gloo_<collective>" over Gloo's TCP pairs, "shm_<collective>" through
-// shared memory (the default on one host, when create() logs "shm on (").
+// shared memory (the default on one host, when create() logs the job-wide "; shm on (").
 std::mutex g_span_mutex;
 std::vector<std::pair<std::string, uint64_t>> g_spans;
 
@@ -273,7 +279,7 @@ void expect_spans_named(const char* config) {
   ASSERT_EQ(abi::create(config, &self, &err), STRATA_OK) << err.message;
   bool on_shm = false;
   for (const std::string& line : log_since(mark)) {
-    on_shm = on_shm || line.find("shm on (") != std::string::npos;
+    on_shm = on_shm || line.find("; shm on (") != std::string::npos;  // the job-wide group
   }
   Bytes data = rank_input(STRATA_F32, rank(), 5);
   strata_buffer buffer = view(data, STRATA_F32);

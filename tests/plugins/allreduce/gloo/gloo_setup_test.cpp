@@ -249,6 +249,9 @@ TEST(GlooSetup, ConfigErrorsNameTheKey) {
                        "agreement, hierarchical, chunk_bytes, store, store_path, shm, shm_min_bytes, "
                        "shm_chunk_bytes; did you mean 'timeout_ms'?"))
       << out.message;
+  out = run_one(env, R"({"hierarchical": "yes"})");
+  EXPECT_TRUE(contains(out.message, R"(hierarchical: expected true, false or "auto", got "yes")"))
+      << out.message;
   out = run_one(env, R"({"chunk_bytes": 0})");
   EXPECT_EQ(out.status, STRATA_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(out.message, "chunk_bytes: expected a positive integer")) << out.message;
