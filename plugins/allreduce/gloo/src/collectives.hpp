@@ -55,7 +55,15 @@ class Collectives {
               const sdk::Host& host, const Config& config)
       : comm_(comm), shm_(shm), host_shm_(host_shm), host_(host), config_(config), tracer_(host),
         failure_(std::make_shared<Failure>()),
-        grid_{comm.hosts(), comm.local_size(), comm.host_grid()} {}
+        grid_{comm.hosts(), comm.local_size(), comm.host_grid()},
+        hierarchical_(comm.hierarchical() &&
+                      (host_shm != nullptr || config.hierarchical == Config::Hierarchy::on)) {}
+
+  // Whether collectives run hierarchically: comm.hierarchical(), except that "auto" stays flat
+  // when the hosts' shared-memory groups could not be set up (then only the form through each
+  // host's first rank would remain, which "auto" does not take). The same on every rank
+  // (shm::keep_only_if_everyone_has_one).
+  bool hierarchical() const { return hierarchical_; }
 
   void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
                  Request& request) const;
@@ -129,7 +137,7 @@ class Collectives {
       tracer.span(span, begin, -1, bytes);
     };
   }
-  // In place on `data`: the whole job's reduction, flat or hierarchical by config.
+  // In place on `data`: the whole job's reduction, flat or hierarchical (hierarchical()).
   void allreduce_in_place(void* data, size_t count, int32_t dtype, int32_t op) const;
   void flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count,
                       size_t element_size, const ReduceFn& fn) const;
@@ -148,6 +156,7 @@ class Collectives {
   sdk::Tracer tracer_;
   std::shared_ptr<Failure> failure_;
   common::shm::HostGrid grid_;
+  bool hierarchical_;
 };
 
 // Points Gloo options at `data` as `count` elements of `element_size` bytes (Gloo takes the

@@ -63,7 +63,7 @@ struct Config {
   // "on" (true), "off" (false), or "auto" (the default): on where the two-level form runs, every
   // host holding the same number of ranks, more than one, with shared memory allowed; off
   // elsewhere, where only the form through each host's first rank would remain (measured slower
-  // than the flat ring, issue 32). GlooComm::hierarchical() is the answer in effect. Measured on
+  // than the flat ring, issue 32). Collectives::hierarchical() is the answer in effect. Measured on
   // 2 x 2 namespace hosts (bench/allreduce run_multinode.sh, 3 runs, 2026-12-07): the two-level
   // allreduce 1.4-1.55x the flat one from 4 to 256 KiB, 0.99-1.06x at 1 KiB and 1 MiB, 1.15-1.44x
   // from 4 MiB up.

@@ -18,8 +18,8 @@ namespace {
 
 // The create line's word on the hierarchy in effect: ", hierarchical" when asked for,
 // ", hierarchical (auto)" when "auto" turned it on, nothing when flat.
-const char* hierarchy(const Config& config, const GlooComm& comm) {
-  if (!comm.hierarchical()) return "";
+const char* hierarchy(const Config& config, const Collectives& collectives) {
+  if (!collectives.hierarchical()) return "";
   return config.hierarchical == Config::Hierarchy::automatic ? ", hierarchical (auto)"
                                                              : ", hierarchical";
 }
@@ -38,11 +38,12 @@ struct Boundary {
   static constexpr bool kAlltoallv = true;
 
   static std::unique_ptr<Instance> create(const sdk::CreateArgs& args) {
-    const Config config = parse_config(args.config_json);
     // Counts creates in this process; every rank creates its instances in the same order, so the
-    // number keys this instance's rendezvous apart from the others sharing the store.
+    // number keys this instance's rendezvous apart from the others sharing the store. Counted
+    // before the config is read: a rank whose config is refused must not shift its later numbers.
     static int instances = 0;
     const int number = instances++;
+    const Config config = parse_config(args.config_json);
     // Gloo's device thread and the store's threads inherit this mask: SIGPIPE blocked.
     const SigpipeBlocked no_sigpipe;
     auto inst = translate("gloo: create", [&] {
@@ -52,7 +53,7 @@ struct Boundary {
     const std::string where = config.file_store ? "file " + config.store_path
                                                 : "tcp " + comm.env().bind_ip;
     std::string levels;
-    if (comm.hierarchical() && comm.hosts() > 1) {
+    if (inst->collectives.hierarchical() && comm.hosts() > 1) {
       levels = inst->host_shm.group
                    ? "; two-level allreduce: within hosts " + inst->host_shm.summary +
                          ", across hosts by every local rank, in " +
@@ -67,7 +68,7 @@ struct Boundary {
                    "gloo on (%d rank%s, %d host%s, %s, %s, %s%s); rank %d, local %d of %d; %s%s",
                    comm.size(), comm.size() == 1 ? "" : "s", comm.hosts(),
                    comm.hosts() == 1 ? "" : "s", where.c_str(), config.algorithm_name(),
-                   config.agreement_name(comm.size()), hierarchy(config, comm), comm.rank(), comm.local_rank(),
+                   config.agreement_name(comm.size()), hierarchy(config, inst->collectives), comm.rank(), comm.local_rank(),
                    comm.local_size(), inst->shm.summary.c_str(), levels.c_str());
     return inst;
   }

@@ -100,7 +100,7 @@ void Collectives::allreduce_in_place(void* data, size_t count, int32_t dtype, in
   if (count == 0 || comm_.size() == 1) return;
   const size_t element_size = sdk::dtype_size(dtype);
   const ReduceFn fn = reduce_function(dtype, op);
-  if (!comm_.hierarchical()) return flat_allreduce(comm_.world(), data, count, element_size, fn);
+  if (!hierarchical_) return flat_allreduce(comm_.world(), data, count, element_size, fn);
   if (host_shm_ != nullptr) {
     return common::shm::two_level_allreduce(
         *host_shm_, host_, data, count, std::max<uint64_t>(1, config_.chunk_bytes / element_size),
@@ -116,7 +116,11 @@ void Collectives::allreduce_in_place(void* data, size_t count, int32_t dtype, in
     reduce.setTimeout(config_.timeout);
     gloo::reduce(reduce);
   }
-  if (const auto& cross = comm_.cross()) flat_allreduce(cross, data, count, element_size, fn);
+  // Only the hosts' first ranks hold their host's sum (even hosts give every local rank a cross
+  // context, for the two-level form).
+  if (const auto& cross = comm_.cross(); cross && comm_.local_rank() == 0) {
+    flat_allreduce(cross, data, count, element_size, fn);
+  }
   if (const auto& local = comm_.local()) {
     gloo::BroadcastOptions broadcast(local);
     set_output(broadcast, data, count, element_size);
@@ -215,7 +219,7 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
                           accumulate_size, op] {
     void* incoming = static_cast<char*>(all) + count * accumulate_size;
     const ReduceFn fn = reduce_function(accumulate, op);
-    if (comm_.hierarchical() && host_shm_ != nullptr) {
+    if (hierarchical_ && host_shm_ != nullptr) {
       // Across hosts: a ring in the slice, then this host's block (cross rank = host index).
       return common::shm::two_level_reduce_scatter(
           *host_shm_, host_, grid_, all, static_cast<char*>(all) + mine_at, block,

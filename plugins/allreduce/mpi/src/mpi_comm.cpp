@@ -61,21 +61,25 @@ MpiComm::MpiComm(Adopt, MPI_Comm split) : comm_(split) {
 
 MpiComm::MpiComm(bool hierarchical, const std::string& config_summary) {
   check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup(MPI_COMM_WORLD)");
-  learn_ranks();
-  refuse_singleton_in_a_larger_job();
-  // Before the splits below, which ranks given different configs would enter differently. A
-  // constructor that throws runs no destructor: the duplicate is freed here.
+  // A constructor that throws runs no destructor: what set_up made is freed here.
   try {
-    common::config::require_same_on_every_rank(
-        "allreduce-mpi", config_summary, size_, [&](const void* mine, void* all, size_t bytes) {
-          check(MPI_Allgather(mine, static_cast<int>(bytes), MPI_BYTE, all,
-                              static_cast<int>(bytes), MPI_BYTE, comm_),
-                "MPI_Allgather(configs)");
-        });
+    set_up(hierarchical, config_summary);
   } catch (...) {
-    MPI_Comm_free(&comm_);
+    free_communicators();
     throw;
   }
+}
+
+void MpiComm::set_up(bool hierarchical, const std::string& config_summary) {
+  learn_ranks();
+  refuse_singleton_in_a_larger_job();
+  // Before the splits below, which ranks given different configs would enter differently.
+  common::config::require_same_on_every_rank(
+      "allreduce-mpi", config_summary, size_, [&](const void* mine, void* all, size_t bytes) {
+        check(MPI_Allgather(mine, static_cast<int>(bytes), MPI_BYTE, all,
+                            static_cast<int>(bytes), MPI_BYTE, comm_),
+              "MPI_Allgather(configs)");
+      });
   MPI_Comm node = learn_local_ranks();
   // On one host there is nothing to save (and the shared-memory path takes the work). The test
   // must give every rank the same answer, since MPI_Comm_split below is collective: local_size_
@@ -118,7 +122,9 @@ void MpiComm::learn_host_grid() {
   }
 }
 
-MpiComm::~MpiComm() {
+MpiComm::~MpiComm() { free_communicators(); }
+
+void MpiComm::free_communicators() {
   if (!MpiProcess::usable()) return;
   for (MPI_Comm* c : {&cross_, &node_, &comm_}) {
     if (*c != MPI_COMM_NULL) MPI_Comm_free(c);

@@ -85,6 +85,10 @@ class MpiComm {
   bool test_all(std::vector<MPI_Request>& requests) const;
 
  private:
+  // The constructor's work after MPI_Comm_dup; on a throw the constructor frees what it made.
+  void set_up(bool hierarchical, const std::string& config_summary);
+  // Frees the communicators this object holds (while MPI is usable).
+  void free_communicators();
   void refuse_singleton_in_a_larger_job() const;
   // MPI_ERRORS_RETURN on comm_, and its rank and size.
   void learn_ranks();

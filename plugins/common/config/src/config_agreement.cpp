@@ -11,9 +11,15 @@ namespace strata::common::config {
 void require_same_on_every_rank(
     const std::string& context, const std::string& summary, int size,
     const std::function<void(const void* mine, void* all, size_t bytes)>& allgather) {
+  // A key past the record's end would be compared by no rank: the record grows instead.
+  if (summary.size() >= kSummaryBytes) {
+    sdk::fail(STRATA_ERR_INTERNAL, context + ": the config summary (" +
+                                       std::to_string(summary.size()) + " bytes) does not fit " +
+                                       std::to_string(kSummaryBytes - 1) + " bytes");
+  }
   if (size <= 1) return;
   std::vector<char> mine(kSummaryBytes, '\0');
-  std::copy_n(summary.data(), std::min(summary.size(), kSummaryBytes - 1), mine.data());
+  std::copy_n(summary.data(), summary.size(), mine.data());
   std::vector<char> all(kSummaryBytes * static_cast<size_t>(size), '\0');
   allgather(mine.data(), all.data(), kSummaryBytes);
   const auto record = [&](int r) {

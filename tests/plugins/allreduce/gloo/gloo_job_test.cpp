@@ -154,6 +154,14 @@ TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
             two_level)
       << ring_lines[0];
   ops().destroy(self);
+  // Without shared memory "auto" never takes the form through each host's first rank: flat.
+  const size_t flat_mark = log_mark();
+  ASSERT_EQ(abi::create(R"({"shm": false, "timeout_ms": 20000})", &self, &err), STRATA_OK)
+      << err.message;
+  const std::vector<std::string> flat_lines = log_since(flat_mark);
+  ASSERT_EQ(flat_lines.size(), 1u);
+  EXPECT_EQ(flat_lines[0].find("hierarchical"), std::string::npos) << flat_lines[0];
+  ops().destroy(self);
 }
 
 // The default instance (shared memory on one host, else Gloo over TCP with algorithm "auto")

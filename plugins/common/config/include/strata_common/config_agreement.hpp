@@ -13,7 +13,8 @@
 
 namespace strata::common::config {
 
-// Bytes of the record each rank contributes; a summary is cut to kSummaryBytes - 1.
+// Bytes of the record each rank contributes; a longer summary is an internal error (a plugin
+// that outgrows it grows the record), never cut short.
 inline constexpr size_t kSummaryBytes = 256;
 
 // Every rank's `summary` (this rank's wire-relevant keys, "key value, key value, ...") goes to
