@@ -20,11 +20,12 @@ struct Config {
   // kAutoBcubeBelowBytes, else the ring. Measured in bench/allreduce over TCP (gloo-tcp column):
   //  - 2026-12-06, 3 and 4 ranks on one host: bcube 1.1-1.9x the ring's bandwidth from 16 KiB to
   //    1 MiB, the ring 1.0-1.4x bcube's from 4 MiB up; 2 x 2 namespaces: bcube 1.0-1.4x the ring.
-  //  - 2026-12-07, 2 ranks on one host, 3 runs alternating with bcube/ring: direct 1.4-2.1x from
-  //    4 KiB to 256 KiB (one exchange where bcube takes two), 0.4-1.1x at 1 MiB, 0.4-0.7x at
-  //    64 MiB (no pipelining of the fold with the transfer, where Gloo's ring has 1 MiB segments).
-  //    At 4 ranks the direct form's 2 rounds (6 messages per rank) gave 0.8-1.0x bcube's 4 (4
-  //    messages), so it is not taken there.
+  //  - 2026-12-07, 2 ranks on one host, 3 runs alternating with bcube/ring, medians: direct 2.3x
+  //    at 4 KiB, 2.6x at 16 KiB, 1.6x at 64 and 256 KiB (one exchange where bcube takes two; one
+  //    run of three 0.5x at 256 KiB), 0.9x at 1 MiB, 0.44x at 64 MiB (no pipelining of the fold
+  //    with the transfer, where Gloo's ring has 1 MiB segments). At 4 ranks the direct form's 2
+  //    rounds (6 messages per rank) gave 0.72-1.04x bcube's 4 (4 messages) over 2 runs, so it is
+  //    not taken there.
   enum class Algorithm { automatic, ring, bcube, direct };
   Algorithm algorithm = Algorithm::automatic;
   static constexpr uint64_t kAutoDirectBelowBytes = uint64_t{1} << 20;

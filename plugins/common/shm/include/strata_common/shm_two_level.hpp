@@ -17,7 +17,7 @@
 // so that a piece is still in cache when its next step reads it. Measured on 2 x 2 namespace
 // hosts (bench/allreduce run_multinode.sh, gloo-hier column, 2026-12-07): one 64 MiB piece spent
 // 20-85 ms in its reduce-scatter and 10-58 ms in its allgather, and ran at 0.55-0.71x the flat
-// ring; 1 MiB pieces at 0.93-1.66x it from 4 MiB up (4 MiB pieces 0.75-1.1x). Scratch for one
+// ring; 1 MiB pieces at 0.93-1.66x it from 4 MiB up (4 MiB pieces 0.75-1.14x). Scratch for one
 // piece's block is accounted to `memory` (STRATA_MEM_COMM_BUFFERS) while the call runs.
 #pragma once
 
