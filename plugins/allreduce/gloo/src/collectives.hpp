@@ -54,7 +54,6 @@ class Collectives {
   Collectives(const GlooComm& comm, common::shm::ShmGroup* shm, common::shm::ShmGroup* host_shm,
               const sdk::Host& host, const Config& config)
       : comm_(comm), shm_(shm), host_shm_(host_shm), host_(host), config_(config), tracer_(host),
-        failure_(std::make_shared<Failure>()),
         grid_{comm.hosts(), comm.local_size(), comm.host_grid()},
         hierarchical_(comm.hierarchical() &&
                       (host_shm != nullptr || config.hierarchical == Config::Hierarchy::on)) {}
@@ -96,21 +95,21 @@ class Collectives {
   // its own transport failure fails every later call. On the calling thread, after the queued
   // work has drained.
   void latched_exchange(const char* call, const std::function<void()>& exchange) const {
-    throw_if_failed(*failure_, call);
-    latching(*failure_, exchange);
+    throw_if_failed(call);
+    latching(exchange);
   }
 
  private:
-  // The first transport failure, shared by the work items (which may outlive a call's frame).
+  // The first transport failure, read and written by the work items on either thread.
   struct Failure {
     std::mutex mutex;
     std::string message;
   };
   // Throws STRATA_ERR_COMM naming the first transport failure, when there was one.
-  static void throw_if_failed(Failure& failure, const char* call);
+  void throw_if_failed(const char* call) const;
   // Runs `exchange`; a STRATA_ERR_COMM it throws (a transport error: disagreement leaves the pairs
-  // intact) is latched in `failure`, with the ranks at the addresses it names, and rethrown so.
-  void latching(Failure& failure, const std::function<void()>& exchange) const;
+  // intact) is latched as the failure, with the ranks at the addresses it names, and rethrown so.
+  void latching(const std::function<void()>& exchange) const;
   // `body` as a work item: agreement check, error translation, failure latch; with a timeline, one
   // span `span` (a string literal, "gloo_<call>") of `bytes` (the caller's payload) on the
   // progress thread, agreement check included. When `fold` fits the agreement frame, its reduce
@@ -141,12 +140,6 @@ class Collectives {
   void allreduce_in_place(void* data, size_t count, int32_t dtype, int32_t op) const;
   void flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count,
                       size_t element_size, const ReduceFn& fn) const;
-  // Elements of each rank's block per round of a two-level reduce_scatter or allgather: a round
-  // moves chunk_bytes of the whole message, as allreduce-mpi's.
-  uint64_t two_level_round(size_t element_size) const {
-    return std::max<uint64_t>(1, config_.chunk_bytes / element_size /
-                                     static_cast<uint64_t>(comm_.size()));
-  }
 
   const GlooComm& comm_;
   common::shm::ShmGroup* shm_;
@@ -154,7 +147,7 @@ class Collectives {
   sdk::Host host_;
   Config config_;
   sdk::Tracer tracer_;
-  std::shared_ptr<Failure> failure_;
+  mutable Failure failure_;
   common::shm::HostGrid grid_;
   bool hierarchical_;
 };

@@ -49,7 +49,7 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
       // at its host index), then within the host through shared memory.
       return common::shm::two_level_allgather(
           *host_shm_, host_, grid_, mine, recv.data, send.count,
-          two_level_round(send.element_size), send.dtype,
+          config_.chunk_bytes, send.dtype,
           [&](const void* block, void* slice, uint64_t elements) {
             const auto& cross = comm_.cross();
             const size_t bytes = elements * send.element_size;

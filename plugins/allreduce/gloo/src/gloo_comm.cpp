@@ -1,6 +1,7 @@
 #include "gloo_comm.hpp"
 
 #include "errors.hpp"
+#include "gloo_channel.hpp"
 #include "store_server.hpp"
 #include "tcp_store.hpp"
 
@@ -82,16 +83,10 @@ GlooComm::GlooComm(const Env& env, const Config& config, const sdk::Host& host, 
   authenticate_pairs(world_, "pair", "rank");
   // Before anything that depends on the config (the hierarchy's contexts, the shared memory):
   // ranks given different ones would otherwise wait for each other in different rendezvous.
+  const GlooChannel channel(world_, config.timeout, "comparing the ranks' configs");
   common::config::require_same_on_every_rank(
-      "gloo", wire_summary(config), env.size, [&](const void* mine, void* all, size_t bytes) {
-        translate("gloo: comparing the ranks' configs", [&] {
-          gloo::AllgatherOptions options(world_);
-          options.setInput(static_cast<char*>(const_cast<void*>(mine)), bytes);
-          options.setOutput(static_cast<char*>(all), bytes * static_cast<size_t>(env.size));
-          options.setTimeout(config.timeout);
-          gloo::allgather(options);
-        });
-      });
+      "gloo", wire_summary(config), env.size,
+      [&](const void* mine, void* all, size_t bytes) { channel.allgather(mine, all, bytes); });
   learn_hosts();
   hierarchical_ = config.hierarchical == Config::Hierarchy::on ||
                   (config.hierarchical == Config::Hierarchy::automatic && two_level_ &&

@@ -29,15 +29,15 @@ void reduce_frames(const std::vector<Frame>& frames, void* base, size_t offset, 
 
 }  // namespace
 
-void Collectives::throw_if_failed(Failure& failure, const char* call) {
-  std::lock_guard lock(failure.mutex);
-  if (failure.message.empty()) return;
+void Collectives::throw_if_failed(const char* call) const {
+  std::lock_guard lock(failure_.mutex);
+  if (failure_.message.empty()) return;
   sdk::fail(STRATA_ERR_COMM, std::string(call) + ": an earlier collective failed, and " +
                                  "Gloo's connections cannot be used after that (" +
-                                 failure.message + ")");
+                                 failure_.message + ")");
 }
 
-void Collectives::latching(Failure& failure, const std::function<void()>& exchange) const {
+void Collectives::latching(const std::function<void()>& exchange) const {
   try {
     exchange();
   } catch (const sdk::Error& e) {
@@ -45,8 +45,8 @@ void Collectives::latching(Failure& failure, const std::function<void()>& exchan
     const std::string who = comm_.ranks_at(e.what());
     const std::string message = e.what() + (who.empty() ? "" : " (" + who + ")");
     {
-      std::lock_guard lock(failure.mutex);
-      if (failure.message.empty()) failure.message = message;
+      std::lock_guard lock(failure_.mutex);
+      if (failure_.message.empty()) failure_.message = message;
     }
     sdk::fail(STRATA_ERR_COMM, message);
   }
@@ -55,11 +55,10 @@ void Collectives::latching(Failure& failure, const std::function<void()>& exchan
 std::function<void()> Collectives::guarded(const char* call, const char* span, uint64_t bytes,
                                            const CallHeader& header, std::function<void()> body,
                                            Fold fold) const {
-  return [this, call, span, bytes, header, body = std::move(body), fold = std::move(fold),
-          failure = failure_] {
+  return [this, call, span, bytes, header, body = std::move(body), fold = std::move(fold)] {
     const int64_t begin = tracer_.now();
-    throw_if_failed(*failure, call);
-    latching(*failure, [&] {
+    throw_if_failed(call);
+    latching([&] {
       translate(std::string("gloo ") + call, [&] {
         const std::vector<Frame> frames =
             check_agreement(comm_.world(), header, fold.data, fold.bytes,
@@ -223,7 +222,7 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
       // Across hosts: a ring in the slice, then this host's block (cross rank = host index).
       return common::shm::two_level_reduce_scatter(
           *host_shm_, host_, grid_, all, static_cast<char*>(all) + mine_at, block,
-          two_level_round(accumulate_size), accumulate, op, [&](void* slice, void* out, uint64_t elements) {
+          config_.chunk_bytes, accumulate, op, [&](void* slice, void* out, uint64_t elements) {
             gloo::Context& cross = *comm_.cross();
             ring_reduce_scatter(cross, slice, incoming, elements, accumulate_size, fn,
                                 config_.timeout);

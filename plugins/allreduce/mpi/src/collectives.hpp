@@ -157,8 +157,6 @@ class Collectives {
   void two_level_reduce_scatter(const void* send, void* recv, uint64_t count, int32_t dtype,
                                 int32_t op) const;
   void two_level_allgather(const void* send, void* recv, uint64_t count, int32_t dtype) const;
-  // Elements per rank in one round of a two-level reduce_scatter or allgather.
-  uint64_t two_level_round(int32_t dtype) const;
 
   const MpiComm& comm_;
   shm::ShmGroup* shm_;

@@ -1,5 +1,6 @@
 #include "mpi_comm.hpp"
 
+#include "mpi_channel.hpp"
 #include "mpi_process.hpp"
 #include "polite_wait.hpp"
 
@@ -74,12 +75,10 @@ void MpiComm::set_up(bool hierarchical, const std::string& config_summary) {
   learn_ranks();
   refuse_singleton_in_a_larger_job();
   // Before the splits below, which ranks given different configs would enter differently.
+  const MpiChannel channel(comm_, "comparing the ranks' configs");
   common::config::require_same_on_every_rank(
-      "allreduce-mpi", config_summary, size_, [&](const void* mine, void* all, size_t bytes) {
-        check(MPI_Allgather(mine, static_cast<int>(bytes), MPI_BYTE, all,
-                            static_cast<int>(bytes), MPI_BYTE, comm_),
-              "MPI_Allgather(configs)");
-      });
+      "allreduce-mpi", config_summary, size_,
+      [&](const void* mine, void* all, size_t bytes) { channel.allgather(mine, all, bytes); });
   MPI_Comm node = learn_local_ranks();
   // On one host there is nothing to save (and the shared-memory path takes the work). The test
   // must give every rank the same answer, since MPI_Comm_split below is collective: local_size_

@@ -79,15 +79,10 @@ void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count
   }
 }
 
-uint64_t Collectives::two_level_round(int32_t dtype) const {
-  const uint64_t whole = config_.chunk_bytes / sdk::dtype_size(dtype);
-  return std::max<uint64_t>(1, whole / static_cast<uint64_t>(comm_.size()));
-}
-
 void Collectives::two_level_reduce_scatter(const void* send, void* recv, uint64_t count,
                                            int32_t dtype, int32_t op) const {
   shm::two_level_reduce_scatter(*host_shm_, host_, grid_, send, recv, count,
-                                two_level_round(dtype), dtype, op,
+                                config_.chunk_bytes, dtype, op,
                                 [&](void* slice, void* block, uint64_t elements) {
                                   comm_.reduce_scatter_across_hosts(
                                       slice, block, static_cast<int>(elements),

@@ -51,6 +51,14 @@ size_t packed_at(const HostGrid& grid, int l, int j, size_t block_bytes) {
          block_bytes;
 }
 
+// Elements of each rank's block per round: a round moves at most chunk_bytes of the whole message
+// (every rank's block), at least one element of each and at most the `count` there are.
+uint64_t round_elements(const HostGrid& grid, uint64_t chunk_bytes, size_t element_size,
+                        uint64_t count) {
+  const auto ranks = static_cast<uint64_t>(grid.hosts) * static_cast<uint64_t>(grid.local);
+  return std::clamp<uint64_t>(chunk_bytes / element_size / ranks, 1, count);
+}
+
 // Byte offset of global rank (l, j)'s block in a caller's buffer of `stride_bytes` per rank.
 size_t global_at(const HostGrid& grid, int l, int j, size_t stride_bytes) {
   return static_cast<size_t>(grid.at(l, j)) * stride_bytes;
@@ -60,11 +68,11 @@ size_t global_at(const HostGrid& grid, int l, int j, size_t stride_bytes) {
 
 void two_level_reduce_scatter(
     ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send, void* recv,
-    uint64_t count, uint64_t round, int32_t dtype, int32_t op,
+    uint64_t count, uint64_t chunk_bytes, int32_t dtype, int32_t op,
     const std::function<void(void* slice, void* block, uint64_t count)>& across) {
   if (count == 0) return;
-  round = std::min(std::max<uint64_t>(round, 1), count);
   const size_t element_size = sdk::dtype_size(dtype);
+  const uint64_t round = round_elements(grid, chunk_bytes, element_size, count);
   const auto hosts = static_cast<uint64_t>(grid.hosts);
   sdk::comm::Scratch packed(memory, static_cast<size_t>(grid.local) * hosts * round * element_size);
   sdk::comm::Scratch slice(memory, hosts * round * element_size);
@@ -87,11 +95,11 @@ void two_level_reduce_scatter(
 
 void two_level_allgather(
     ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send, void* recv,
-    uint64_t count, uint64_t round, int32_t dtype,
+    uint64_t count, uint64_t chunk_bytes, int32_t dtype,
     const std::function<void(const void* block, void* slice, uint64_t count)>& across) {
   if (count == 0) return;
-  round = std::min(std::max<uint64_t>(round, 1), count);
   const size_t element_size = sdk::dtype_size(dtype);
+  const uint64_t round = round_elements(grid, chunk_bytes, element_size, count);
   const auto hosts = static_cast<uint64_t>(grid.hosts);
   const auto local = static_cast<uint64_t>(grid.local);
   sdk::comm::Scratch slice(memory, hosts * round * element_size);

@@ -46,9 +46,9 @@ struct HostGrid {
 };
 
 // reduce_scatter in two levels: global rank g's block is elements [g * count, (g + 1) * count) of
-// `send`; this rank's ends in `recv`. The blocks go in rounds of at most `round` elements each (a
-// plugin bounding its messages, as allreduce-mpi's chunk_bytes; `count` for one round), with the
-// scratch allocated once. Each rank sends about (hosts - 1) / hosts of its slice, 1/L of the
+// `send`; this rank's ends in `recv`. The blocks go in rounds that move at most `chunk_bytes` of
+// the whole message (the plugin's chunk_bytes; at least one element of each block per round), with
+// the scratch allocated once. Each rank sends about (hosts - 1) / hosts of its slice, 1/L of the
 // input, across hosts, where a flat ring sends (n - 1) / n of the whole input over the network.
 // Per round:
 //  1. the blocks are packed so that local rank l's slice holds the blocks of the ranks of local
@@ -59,20 +59,20 @@ struct HostGrid {
 //     gets block j, its own.
 // Sum order: within the host in rank order, then the plugin's across hosts (as the two-level
 // allreduce). `recv` may be this rank's block of `send` (in place): a round writes only elements
-// the packing already read. Scratch of round * (n + hosts) elements is accounted to `memory`.
+// the packing already read. Scratch of one round (chunk_bytes and a slice) is accounted to `memory`.
 void two_level_reduce_scatter(
     ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send, void* recv,
-    uint64_t count, uint64_t round, int32_t dtype, int32_t op,
+    uint64_t count, uint64_t chunk_bytes, int32_t dtype, int32_t op,
     const std::function<void(void* slice, void* block, uint64_t count)>& across);
 
 // allgather in two levels, the reverse, in the same rounds: `across(block, slice, n)` allgathers
 // this rank's n elements with the same local rank on the other hosts (slice: hosts blocks, host
 // order), the slices are allgathered within the host through shared memory and unpacked into
 // `recv`, where global rank g's block is elements [g * count, (g + 1) * count). `send` may be this
-// rank's block in `recv` (in place). Scratch of round * (hosts + n) elements.
+// rank's block in `recv` (in place). Scratch of one round, as there.
 void two_level_allgather(
     ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send, void* recv,
-    uint64_t count, uint64_t round, int32_t dtype,
+    uint64_t count, uint64_t chunk_bytes, int32_t dtype,
     const std::function<void(const void* block, void* slice, uint64_t count)>& across);
 
 }  // namespace strata::common::shm
