@@ -2,12 +2,29 @@
 
 #include <strata_common/config_reader.hpp>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 namespace strata::allreduce_gloo {
 
+namespace {
+
+// The config's spellings, in the order of the enums in config.hpp: what parse_config accepts and
+// what wire_summary says.
+const std::vector<std::string> kAlgorithms = {"auto", "ring", "bcube", "direct"};
+const std::vector<std::string> kAgreements = {"auto", "direct", "ring"};
+const char* const kHierarchies[] = {"false", "true", "auto"};
+
+// The enum value at `name`'s place in `names` (a choice() already checked it is there).
+template <class Enum>
+Enum at(const std::vector<std::string>& names, const std::string& name) {
+  return static_cast<Enum>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+}  // namespace
+
 std::string wire_summary(const Config& config) {
-  static constexpr const char* kAlgorithms[] = {"auto", "ring", "bcube", "direct"};
-  static constexpr const char* kAgreements[] = {"auto", "direct", "ring"};
-  static constexpr const char* kHierarchies[] = {"false", "true", "auto"};
   return std::string("algorithm ") + kAlgorithms[static_cast<int>(config.algorithm)] +
          ", agreement " + kAgreements[static_cast<int>(config.agreement)] + ", hierarchical " +
          kHierarchies[static_cast<int>(config.hierarchical)] + ", chunk_bytes " +
@@ -24,16 +41,10 @@ Config parse_config(const char* config_json) {
   config.timeout = std::chrono::milliseconds(
       c.unsigned_integer("timeout_ms", 30000, 1, 86'400'000,
                          "a positive integer of milliseconds (at most a day)"));
-  const std::string algorithm =
-      c.choice("algorithm", "auto", {"auto", "ring", "bcube", "direct"});
-  config.algorithm = algorithm == "ring"     ? Config::Algorithm::ring
-                     : algorithm == "bcube"  ? Config::Algorithm::bcube
-                     : algorithm == "direct" ? Config::Algorithm::direct
-                                             : Config::Algorithm::automatic;
-  const std::string agreement = c.choice("agreement", "auto", {"auto", "direct", "ring"});
-  config.agreement = agreement == "direct" ? Config::Agreement::direct
-                     : agreement == "ring" ? Config::Agreement::ring
-                                           : Config::Agreement::automatic;
+  config.algorithm =
+      at<Config::Algorithm>(kAlgorithms, c.choice("algorithm", "auto", kAlgorithms));
+  config.agreement =
+      at<Config::Agreement>(kAgreements, c.choice("agreement", "auto", kAgreements));
   if (const common::config::json* h = c.find("hierarchical")) {
     if (h->is_boolean()) {
       config.hierarchical = h->get<bool>() ? Config::Hierarchy::on : Config::Hierarchy::off;

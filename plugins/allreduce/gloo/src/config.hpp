@@ -26,7 +26,7 @@ struct Config {
   //    with the transfer, where Gloo's ring has 1 MiB segments). At 4 ranks the direct form's 2
   //    rounds (6 messages per rank) gave 0.72-1.04x bcube's 4 (4 messages) over 2 runs, so it is
   //    not taken there.
-  enum class Algorithm { automatic, ring, bcube, direct };
+  enum class Algorithm { automatic, ring, bcube, direct };  // config.cpp spells them in order
   Algorithm algorithm = Algorithm::automatic;
   static constexpr uint64_t kAutoDirectBelowBytes = uint64_t{1} << 20;
   static constexpr uint64_t kAutoBcubeBelowBytes = uint64_t{2} << 20;
@@ -49,7 +49,7 @@ struct Config {
   // one rank sends (1 KiB each) would grow with the job. Measured in bench/allreduce, gloo-tcp
   // column, 4 ranks on one host (2026-12-07): direct 1.4-1.75x the ring's bandwidth from 1 to
   // 16 KiB, 1.07x at 64 KiB; 2 x 2 namespaces, 64 KiB: 0.145-0.162 GB/s against 0.101-0.122.
-  enum class Agreement { automatic, direct, ring };
+  enum class Agreement { automatic, direct, ring };  // config.cpp spells them in order
   Agreement agreement = Agreement::automatic;
   static constexpr int kAutoDirectMaxRanks = 16;
   bool direct_agreement_for(int ranks) const {
@@ -68,7 +68,7 @@ struct Config {
   // 2 x 2 namespace hosts (bench/allreduce run_multinode.sh, 3 runs, 2026-12-07): the two-level
   // allreduce 1.4-1.55x the flat one from 4 to 256 KiB, 0.99-1.06x at 1 KiB and 1 MiB, 1.15-1.44x
   // from 4 MiB up.
-  enum class Hierarchy { off, on, automatic };
+  enum class Hierarchy { off, on, automatic };  // config.cpp spells them in order
   Hierarchy hierarchical = Hierarchy::automatic;
   // The two-level collectives work through a message in pieces of this many bytes (of the type
   // they reduce in), as allreduce-mpi's chunk_bytes: each piece's three steps run while it is in
