@@ -17,6 +17,11 @@ if command -v nvcc > /dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON;
 # tables; the sanitizer pass below keeps them (-g1) for its reports' file:line.
 export CCACHE_DIR="$root/build-ccache"
 export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+# The unity builds compile sources generated in each build folder (<target>.dir/Unity/*.cxx), whose
+# absolute paths ccache hashes: written relative to the build folder (paths under base_dir are), the
+# main job's tree, which tests/install makes inside build/, hits the objects of build/ (without it
+# install.main_job_build compiled everything again: 104 s against 11).
+export CCACHE_BASEDIR="$root/build"
 "$root/scripts/build.sh" "$root/build" -DSTRATA_CUDA=$cuda -DCMAKE_BUILD_TYPE=Release
 # The Python build backend for tests/install's offline `pip install .` (from PyPI). Without it
 # (PyPI unreachable) the other tests still run, and tests/install's pip tests fail saying so.

@@ -5,6 +5,8 @@
 #include "checkpoint/format.hpp"
 #include "error.hpp"
 
+#include <xxhash.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,6 +35,11 @@ inline std::optional<uint64_t> checked_add(uint64_t a, uint64_t b) {
   if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
   return r;
 }
+
+// Frees an XXH3 streaming state: the deleter of the unique_ptr that holds a shard's running checksum.
+struct Xxh3StateDeleter {
+  void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
+};
 
 // 16 lowercase hex digits, and back (nothing unless exactly 16 hex digits).
 std::string hex64(uint64_t value);

@@ -17,10 +17,6 @@ namespace strata::ckpt {
 
 namespace {
 
-struct StateDeleter {
-  void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
-};
-
 // The 64-byte header says which file this is: a Strata shard, of a version this code reads, of
 // the rank the metadata expects in this place.
 void check_header(const uint8_t* header, int rank, const std::string& path) {
@@ -100,7 +96,7 @@ void ShardReader::read_block(uint32_t range, uint32_t slot, float* out) const {
                                                      ", slot " + std::to_string(slot) + ")");
   }
   const BlockEntry& block = blocks_[range * slots + slot];
-  const std::unique_ptr<XXH3_state_t, StateDeleter> state(XXH3_createState());
+  const std::unique_ptr<XXH3_state_t, detail::Xxh3StateDeleter> state(XXH3_createState());
   if (!state || XXH3_64bits_reset(state.get()) != XXH_OK) {
     throw rt::Error(STRATA_ERR_INTERNAL, path_ + ": cannot allocate a checksum state");
   }

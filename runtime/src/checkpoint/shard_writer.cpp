@@ -34,10 +34,6 @@ uint64_t pause_after_from_env() {
   return n > before ? n - before : 1;
 }
 
-struct StateDeleter {
-  void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
-};
-
 }  // namespace
 
 ShardWriter::ShardWriter(const std::string& path, int rank)
@@ -69,7 +65,7 @@ void ShardWriter::write_block(uint32_t range, uint32_t slot, const float* data, 
     throw rt::Error(STRATA_ERR_INTERNAL, path_ + ": block (range " + std::to_string(range) + ", slot " +
                                              std::to_string(slot) + ") written out of data order");
   }
-  const std::unique_ptr<XXH3_state_t, StateDeleter> state(XXH3_createState());
+  const std::unique_ptr<XXH3_state_t, detail::Xxh3StateDeleter> state(XXH3_createState());
   if (!state || XXH3_64bits_reset(state.get()) != XXH_OK) {
     throw rt::Error(STRATA_ERR_INTERNAL, path_ + ": cannot allocate a checksum state");
   }

@@ -19,9 +19,10 @@ using manifest_detail::fail;
 using manifest_detail::pointer;
 using manifest_detail::shown;
 
-constexpr std::array<std::string_view, 3> kStrataKeys{"dir", "save_every", "auto_resume"};
-constexpr std::array<std::string_view, 4> kDeepSpeedKeys{"tag_validation", "load_universal",
-                                                        "use_node_local_storage", "parallel_write"};
+constexpr std::array<std::string_view, 3> kPolicyKeys{"dir", "save_every", "auto_resume"};
+// DeepSpeed's checkpoint keys, accepted with a warning.
+constexpr std::array<std::string_view, 4> kIgnoredKeys{"tag_validation", "load_universal",
+                                                       "use_node_local_storage", "parallel_write"};
 
 }  // namespace
 
@@ -29,14 +30,14 @@ void read_checkpoint_policy(Manifest& m) {
   const auto it = m.json.find("checkpoint");
   if (it == m.json.end() || it->is_null()) return;  // validate_top_level checked it is an object
   const nlohmann::json& block = *it;
-  std::array<std::string_view, kStrataKeys.size() + kDeepSpeedKeys.size()> known{};
-  std::copy(kStrataKeys.begin(), kStrataKeys.end(), known.begin());
-  std::copy(kDeepSpeedKeys.begin(), kDeepSpeedKeys.end(), known.begin() + kStrataKeys.size());
+  std::array<std::string_view, kPolicyKeys.size() + kIgnoredKeys.size()> known{};
+  std::copy(kPolicyKeys.begin(), kPolicyKeys.end(), known.begin());
+  std::copy(kIgnoredKeys.begin(), kIgnoredKeys.end(), known.begin() + kPolicyKeys.size());
   for (const auto& [key, value] : block.items()) {
-    if (std::find(kDeepSpeedKeys.begin(), kDeepSpeedKeys.end(), key) != kDeepSpeedKeys.end()) {
+    if (std::find(kIgnoredKeys.begin(), kIgnoredKeys.end(), key) != kIgnoredKeys.end()) {
       logger().warn("{}: {}: ignored: Strata's checkpoints need neither tag validation nor a universal "
                     "conversion, and each rank writes its own file", m.source, pointer("/checkpoint", key));
-    } else if (std::find(kStrataKeys.begin(), kStrataKeys.end(), key) == kStrataKeys.end()) {
+    } else if (std::find(kPolicyKeys.begin(), kPolicyKeys.end(), key) == kPolicyKeys.end()) {
       fail(m.source + ": " + pointer("/checkpoint", key) + ": unknown key (Strata's: dir, save_every, " +
            "auto_resume; DeepSpeed's, ignored: tag_validation, load_universal, use_node_local_storage, " +
            "parallel_write)" + did_you_mean(key, known));
