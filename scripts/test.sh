@@ -17,9 +17,9 @@ if command -v nvcc > /dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON;
 # tables; the sanitizer pass below keeps them (-g1) for its reports' file:line.
 export CCACHE_DIR="$root/build-ccache"
 export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
-# The unity builds compile sources generated in each build folder (<target>.dir/Unity/*.cxx), whose
-# absolute paths ccache hashes: written relative to the build folder (paths under base_dir are), the
-# main job's tree, which tests/install makes inside build/, hits the objects of build/ (without it
+# ccache hashes the path of the file it compiles, and a unity source is generated in its build
+# folder (<target>.dir/Unity/*.cxx). With base_dir those paths are taken relative to each tree, so
+# the main job's tree that tests/install makes inside build/ hits build/'s objects (without it
 # install.main_job_build compiled everything again: 104 s against 11).
 export CCACHE_BASEDIR="$root/build"
 "$root/scripts/build.sh" "$root/build" -DSTRATA_CUDA=$cuda -DCMAKE_BUILD_TYPE=Release

@@ -9,6 +9,12 @@
 
 namespace strata::ckpt::detail {
 
+BlockChecksum::BlockChecksum(const std::string& path) : state_(XXH3_createState()) {
+  if (!state_ || XXH3_64bits_reset(state_.get()) != XXH_OK) {
+    throw rt::Error(STRATA_ERR_INTERNAL, path + ": cannot allocate a checksum state");
+  }
+}
+
 std::string hex64(uint64_t value) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out(16, '0');

@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,9 +37,20 @@ inline std::optional<uint64_t> checked_add(uint64_t a, uint64_t b) {
   return r;
 }
 
-// Frees an XXH3 streaming state: the deleter of the unique_ptr that holds a shard's running checksum.
-struct Xxh3StateDeleter {
-  void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
+// A block's XXH3-64 checksum, fed piece by piece while each piece is still in cache (the shard
+// writer and reader both hash a block this way).
+class BlockChecksum {
+ public:
+  // Throws STRATA_ERR_INTERNAL naming `path` when no hash state can be allocated.
+  explicit BlockChecksum(const std::string& path);
+  void update(const void* data, uint64_t bytes) { XXH3_64bits_update(state_.get(), data, bytes); }
+  uint64_t digest() const { return XXH3_64bits_digest(state_.get()); }
+
+ private:
+  struct Free {
+    void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
+  };
+  std::unique_ptr<XXH3_state_t, Free> state_;
 };
 
 // 16 lowercase hex digits, and back (nothing unless exactly 16 hex digits).

@@ -6,12 +6,10 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <memory>
 
 namespace strata::ckpt {
 
@@ -96,10 +94,7 @@ void ShardReader::read_block(uint32_t range, uint32_t slot, float* out) const {
                                                      ", slot " + std::to_string(slot) + ")");
   }
   const BlockEntry& block = blocks_[range * slots + slot];
-  const std::unique_ptr<XXH3_state_t, detail::Xxh3StateDeleter> state(XXH3_createState());
-  if (!state || XXH3_64bits_reset(state.get()) != XXH_OK) {
-    throw rt::Error(STRATA_ERR_INTERNAL, path_ + ": cannot allocate a checksum state");
-  }
+  detail::BlockChecksum checksum(path_);
   // Read and hash piece by piece: each piece is hashed while it is still in cache.
   auto* bytes = reinterpret_cast<uint8_t*>(out);
   for (uint64_t done = 0; done < block.bytes;) {
@@ -107,10 +102,10 @@ void ShardReader::read_block(uint32_t range, uint32_t slot, float* out) const {
     if (!detail::pread_fully(fd_, bytes + done, piece, block.offset + done, path_)) {
       detail::bad_file(path_, "truncated while being read (at byte " + std::to_string(block.offset + done) + ")");
     }
-    XXH3_64bits_update(state.get(), bytes + done, piece);
+    checksum.update(bytes + done, piece);
     done += piece;
   }
-  if (XXH3_64bits_digest(state.get()) != block.xxh3) {
+  if (checksum.digest() != block.xxh3) {
     const Range& r = info.ranges[range];
     detail::bad_file(path_, "checksum mismatch in block '" + meta_->slots[slot] + "' of " +
                                 meta_->params[r.param].name + " elements [" + std::to_string(r.offset) + ", " +

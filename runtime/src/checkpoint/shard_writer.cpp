@@ -12,7 +12,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 
 namespace strata::ckpt {
 
@@ -65,19 +64,16 @@ void ShardWriter::write_block(uint32_t range, uint32_t slot, const float* data, 
     throw rt::Error(STRATA_ERR_INTERNAL, path_ + ": block (range " + std::to_string(range) + ", slot " +
                                              std::to_string(slot) + ") written out of data order");
   }
-  const std::unique_ptr<XXH3_state_t, detail::Xxh3StateDeleter> state(XXH3_createState());
-  if (!state || XXH3_64bits_reset(state.get()) != XXH_OK) {
-    throw rt::Error(STRATA_ERR_INTERNAL, path_ + ": cannot allocate a checksum state");
-  }
+  detail::BlockChecksum checksum(path_);
   BlockEntry entry{range, slot, offset_, count * sizeof(float), 0};
   const auto* bytes = reinterpret_cast<const uint8_t*>(data);
   for (uint64_t done = 0; done < entry.bytes;) {
     const uint64_t piece = std::min(detail::kIoPiece, entry.bytes - done);
-    XXH3_64bits_update(state.get(), bytes + done, piece);
+    checksum.update(bytes + done, piece);
     write_all(bytes + done, piece);
     done += piece;
   }
-  entry.xxh3 = XXH3_64bits_digest(state.get());
+  entry.xxh3 = checksum.digest();
   blocks_.push_back(entry);
 }
 
