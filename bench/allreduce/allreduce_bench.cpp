@@ -6,8 +6,10 @@
 //               (every size through the shared-memory path when the ranks share a host);
 //   plugin-hier strata_allreduce_mpi with --config plus {"hierarchical": true} (across hosts: two
 //               levels, a shared-memory group per host; on one host the shared-memory path);
-//   gloo        strata_allreduce_gloo with --gloo-config plus {"hierarchical": false}: what the
-//               Gloo backend does by default (shared memory when the ranks share a host);
+//   gloo        strata_allreduce_gloo with --gloo-config plus {"hierarchical": false}: flat, what
+//               the Gloo backend does by default on one host (shared memory when the ranks share
+//               it; across hosts that each hold the same number of ranks, more than one, its
+//               default is the two-level form of gloo-hier);
 //   gloo-tcp    the same plus {"shm": false}: Gloo's own TCP pairs;
 //   gloo-hier   strata_allreduce_gloo with --gloo-config plus {"hierarchical": true}.
 // The gloo variants run only when the gloo plugin was built and the job's rendezvous is set:

@@ -10,10 +10,14 @@
 # local rank allreducing its slice across hosts, allgather through shared memory), and the gloo
 # plugin flat and hierarchical (the same two levels) up to 64 MiB. Ends with
 #   headline hier_vs_flat_2x2_min=R mpi_hier_vs_flat_2x2_min=M gloo_vs_mpi_2x2_min=G
-#            gloo_vs_torch_gloo_2x2_min=T
+#            gloo_flat_vs_mpi_2x2_min=F gloo_vs_torch_gloo_2x2_min=T
 # R: the lowest gloo-hier/gloo bus-bandwidth ratio from 64 KiB up; M: the same for plugin-hier/
-# plugin-mpi; G: the lowest gloo/MPI ratio from 64 KiB up ("nan" when the gloo plugin is not
-# built); T: the lowest gloo/torch.distributed gloo ratio over every size, torch's allreduce run by
+# plugin-mpi; G: the lowest ratio of the Gloo backend as configured by default to MPI from 64 KiB
+# up ("nan" when the gloo plugin is not built): on 2 x 2 the gloo plugin's default
+# ("hierarchical": "auto") is the two-level form (every host holds the same number of ranks, more
+# than one; tests/multinode's strata_run_2x2.gloo_default_manifest checks its create line), so G
+# reads the gloo-hier column; F: the same for the flat gloo column; T: the lowest ratio of that
+# default form to torch.distributed's gloo over every size, torch's allreduce run by
 # peer_allreduce.py --impl torch-gloo under PEER_PYTHON (a Python with torch) right after the
 # bench on the same 2x2 ranks ("nan", saying why, without PEER_PYTHON). Sizes run up to 64 MiB unless --max-bytes is given.
 # With --collective reduce_scatter or allgather the keys start with rs_ or ag_ (no torch column). Needs root (network namespaces);
@@ -76,11 +80,16 @@ case $collective in
 esac
 launched=$(sort -u "$STRATA_MN_AGENT_LOG" | awk '{print $1}' | tr '\n' ' ')
 echo "# hosts started through the agent: $launched"
-# gloo/mpi from 64 KiB up, from the table (the bench's own key covers every size).
-gloo64=$(echo "$out" | awk '$1 ~ /^[0-9]+$/ && $1 >= 65536 && $6 != "-" { r = $6 / $2; if (min == "" || r < min) min = r } END { if (min == "") print "nan"; else printf "%.2f", min }')
+# A column over mpi from 64 KiB up, from the table (the bench's own key covers every size): $7 the
+# gloo-hier column (the default form here, see above), $6 the flat gloo column.
+over_mpi_64k() {
+  echo "$out" | awk -v c="$1" '$1 ~ /^[0-9]+$/ && $1 >= 65536 && $c != "-" { r = $c / $2; if (min == "" || r < min) min = r } END { if (min == "") print "nan"; else printf "%.2f", min }'
+}
+gloo64=$(over_mpi_64k 7)
+gloo_flat64=$(over_mpi_64k 6)
 
-# torch.distributed's gloo on the same ranks and sizes: per size, the gloo plugin's busbw (the
-# bench's gloo column) over torch's.
+# torch.distributed's gloo on the same ranks and sizes: per size, the gloo plugin's busbw in its
+# default form (the bench's gloo-hier column) over torch's, the flat gloo column beside it.
 torch_ratio=nan
 max_bytes=$(printf '%s\n' "${options[@]}" | awk 'prev == "--max-bytes" { v = $1 } { prev = $1 } END { print v }')
 min_bytes=$(printf '%s\n' "${options[@]}" | awk 'prev == "--min-bytes" { v = $1 } { prev = $1 } END { print v + 0 ? v : 1024 }')
@@ -95,9 +104,9 @@ else
   if torch_out=$(launch_2x2 "$PEER_PYTHON" "$root/bench/allreduce/peer_allreduce.py" \
                  --impl torch-gloo --min-bytes "$min_bytes" --max-bytes "$max_bytes" 2>&1); then
     echo "gloo plugin vs torch.distributed gloo, 2x2 (busbw GB/s)"
-    printf '%12s %12s %12s %10s\n' bytes gloo torch-gloo gloo/torch
-    # The table, then one line with the lowest ratio.
-    table=$( { echo "$out" | awk '$1 ~ /^[0-9]+$/ && $6 != "-" { print "strata", $1, $6 }'
+    printf '%12s %12s %12s %12s %10s %10s\n' bytes gloo gloo-flat torch-gloo gloo/torch flat/torch
+    # The table, then one line with the lowest gloo/torch ratio.
+    table=$( { echo "$out" | awk '$1 ~ /^[0-9]+$/ && $7 != "-" { print "strata", $1, $7; print "flat", $1, $6 }'
                echo "$torch_out" | awk '$1 == "torch-gloo" { print "torch", $2, $3 }'; } |
       sort -k2,2n | awk '
         { v[$1, $2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
@@ -106,7 +115,8 @@ else
             b = order[i]
             if (!((("strata", b) in v) && (("torch", b) in v))) continue
             r = v["strata", b] / v["torch", b]
-            printf "%12d %12.3f %12.3f %10.2f\n", b, v["strata", b], v["torch", b], r
+            printf "%12d %12.3f %12.3f %12.3f %10.2f %10.2f\n", b, v["strata", b], v["flat", b],
+                   v["torch", b], r, v["flat", b] / v["torch", b]
             if (m == "" || r < m) m = r
           }
           if (m == "") print "nan"; else printf "%.2f\n", m
@@ -119,7 +129,7 @@ else
   fi
 fi
 if [[ -n $p ]]; then
-  echo "headline ${p}hier_vs_flat_2x2_min=$(key ${p}hier_vs_flat_64kib_up) ${p}mpi_hier_vs_flat_2x2_min=$(key ${p}mpi_hier_vs_flat_64kib_up) ${p}gloo_vs_mpi_2x2_min=$gloo64"
+  echo "headline ${p}hier_vs_flat_2x2_min=$(key ${p}hier_vs_flat_64kib_up) ${p}mpi_hier_vs_flat_2x2_min=$(key ${p}mpi_hier_vs_flat_64kib_up) ${p}gloo_vs_mpi_2x2_min=$gloo64 ${p}gloo_flat_vs_mpi_2x2_min=$gloo_flat64"
 else
-  echo "headline hier_vs_flat_2x2_min=$(key hier_vs_flat_64kib_up) mpi_hier_vs_flat_2x2_min=$(key mpi_hier_vs_flat_64kib_up) gloo_vs_mpi_2x2_min=$gloo64 gloo_vs_torch_gloo_2x2_min=$torch_ratio"
+  echo "headline hier_vs_flat_2x2_min=$(key hier_vs_flat_64kib_up) mpi_hier_vs_flat_2x2_min=$(key mpi_hier_vs_flat_64kib_up) gloo_vs_mpi_2x2_min=$gloo64 gloo_flat_vs_mpi_2x2_min=$gloo_flat64 gloo_vs_torch_gloo_2x2_min=$torch_ratio"
 fi

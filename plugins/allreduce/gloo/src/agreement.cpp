@@ -16,6 +16,11 @@
 namespace strata::allreduce_gloo {
 namespace {
 
+// The call a header announces: the collective's name, or "split".
+std::string call_name(const CallHeader& h) {
+  return h.kind == kSplitKind ? "split" : sdk::comm::collective_name(h.kind);
+}
+
 std::string describe(const CallHeader& h) {
   if (h.kind == kSplitKind) return "split";
   // ABI 1.10's alltoallv: its counts differ between ranks (checked apart, data_movement.cpp).
@@ -35,18 +40,21 @@ bool same(const CallHeader& a, const CallHeader& b) {
          a.count == b.count && a.digest == b.digest;
 }
 
-// Every rank sends its frame to every other rank and receives theirs, all at once: one round of
-// latency, where Gloo's ring allgather takes size - 1 in a row.
-void exchange_directly(gloo::Context& world, const Frame& in, std::vector<Frame>& all,
+// Every rank sends its block (`block_bytes` at its own index in `all`, which holds one block per
+// rank of `context`) to every other rank and receives theirs into their places, all at once: one
+// round of latency, where Gloo's ring allgather takes size - 1 in a row.
+void exchange_directly(gloo::Context& context, char* all, size_t block_bytes,
                        std::chrono::milliseconds timeout) {
-  const int size = world.size;
-  const int rank = world.rank;
+  const int size = context.size;
+  const int rank = context.rank;
   const uint64_t slot = gloo::Slot::build(kAgreementSlotPrefix, 0);
-  all[static_cast<size_t>(rank)] = in;
-  auto outgoing = world.createUnboundBuffer(const_cast<Frame*>(&in), sizeof in);
-  auto incoming = world.createUnboundBuffer(all.data(), all.size() * sizeof in);
+  auto outgoing = context.createUnboundBuffer(all + static_cast<size_t>(rank) * block_bytes,
+                                              block_bytes);
+  auto incoming = context.createUnboundBuffer(all, static_cast<size_t>(size) * block_bytes);
   for (int peer = 0; peer < size; ++peer) {
-    if (peer != rank) incoming->recv(peer, slot, static_cast<size_t>(peer) * sizeof in, sizeof in);
+    if (peer != rank) {
+      incoming->recv(peer, slot, static_cast<size_t>(peer) * block_bytes, block_bytes);
+    }
   }
   for (int peer = 0; peer < size; ++peer) {
     if (peer != rank) outgoing->send(peer, slot);
@@ -59,6 +67,20 @@ void exchange_directly(gloo::Context& world, const Frame& in, std::vector<Frame>
   }
 }
 
+// The same exchange of blocks, directly or by Gloo's ring allgather.
+void exchange_blocks(const std::shared_ptr<gloo::Context>& context, char* all, size_t block_bytes,
+                     bool direct, std::chrono::milliseconds timeout) {
+  if (direct) return exchange_directly(*context, all, block_bytes, timeout);
+  // Gloo's allgather takes a separate input.
+  std::vector<char> mine(all + static_cast<size_t>(context->rank) * block_bytes,
+                         all + static_cast<size_t>(context->rank + 1) * block_bytes);
+  gloo::AllgatherOptions options(context);
+  options.setInput(mine.data(), block_bytes);
+  options.setOutput(all, static_cast<size_t>(context->size) * block_bytes);
+  options.setTimeout(timeout);
+  gloo::allgather(options);
+}
+
 }  // namespace
 
 uint64_t digest(const uint64_t* values, size_t count, uint64_t seed) {
@@ -69,25 +91,54 @@ uint64_t digest(const uint64_t* values, size_t count, uint64_t seed) {
   return h;
 }
 
-std::vector<Frame> check_agreement(const std::shared_ptr<gloo::Context>& world,
-                                   const CallHeader& mine, const void* payload,
-                                   size_t payload_bytes, bool direct,
-                                   std::chrono::milliseconds timeout) {
-  if (world->size == 1) return {};
+FrameExchange world_exchange(std::shared_ptr<gloo::Context> world, bool direct,
+                             std::chrono::milliseconds timeout) {
+  return [world = std::move(world), direct, timeout](const Frame& mine, std::vector<Frame>& all) {
+    all[static_cast<size_t>(world->rank)] = mine;
+    exchange_blocks(world, reinterpret_cast<char*>(all.data()), sizeof(Frame), direct, timeout);
+  };
+}
+
+FrameExchange two_level_exchange(common::shm::ShmGroup& host, std::shared_ptr<gloo::Context> cross,
+                                 common::shm::HostGrid grid, bool direct,
+                                 std::chrono::milliseconds timeout) {
+  return [&host, cross = std::move(cross), grid = std::move(grid), direct, timeout](
+             const Frame& mine, std::vector<Frame>& all) {
+    const auto local = static_cast<size_t>(grid.local);
+    const auto hosts = static_cast<size_t>(grid.hosts);
+    // Host j's frames, by local rank, at block j: this host's gathered into its own block first.
+    std::vector<Frame> by_host(hosts * local);
+    Frame* ours = by_host.data() + static_cast<size_t>(cross->rank) * local;
+    std::vector<uint64_t> counts(local, sizeof(Frame)), displs(local);
+    for (size_t l = 0; l < local; ++l) displs[l] = l * sizeof(Frame);
+    try {
+      host.allgatherv(&mine, ours, counts.data(), displs.data(), STRATA_U8);
+    } catch (const sdk::Error& e) {
+      // The group names the collective it ran for the agreement; say whose agreement it was.
+      sdk::fail(e.code(), "gloo " + call_name(mine.header) + ": agreement within this host: " +
+                              e.what());
+    }
+    exchange_blocks(cross, reinterpret_cast<char*>(by_host.data()), local * sizeof(Frame), direct,
+                    timeout);
+    for (size_t j = 0; j < hosts; ++j) {
+      for (size_t l = 0; l < local; ++l) {
+        all[static_cast<size_t>(grid.at(static_cast<int>(l), static_cast<int>(j)))] =
+            by_host[j * local + l];
+      }
+    }
+  };
+}
+
+std::vector<Frame> check_agreement(const CallHeader& mine, const void* payload,
+                                   size_t payload_bytes, int ranks,
+                                   const FrameExchange& exchange) {
+  if (ranks == 1) return {};
   const bool fold = payload_bytes <= kFoldBytes;
-  std::vector<Frame> all(static_cast<size_t>(world->size));
+  std::vector<Frame> all(static_cast<size_t>(ranks));
   Frame in{};
   in.header = mine;
   if (fold && payload_bytes > 0) std::memcpy(in.payload, payload, payload_bytes);
-  if (direct) {
-    exchange_directly(*world, in, all, timeout);
-  } else {
-    gloo::AllgatherOptions options(world);
-    options.setInput(reinterpret_cast<unsigned char*>(&in), sizeof in);
-    options.setOutput(reinterpret_cast<unsigned char*>(all.data()), all.size() * sizeof in);
-    options.setTimeout(timeout);
-    gloo::allgather(options);
-  }
+  exchange(in, all);
   for (size_t r = 1; r < all.size(); ++r) {
     if (same(all[r].header, all[0].header)) continue;
     const CallHeader& first = all[0].header;

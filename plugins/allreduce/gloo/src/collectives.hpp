@@ -56,13 +56,19 @@ class Collectives {
       : comm_(comm), shm_(shm), host_shm_(host_shm), host_(host), config_(config), tracer_(host),
         grid_{comm.hosts(), comm.local_size(), comm.host_grid()},
         hierarchical_(comm.hierarchical() &&
-                      (host_shm != nullptr || config.hierarchical == Config::Hierarchy::on)) {}
+                      (host_shm != nullptr || config.hierarchical == Config::Hierarchy::on)),
+        agreement_(agreement_exchange()) {}
 
   // Whether collectives run hierarchically: comm.hierarchical(), except that "auto" stays flat
   // when the hosts' shared-memory groups could not be set up (then only the form through each
   // host's first rank would remain, which "auto" does not take). The same on every rank
   // (shm::keep_only_if_everyone_has_one).
   bool hierarchical() const { return hierarchical_; }
+  // Whether the collectives that have a two-level form (allreduce, reduce_scatter, allgather) take
+  // it, and the agreement runs in two levels: hierarchical, with this host's shared-memory group
+  // and a cross context on every rank (the hosts hold the same number of ranks). The same on
+  // every rank.
+  bool two_level() const { return hierarchical_ && host_shm_ != nullptr && comm_.cross(); }
 
   void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
                  Request& request) const;
@@ -89,6 +95,13 @@ class Collectives {
     allgatherv(a.send, a.recv, a.recv_counts, a.displs, r);
   }
   void broadcast(const strata_coll_args& a, Request& r) const { broadcast(a.recv, a.root, r); }
+
+  // The agreement check (agreement.hpp) over the instance's exchange: every rank's frame, or
+  // STRATA_ERR_MISMATCH. On the work item's thread (or split's, after the queue drained).
+  std::vector<Frame> agree(const CallHeader& header, const void* payload,
+                           size_t payload_bytes) const {
+    return check_agreement(header, payload, payload_bytes, comm_.size(), agreement_);
+  }
 
   // An exchange over the instance's pairs outside a collective (split's agreement), under the same
   // failure latch as the collectives: it fails at once after an earlier transport failure, and
@@ -136,6 +149,16 @@ class Collectives {
       tracer.span(span, begin, -1, bytes);
     };
   }
+  // The agreement's exchange, fixed for the instance: in two levels where two_level(), otherwise
+  // over the world context.
+  FrameExchange agreement_exchange() const {
+    if (two_level()) {
+      return two_level_exchange(*host_shm_, comm_.cross(), grid_,
+                                config_.direct_agreement_for(comm_.hosts()), config_.timeout);
+    }
+    return world_exchange(comm_.world(), config_.direct_agreement_for(comm_.size()),
+                          config_.timeout);
+  }
   // In place on `data`: the whole job's reduction, flat or hierarchical (hierarchical()).
   void allreduce_in_place(void* data, size_t count, int32_t dtype, int32_t op) const;
   void flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count,
@@ -150,6 +173,7 @@ class Collectives {
   mutable Failure failure_;
   common::shm::HostGrid grid_;
   bool hierarchical_;
+  FrameExchange agreement_;
 };
 
 // Points Gloo options at `data` as `count` elements of `element_size` bytes (Gloo takes the

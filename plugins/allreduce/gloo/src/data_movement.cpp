@@ -44,7 +44,7 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
     void* mine = recv.at(send.count * comm_.rank());
     std::memmove(mine, send.data, send.bytes());
     if (comm_.size() == 1) return;
-    if (hierarchical_ && host_shm_ != nullptr) {
+    if (two_level()) {
       // Two levels: among the same local rank's ranks on the cross context (this rank's block
       // at its host index), then within the host through shared memory.
       return common::shm::two_level_allgather(

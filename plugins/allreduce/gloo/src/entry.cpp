@@ -57,7 +57,9 @@ struct Boundary {
       levels = inst->host_shm.group
                    ? "; two-level allreduce: within hosts " + inst->host_shm.summary +
                          ", across hosts by every local rank, in " +
-                         std::to_string(config.chunk_bytes) + "-byte pieces"
+                         std::to_string(config.chunk_bytes) +
+                         "-byte pieces; agreement in two levels (within hosts through shared "
+                         "memory, then across hosts)"
                    : "; hierarchical allreduce through each host's first rank" +
                          std::string(comm.two_level() ? " (within hosts " +
                                                             inst->host_shm.summary + ")"
@@ -68,7 +70,10 @@ struct Boundary {
                    "gloo on (%d rank%s, %d host%s, %s, %s, %s%s); rank %d, local %d of %d; %s%s",
                    comm.size(), comm.size() == 1 ? "" : "s", comm.hosts(),
                    comm.hosts() == 1 ? "" : "s", where.c_str(), config.algorithm_name(),
-                   config.agreement_name(comm.size()), hierarchy(config, inst->collectives), comm.rank(), comm.local_rank(),
+                   // Two levels: the exchange across hosts takes the form for that many.
+                   config.agreement_name(inst->collectives.two_level() ? comm.hosts()
+                                                                        : comm.size()),
+                   hierarchy(config, inst->collectives), comm.rank(), comm.local_rank(),
                    comm.local_size(), inst->shm.summary.c_str(), levels.c_str());
     return inst;
   }
@@ -100,9 +105,7 @@ struct Boundary {
       std::vector<Frame> frames;
       inst.collectives.latched_exchange("split", [&] {
         frames = translate("gloo split", [&] {
-          return check_agreement(comm.world(), header, mine, sizeof mine,
-                                 inst.config.direct_agreement_for(comm.size()),
-                                 inst.config.timeout);
+          return inst.collectives.agree(header, mine, sizeof mine);
         });
       });
       all.resize(2 * n);

@@ -60,9 +60,7 @@ std::function<void()> Collectives::guarded(const char* call, const char* span, u
     throw_if_failed(call);
     latching([&] {
       translate(std::string("gloo ") + call, [&] {
-        const std::vector<Frame> frames =
-            check_agreement(comm_.world(), header, fold.data, fold.bytes,
-                            config_.direct_agreement_for(comm_.size()), config_.timeout);
+        const std::vector<Frame> frames = agree(header, fold.data, fold.bytes);
         if (frames.empty()) return body();
         fold.reduce(frames);
       });
@@ -100,7 +98,7 @@ void Collectives::allreduce_in_place(void* data, size_t count, int32_t dtype, in
   const size_t element_size = sdk::dtype_size(dtype);
   const ReduceFn fn = reduce_function(dtype, op);
   if (!hierarchical_) return flat_allreduce(comm_.world(), data, count, element_size, fn);
-  if (host_shm_ != nullptr) {
+  if (two_level()) {
     return common::shm::two_level_allreduce(
         *host_shm_, host_, data, count, std::max<uint64_t>(1, config_.chunk_bytes / element_size),
         dtype, op, [&](void* block, uint64_t elements) {
@@ -218,7 +216,7 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
                           accumulate_size, op] {
     void* incoming = static_cast<char*>(all) + count * accumulate_size;
     const ReduceFn fn = reduce_function(accumulate, op);
-    if (hierarchical_ && host_shm_ != nullptr) {
+    if (two_level()) {
       // Across hosts: a ring in the slice, then this host's block (cross rank = host index).
       return common::shm::two_level_reduce_scatter(
           *host_shm_, host_, grid_, all, static_cast<char*>(all) + mine_at, block,

@@ -22,30 +22,45 @@ TEST(Gloo, MismatchedCountsGiveMismatchOnEveryRank) {
   if (world() < 2) GTEST_SKIP() << "needs two ranks";
   // Over TCP (comm_backend_gloo.cpp): the ring algorithm with the ring agreement (Gloo's
   // allgather), and hierarchical with the default direct agreement where it does not take the
-  // job-wide shared memory (several hosts, or STRATA_TEST_GLOO_TCP=1).
-  // Rank 1 passes one element more. 10 and 11 f32 both travel in the agreement frame (1 KiB of
-  // payload, agreement.hpp); 256 does and 257 does not; 300 and 301 do not.
+  // job-wide shared memory (several hosts, or STRATA_TEST_GLOO_TCP=1); across even hosts
+  // (tests/multinode) that agreement runs in two levels (agreement.hpp).
+  // The ranks from `first` on (or `first` alone) pass one element more: rank 1 alone (on the
+  // first host), the last rank alone (on the last host), and the second half (whole hosts that
+  // agree within themselves and not with the first). 10 and 11 f32 both travel in the agreement
+  // frame (1 KiB of payload, agreement.hpp); 256 does and 257 does not; 300 and 301 do not.
+  struct Disagreement {
+    int first;
+    bool alone;
+  };
+  std::vector<Disagreement> cases = {{1, true}};
+  if (world() > 2) cases.push_back({world() - 1, true});
+  if (world() > 2) cases.push_back({world() / 2, false});
   for (void* self : {mpi_instance(), chunked_instance()}) {
     if (uses_shm(self)) continue;
-    for (Mode mode : kModes) {
-      for (uint64_t count : {10, 256, 300}) {
-        SCOPED_TRACE(std::string(mode_name(mode)) + " count " + std::to_string(count));
-        Bytes data = rank_input(STRATA_F32, rank(), count + (rank() == 1 ? 1 : 0));
-        strata_buffer buffer = view(data, STRATA_F32);
-        strata_error err = sdk::make_error();
-        strata_status status;
-        if (mode == Mode::Blocking) {
-          status = abi::allreduce(self, &buffer, &buffer, STRATA_SUM, nullptr, &err);
-        } else {
-          strata_request req = nullptr;
-          ASSERT_EQ(abi::allreduce(self, &buffer, &buffer, STRATA_SUM, &req, &err), STRATA_OK);
-          status = ops().wait(self, req, &err);
+    for (const Disagreement& d : cases) {
+      const bool differs = d.alone ? rank() == d.first : rank() >= d.first;
+      for (Mode mode : kModes) {
+        for (uint64_t count : {10, 256, 300}) {
+          SCOPED_TRACE(std::string(mode_name(mode)) + " count " + std::to_string(count) +
+                       " from rank " + std::to_string(d.first) + (d.alone ? " alone" : " on"));
+          Bytes data = rank_input(STRATA_F32, rank(), count + (differs ? 1 : 0));
+          strata_buffer buffer = view(data, STRATA_F32);
+          strata_error err = sdk::make_error();
+          strata_status status;
+          if (mode == Mode::Blocking) {
+            status = abi::allreduce(self, &buffer, &buffer, STRATA_SUM, nullptr, &err);
+          } else {
+            strata_request req = nullptr;
+            ASSERT_EQ(abi::allreduce(self, &buffer, &buffer, STRATA_SUM, &req, &err), STRATA_OK);
+            status = ops().wait(self, req, &err);
+          }
+          EXPECT_EQ(status, STRATA_ERR_MISMATCH) << err.message;
+          const std::string expected = "rank 0 called allreduce SUM of " + std::to_string(count) +
+                                       " f32, rank " + std::to_string(d.first) +
+                                       " called allreduce SUM of " + std::to_string(count + 1) +
+                                       " f32";
+          EXPECT_NE(std::string(err.message).find(expected), std::string::npos) << err.message;
         }
-        EXPECT_EQ(status, STRATA_ERR_MISMATCH) << err.message;
-        const std::string expected = "rank 0 called allreduce SUM of " + std::to_string(count) +
-                                     " f32, rank 1 called allreduce SUM of " +
-                                     std::to_string(count + 1) + " f32";
-        EXPECT_NE(std::string(err.message).find(expected), std::string::npos) << err.message;
       }
     }
     // A disagreement leaves the connections usable.

@@ -7,7 +7,8 @@
 //   - rogue clients of the store (one silent, one with the wrong secret) are refused and logged
 //     with their address while the job completes;
 //   - a rank with another job's secret cannot join, and a rank refuses a store without the secret;
-//   - a peer that exits or stalls fails the survivor's collective within the timeout;
+//   - a peer that exits or stalls fails the survivor's collective within the timeout (over TCP,
+//     through shared memory, and every survivor of a two-level collective across two hosts);
 //   - the FileStore alternative works.
 #include <free_port.hpp>
 #include <plugin_harness.hpp>
@@ -25,6 +26,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace strata::test {
@@ -490,6 +492,53 @@ TEST(GlooSetup, PeerThatExitsOrStallsFailsTheSharedMemoryCollective) {
     // The split's exchange goes over Gloo's pairs, which did not fail: it fails on its own (the
     // peer is gone or silent), within the timeout.
     EXPECT_TRUE(contains(o0.warnings[2], "split: 4 gloo split")) << o0.warnings[2];
+  }
+}
+
+// The same across two hosts in two levels ("hierarchical": true; CROSS_RANK makes ranks 0-1 one
+// host and 2-3 another on this machine): the agreement goes through each host's shared memory and
+// then across hosts (agreement.hpp), so a dead or silent rank is seen by its host-mate in shared
+// memory and by its namesake on the other host over TCP, and the fourth rank through its own
+// host-mate or namesake failing. Every survivor fails within the timeout, and again at once.
+TEST(GlooSetup, PeerThatExitsOrStallsFailsEveryRankOfTheTwoLevelCollective) {
+  const std::string config = R"({"timeout_ms": 1500, "hierarchical": true})";
+  // A rank that exits on the second host, one that stalls on the first.
+  for (const auto& [after, victim] : {std::pair{After::Exit, 2}, std::pair{After::StallThenExit, 1}}) {
+    {
+      SCOPED_TRACE(std::string(after == After::Exit ? "exit" : "stall") + ", rank " +
+                   std::to_string(victim));
+      const uint16_t port = free_port();
+      std::vector<Child> children;
+      for (int rank = 0; rank < 4; ++rank) {
+        Env env = job_env(rank, 4, port);
+        env["CROSS_RANK"] = std::to_string(rank / 2);
+        children.push_back(spawn(env, config, rank == victim ? after : After::Allreduce));
+      }
+      for (int rank = 0; rank < 4; ++rank) {
+        const Outcome o = collect(children[static_cast<size_t>(rank)]);
+        if (rank == victim) continue;
+        std::printf("rank %d: %s\n", rank, o.message.c_str());
+        SCOPED_TRACE("survivor " + std::to_string(rank) + ": " + o.message);
+        EXPECT_EQ(o.status, STRATA_ERR_COMM);
+        EXPECT_TRUE(contains(o.message, "gloo allreduce: ")) << o.message;
+        // Its host-mate sees it in shared memory and names it by local rank; the others see a
+        // peer's connection fail or time out.
+        if (rank / 2 == victim / 2) {
+          EXPECT_TRUE(contains(o.message, "agreement within this host: ")) << o.message;
+          EXPECT_TRUE(contains(o.message, "over shared memory: rank " + std::to_string(victim % 2) +
+                                              " (pid "))
+              << o.message;
+        }
+        ASSERT_GE(o.warnings.size(), 3u);
+        const size_t n = o.warnings.size();
+        EXPECT_TRUE(contains(o.warnings[n - 3], "second call: 4 allreduce: an earlier collective "
+                                                "failed"))
+            << o.warnings[n - 3];
+        EXPECT_LT(std::stod(o.warnings[n - 2].substr(9)), 4.5) << o.warnings[n - 2];
+        EXPECT_TRUE(contains(o.warnings[n - 1], "split: 4 split: an earlier collective failed"))
+            << o.warnings[n - 1];
+      }
+    }
   }
 }
 
