@@ -10,7 +10,7 @@
 # local rank allreducing its slice across hosts, allgather through shared memory), and the gloo
 # plugin flat and hierarchical (the same two levels) up to 64 MiB. Ends with
 #   headline hier_vs_flat_2x2_min=R mpi_hier_vs_flat_2x2_min=M gloo_vs_mpi_2x2_min=G
-#            gloo_flat_vs_mpi_2x2_min=F gloo_vs_torch_gloo_2x2_min=T
+#            gloo_flat_vs_mpi_2x2_min=F gloo_vs_torch_gloo_2x2_min=T mpi_plugin_vs_mpi_2x2_1kib=P
 # R: the lowest gloo-hier/gloo bus-bandwidth ratio from 64 KiB up; M: the same for plugin-hier/
 # plugin-mpi; G: the lowest ratio of the Gloo backend as configured by default to MPI from 64 KiB
 # up ("nan" when the gloo plugin is not built): on 2 x 2 the gloo plugin's default
@@ -19,7 +19,9 @@
 # reads the gloo-hier column; F: the same for the flat gloo column; T: the lowest ratio of that
 # default form to torch.distributed's gloo over every size, torch's allreduce run by
 # peer_allreduce.py --impl torch-gloo under PEER_PYTHON (a Python with torch) right after the
-# bench on the same 2x2 ranks ("nan", saying why, without PEER_PYTHON). Sizes run up to 64 MiB unless --max-bytes is given.
+# bench on the same 2x2 ranks ("nan", saying why, without PEER_PYTHON); P: the MPI plugin's
+# 1 KiB allreduce (plugin-mpi: across hosts its default, shm off) over raw MPI's ("nan" when the
+# run has no 1 KiB row). Sizes run up to 64 MiB unless --max-bytes is given.
 # With --collective reduce_scatter or allgather the keys start with rs_ or ag_ (no torch column). Needs root (network namespaces);
 # says SKIP and exits 77 otherwise.
 # On a shared machine run it as `chrt -r 1 bench/allreduce/run_multinode.sh build`.
@@ -80,13 +82,20 @@ case $collective in
 esac
 launched=$(sort -u "$STRATA_MN_AGENT_LOG" | awk '{print $1}' | tr '\n' ' ')
 echo "# hosts started through the agent: $launched"
-# A column over mpi from 64 KiB up, from the table (the bench's own key covers every size): $7 the
-# gloo-hier column (the default form here, see above), $6 the flat gloo column.
+# The table's column named $1 (its header line starts with "bytes"; the gloo columns are there
+# only when the gloo plugin ran), or nothing.
+column() { echo "$out" | awk -v name="$1" '$1 == "bytes" { for (i = 2; i <= NF; i++) if ($i == name) { print i; exit } }'; }
+gloo_col=$(column gloo-hier)   # the Gloo backend's default form here (see above)
+flat_col=$(column gloo)
+# Column $1 over mpi from 64 KiB up ("nan" without the column; the bench's own key covers every
+# size).
 over_mpi_64k() {
+  [[ -n $1 ]] || { echo nan; return; }
   echo "$out" | awk -v c="$1" '$1 ~ /^[0-9]+$/ && $1 >= 65536 && $c != "-" { r = $c / $2; if (min == "" || r < min) min = r } END { if (min == "") print "nan"; else printf "%.2f", min }'
 }
-gloo64=$(over_mpi_64k 7)
-gloo_flat64=$(over_mpi_64k 6)
+gloo64=$(over_mpi_64k "$gloo_col")
+gloo_flat64=$(over_mpi_64k "$flat_col")
+plugin_1kib=$(echo "$out" | awk -v c="$(column plugin-mpi)" '$1 == 1024 && c != "" { r = sprintf("%.2f", $c / $2) } END { print r == "" ? "nan" : r }')
 
 # torch.distributed's gloo on the same ranks and sizes: per size, the gloo plugin's busbw in its
 # default form (the bench's gloo-hier column) over torch's, the flat gloo column beside it.
@@ -95,6 +104,8 @@ max_bytes=$(printf '%s\n' "${options[@]}" | awk 'prev == "--max-bytes" { v = $1 
 min_bytes=$(printf '%s\n' "${options[@]}" | awk 'prev == "--min-bytes" { v = $1 } { prev = $1 } END { print v + 0 ? v : 1024 }')
 if [[ -n $p ]]; then
   echo "torch gloo: not run (--collective $collective; the peer times allreduce)"
+elif [[ -z $gloo_col ]]; then
+  echo "torch gloo: not run (the gloo plugin was not built)"
 elif [[ -z ${PEER_PYTHON:-} ]]; then
   echo "torch gloo: not run (set PEER_PYTHON to a Python with torch)"
 elif ! "$PEER_PYTHON" -c "import torch.distributed" > /dev/null 2>&1; then
@@ -106,7 +117,7 @@ else
     echo "gloo plugin vs torch.distributed gloo, 2x2 (busbw GB/s)"
     printf '%12s %12s %12s %12s %10s %10s\n' bytes gloo gloo-flat torch-gloo gloo/torch flat/torch
     # The table, then one line with the lowest gloo/torch ratio.
-    table=$( { echo "$out" | awk '$1 ~ /^[0-9]+$/ && $7 != "-" { print "strata", $1, $7; print "flat", $1, $6 }'
+    table=$( { echo "$out" | awk -v g="$gloo_col" -v f="$flat_col" '$1 ~ /^[0-9]+$/ && $g != "-" { print "strata", $1, $g; print "flat", $1, $f }'
                echo "$torch_out" | awk '$1 == "torch-gloo" { print "torch", $2, $3 }'; } |
       sort -k2,2n | awk '
         { v[$1, $2] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
@@ -131,5 +142,5 @@ fi
 if [[ -n $p ]]; then
   echo "headline ${p}hier_vs_flat_2x2_min=$(key ${p}hier_vs_flat_64kib_up) ${p}mpi_hier_vs_flat_2x2_min=$(key ${p}mpi_hier_vs_flat_64kib_up) ${p}gloo_vs_mpi_2x2_min=$gloo64 ${p}gloo_flat_vs_mpi_2x2_min=$gloo_flat64"
 else
-  echo "headline hier_vs_flat_2x2_min=$(key hier_vs_flat_64kib_up) mpi_hier_vs_flat_2x2_min=$(key mpi_hier_vs_flat_64kib_up) gloo_vs_mpi_2x2_min=$gloo64 gloo_flat_vs_mpi_2x2_min=$gloo_flat64 gloo_vs_torch_gloo_2x2_min=$torch_ratio"
+  echo "headline hier_vs_flat_2x2_min=$(key hier_vs_flat_64kib_up) mpi_hier_vs_flat_2x2_min=$(key mpi_hier_vs_flat_64kib_up) gloo_vs_mpi_2x2_min=$gloo64 gloo_flat_vs_mpi_2x2_min=$gloo_flat64 gloo_vs_torch_gloo_2x2_min=$torch_ratio mpi_plugin_vs_mpi_2x2_1kib=$plugin_1kib"
 fi

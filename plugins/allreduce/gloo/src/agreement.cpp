@@ -16,9 +16,25 @@
 namespace strata::allreduce_gloo {
 namespace {
 
+// The header kind of a block (two_level_exchange) whose host could not gather its frames: its
+// payload holds why.
+constexpr int32_t kHostFailedKind = 1001;
+
 // The call a header announces: the collective's name, or "split".
 std::string call_name(const CallHeader& h) {
-  return h.kind == kSplitKind ? "split" : sdk::comm::collective_name(h.kind);
+  if (h.kind == kSplitKind) return "split";
+  if (h.kind == STRATA_COLL_ALLTOALLV) return "alltoallv";  // ABI 1.10, not in the SDK's names
+  return sdk::comm::collective_name(h.kind);
+}
+
+// "local ranks 0, 1 of host 1 are ranks 2, 3": the shared-memory group names local ranks.
+std::string host_ranks(const common::shm::HostGrid& grid, int host) {
+  std::string locals, globals;
+  for (int l = 0; l < grid.local; ++l) {
+    locals += (l > 0 ? ", " : "") + std::to_string(l);
+    globals += (l > 0 ? ", " : "") + std::to_string(grid.at(l, host));
+  }
+  return "local ranks " + locals + " of host " + std::to_string(host) + " are ranks " + globals;
 }
 
 std::string describe(const CallHeader& h) {
@@ -106,24 +122,51 @@ FrameExchange two_level_exchange(common::shm::ShmGroup& host, std::shared_ptr<gl
              const Frame& mine, std::vector<Frame>& all) {
     const auto local = static_cast<size_t>(grid.local);
     const auto hosts = static_cast<size_t>(grid.hosts);
+    const int here = cross->rank;
+    const std::string call = "gloo " + call_name(mine.header);
     // Host j's frames, by local rank, at block j: this host's gathered into its own block first.
     std::vector<Frame> by_host(hosts * local);
-    Frame* ours = by_host.data() + static_cast<size_t>(cross->rank) * local;
+    Frame* ours = by_host.data() + static_cast<size_t>(here) * local;
     std::vector<uint64_t> counts(local, sizeof(Frame)), displs(local);
     for (size_t l = 0; l < local; ++l) displs[l] = l * sizeof(Frame);
+    // When the shared-memory step fails (a host-mate exited or stalled), this rank still meets
+    // its namesakes across hosts, with a block that says so instead of frames: they then fail at
+    // once rather than wait out the timeout for frames that will not come.
+    std::string failure;
+    strata_status failure_code = STRATA_OK;
     try {
       host.allgatherv(&mine, ours, counts.data(), displs.data(), STRATA_U8);
     } catch (const sdk::Error& e) {
-      // The group names the collective it ran for the agreement; say whose agreement it was.
-      sdk::fail(e.code(), "gloo " + call_name(mine.header) + ": agreement within this host: " +
-                              e.what());
+      failure_code = e.code();
+      failure = e.what();
+      ours[0] = Frame{};
+      ours[0].header.kind = kHostFailedKind;
+      failure.copy(reinterpret_cast<char*>(ours[0].payload), kFoldBytes - 1);
     }
-    exchange_blocks(cross, reinterpret_cast<char*>(by_host.data()), local * sizeof(Frame), direct,
-                    timeout);
-    for (size_t j = 0; j < hosts; ++j) {
-      for (size_t l = 0; l < local; ++l) {
-        all[static_cast<size_t>(grid.at(static_cast<int>(l), static_cast<int>(j)))] =
-            by_host[j * local + l];
+    try {
+      exchange_blocks(cross, reinterpret_cast<char*>(by_host.data()), local * sizeof(Frame),
+                      direct, timeout);
+    } catch (...) {
+      if (failure_code == STRATA_OK) throw;  // otherwise the host's failure is the one to report
+    }
+    if (failure_code != STRATA_OK) {
+      sdk::fail(failure_code, call + ": agreement within this host: " + failure + " (" +
+                                  host_ranks(grid, here) + ")");
+    }
+    for (int j = 0; j < grid.hosts; ++j) {
+      const Frame& first = by_host[static_cast<size_t>(j) * local];
+      if (first.header.kind == kHostFailedKind) {
+        const auto* text = reinterpret_cast<const char*>(first.payload);
+        sdk::fail(STRATA_ERR_COMM,
+                  call + ": agreement across hosts: rank " +
+                      std::to_string(grid.at(host.local_rank(), j)) + " could not gather host " +
+                      std::to_string(j) + "'s frames: " + std::string(text, strnlen(text, kFoldBytes)) +
+                      " (" + host_ranks(grid, j) + ")");
+      }
+    }
+    for (int j = 0; j < grid.hosts; ++j) {
+      for (int l = 0; l < grid.local; ++l) {
+        all[static_cast<size_t>(grid.at(l, j))] = by_host[static_cast<size_t>(j) * local + l];
       }
     }
   };

@@ -14,7 +14,10 @@
 // the same local rank on the other hosts (direct or ring among the hosts, as above). Every rank
 // then holds every rank's frame, as with the world exchange, and decides alike. Measured on 2 x 2
 // namespace hosts (bench/allreduce run_multinode.sh), the world exchange was half of a 64 KiB
-// two-level allreduce's time: 4 ranks each sending 3 frames over TCP, against 1 here.
+// two-level allreduce's time: 4 ranks each sending 3 frames over TCP, against one message of its
+// host's 2 frames to 1 namesake here. A rank whose host's shared-memory step fails still meets its
+// namesakes, with a block saying so, and they fail at once (STRATA_ERR_COMM) instead of waiting
+// out the timeout.
 // Every rank of an instance uses the same exchange for every call (Collectives picks it once), so
 // ranks that disagree on the call still meet in the same exchange.
 // A reduction whose payload fits travels in it, so the header costs no round of its own: every
@@ -60,7 +63,8 @@ struct Frame {
 };
 
 // How the frames travel: fills `all` (one frame per rank of the world, index: rank) with every
-// rank's `mine`. Throws a Gloo exception or sdk::Error (STRATA_ERR_COMM) on a transport failure.
+// rank's `mine`. Throws a Gloo exception or sdk::Error (STRATA_ERR_COMM, or the shared-memory
+// group's own status) on a transport failure.
 using FrameExchange = std::function<void(const Frame& mine, std::vector<Frame>& all)>;
 
 // Over the world context: `direct`, or Gloo's ring allgather.

@@ -173,7 +173,7 @@ class Collectives {
   mutable Failure failure_;
   common::shm::HostGrid grid_;
   bool hierarchical_;
-  FrameExchange agreement_;
+  FrameExchange agreement_;  // last: agreement_exchange() reads the members above
 };
 
 // Points Gloo options at `data` as `count` elements of `element_size` bytes (Gloo takes the

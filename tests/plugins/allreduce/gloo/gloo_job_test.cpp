@@ -149,6 +149,8 @@ TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
   EXPECT_EQ(lines[0].find("; two-level allreduce: within hosts shm on (") != std::string::npos,
             two_level)
       << lines[0];
+  EXPECT_EQ(lines[0].find("; agreement in two levels") != std::string::npos, two_level)
+      << lines[0];
   EXPECT_EQ(lines[0].find("; hierarchical allreduce through each host's first rank") !=
                 std::string::npos,
             distinct > 1 && !two_level)
@@ -168,6 +170,29 @@ TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
   EXPECT_EQ(ring_lines[0].find("; two-level allreduce: within hosts shm on (") != std::string::npos,
             two_level)
       << ring_lines[0];
+  if (two_level) {
+    // The ring agreement among the hosts, in two levels: an allreduce past the frame's payload
+    // (1200 bytes), then one where the last rank passes an element more, named on every rank.
+    for (const int extra : {0, 1}) {
+      Bytes data = rank_input(STRATA_I32, rank(), 300 + (rank() == world() - 1 ? extra : 0));
+      strata_buffer buffer = view(data, STRATA_I32);
+      strata_error e = sdk::make_error();
+      const strata_status status = abi::allreduce(self, &buffer, &buffer, STRATA_SUM, nullptr, &e);
+      if (extra == 0) {
+        ASSERT_EQ(status, STRATA_OK) << e.message;
+        EXPECT_EQ(first_difference(data, expected_reduction(STRATA_I32, STRATA_SUM, world(), 300),
+                                   STRATA_I32),
+                  "");
+      } else {
+        EXPECT_EQ(status, STRATA_ERR_MISMATCH) << e.message;
+        EXPECT_NE(std::string(e.message).find("rank 0 called allreduce SUM of 300 i32, rank " +
+                                              std::to_string(world() - 1) +
+                                              " called allreduce SUM of 301 i32"),
+                  std::string::npos)
+            << e.message;
+      }
+    }
+  }
   ops().destroy(self);
   // Without shared memory "auto" never takes the form through each host's first rank: flat.
   const size_t flat_mark = log_mark();
