@@ -123,7 +123,6 @@ FrameExchange two_level_exchange(common::shm::ShmGroup& host, std::shared_ptr<gl
     const auto local = static_cast<size_t>(grid.local);
     const auto hosts = static_cast<size_t>(grid.hosts);
     const int here = cross->rank;
-    const std::string call = "gloo " + call_name(mine.header);
     // Host j's frames, by local rank, at block j: this host's gathered into its own block first.
     std::vector<Frame> by_host(hosts * local);
     Frame* ours = by_host.data() + static_cast<size_t>(here) * local;
@@ -150,19 +149,19 @@ FrameExchange two_level_exchange(common::shm::ShmGroup& host, std::shared_ptr<gl
       if (failure_code == STRATA_OK) throw;  // otherwise the host's failure is the one to report
     }
     if (failure_code != STRATA_OK) {
-      sdk::fail(failure_code, call + ": agreement within this host: " + failure + " (" +
-                                  host_ranks(grid, here) + ")");
+      sdk::fail(failure_code, "gloo " + call_name(mine.header) + ": agreement within this host: " +
+                                  failure + " (" + host_ranks(grid, here) + ")");
     }
     for (int j = 0; j < grid.hosts; ++j) {
       const Frame& first = by_host[static_cast<size_t>(j) * local];
-      if (first.header.kind == kHostFailedKind) {
-        const auto* text = reinterpret_cast<const char*>(first.payload);
-        sdk::fail(STRATA_ERR_COMM,
-                  call + ": agreement across hosts: rank " +
-                      std::to_string(grid.at(host.local_rank(), j)) + " could not gather host " +
-                      std::to_string(j) + "'s frames: " + std::string(text, strnlen(text, kFoldBytes)) +
-                      " (" + host_ranks(grid, j) + ")");
-      }
+      if (first.header.kind != kHostFailedKind) continue;
+      const auto* text = reinterpret_cast<const char*>(first.payload);
+      const std::string why(text, strnlen(text, kFoldBytes));
+      sdk::fail(STRATA_ERR_COMM, "gloo " + call_name(mine.header) +
+                                     ": agreement across hosts: rank " +
+                                     std::to_string(grid.at(host.local_rank(), j)) +
+                                     " could not gather host " + std::to_string(j) +
+                                     "'s frames: " + why + " (" + host_ranks(grid, j) + ")");
     }
     for (int j = 0; j < grid.hosts; ++j) {
       for (int l = 0; l < grid.local; ++l) {
