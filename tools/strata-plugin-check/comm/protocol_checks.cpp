@@ -1,6 +1,7 @@
 // caps, barrier, non-blocking ordering and the error paths.
 #include "comm_checks.hpp"
 
+#include <strata/comm/reduce_ops.hpp>
 #include <strata/plugin.hpp>
 
 #include <algorithm>
@@ -12,12 +13,6 @@
 
 namespace strata::plugin_check::comm {
 namespace {
-
-const char* collective_name(int32_t collective) {
-  static const char* const names[] = {"allreduce", "allgather", "allgatherv", "reduce_scatter",
-                                      "broadcast", "barrier",   "alltoallv"};
-  return collective >= 0 && collective < 7 ? names[collective] : "collective";
-}
 
 Bytes int64_bytes(int64_t value) {
   Bytes bytes(sizeof(value));
@@ -58,7 +53,7 @@ Verdict check_caps(const Session& s) {
   for (int32_t required :
        {STRATA_COLL_ALLREDUCE, STRATA_COLL_ALLGATHER, STRATA_COLL_BROADCAST, STRATA_COLL_BARRIER}) {
     if (!s.claims(required)) {
-      diff.note(std::string(collective_name(required)) +
+      diff.note(std::string(sdk::comm::collective_name(required)) +
                 " is Required but not claimed (collective_mask bit clear or function NULL)");
     }
   }
@@ -158,7 +153,7 @@ void add_reduction(std::vector<InFlight>& jobs, const Session& s, int32_t collec
   InFlight& job = jobs.emplace_back();
   const bool scatter = collective == STRATA_COLL_REDUCE_SCATTER;
   const uint64_t world = static_cast<uint64_t>(s.size());
-  job.what = std::string(collective_name(collective)) + " " + op_label(op) + " of " +
+  job.what = std::string(sdk::comm::collective_name(collective)) + " " + op_label(op) + " of " +
              std::to_string(count);
   job.collective = collective;
   job.dtype = dtype;

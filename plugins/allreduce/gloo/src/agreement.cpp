@@ -4,6 +4,7 @@
 #include "unbound_slots.hpp"
 
 #include <strata/plugin.hpp>
+#include <strata_common/config_reader.hpp>
 
 #include <gloo/allgather.h>
 #include <gloo/transport/unbound_buffer.h>
@@ -22,29 +23,25 @@ constexpr int32_t kHostFailedKind = 1001;
 
 // The call a header announces: the collective's name, or "split".
 std::string call_name(const CallHeader& h) {
-  if (h.kind == kSplitKind) return "split";
-  if (h.kind == STRATA_COLL_ALLTOALLV) return "alltoallv";  // ABI 1.10, not in the SDK's names
-  return sdk::comm::collective_name(h.kind);
+  return h.kind == kSplitKind ? "split" : sdk::comm::collective_name(h.kind);
 }
 
 // "local ranks 0, 1 of host 1 are ranks 2, 3": the shared-memory group names local ranks.
 std::string host_ranks(const common::shm::HostGrid& grid, int host) {
-  std::string locals, globals;
+  std::vector<std::string> locals, globals;
   for (int l = 0; l < grid.local; ++l) {
-    locals += (l > 0 ? ", " : "") + std::to_string(l);
-    globals += (l > 0 ? ", " : "") + std::to_string(grid.at(l, host));
+    locals.push_back(std::to_string(l));
+    globals.push_back(std::to_string(grid.at(l, host)));
   }
-  return "local ranks " + locals + " of host " + std::to_string(host) + " are ranks " + globals;
+  return "local ranks " + common::config::join(locals) + " of host " + std::to_string(host) +
+         " are ranks " + common::config::join(globals);
 }
 
 std::string describe(const CallHeader& h) {
-  if (h.kind == kSplitKind) return "split";
+  std::string out = call_name(h);
+  if (h.kind == kSplitKind || h.kind == STRATA_COLL_BARRIER) return out;
   // ABI 1.10's alltoallv: its counts differ between ranks (checked apart, data_movement.cpp).
-  if (h.kind == STRATA_COLL_ALLTOALLV) {
-    return std::string("alltoallv of ") + sdk::dtype_name(h.dtype);
-  }
-  std::string out = sdk::comm::collective_name(h.kind);
-  if (h.kind == STRATA_COLL_BARRIER) return out;
+  if (h.kind == STRATA_COLL_ALLTOALLV) return out + " of " + sdk::dtype_name(h.dtype);
   if (h.op >= 0) out += std::string(" ") + op_name(h.op);
   out += " of " + std::to_string(h.count) + " " + sdk::dtype_name(h.dtype);
   if (h.kind == STRATA_COLL_BROADCAST) out += " from root " + std::to_string(h.root);
@@ -118,16 +115,17 @@ FrameExchange world_exchange(std::shared_ptr<gloo::Context> world, bool direct,
 FrameExchange two_level_exchange(common::shm::ShmGroup& host, std::shared_ptr<gloo::Context> cross,
                                  common::shm::HostGrid grid, bool direct,
                                  std::chrono::milliseconds timeout) {
-  return [&host, cross = std::move(cross), grid = std::move(grid), direct, timeout](
-             const Frame& mine, std::vector<Frame>& all) {
-    const auto local = static_cast<size_t>(grid.local);
-    const auto hosts = static_cast<size_t>(grid.hosts);
+  // The host gather's bytes per local rank and where each goes: the same for every call.
+  const auto local = static_cast<size_t>(grid.local);
+  std::vector<uint64_t> counts(local, sizeof(Frame)), displs(local);
+  for (size_t l = 0; l < local; ++l) displs[l] = l * sizeof(Frame);
+  return [&host, cross = std::move(cross), grid = std::move(grid), direct, timeout, local,
+          counts = std::move(counts), displs = std::move(displs)](const Frame& mine,
+                                                                  std::vector<Frame>& all) {
     const int here = cross->rank;
     // Host j's frames, by local rank, at block j: this host's gathered into its own block first.
-    std::vector<Frame> by_host(hosts * local);
+    std::vector<Frame> by_host(static_cast<size_t>(grid.hosts) * local);
     Frame* ours = by_host.data() + static_cast<size_t>(here) * local;
-    std::vector<uint64_t> counts(local, sizeof(Frame)), displs(local);
-    for (size_t l = 0; l < local; ++l) displs[l] = l * sizeof(Frame);
     // When the shared-memory step fails (a host-mate exited or stalled), this rank still meets
     // its namesakes across hosts, with a block that says so instead of frames: they then fail at
     // once rather than wait out the timeout for frames that will not come.

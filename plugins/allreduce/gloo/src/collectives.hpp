@@ -65,10 +65,13 @@ class Collectives {
   // (shm::keep_only_if_everyone_has_one).
   bool hierarchical() const { return hierarchical_; }
   // Whether the collectives that have a two-level form (allreduce, reduce_scatter, allgather) take
-  // it, and the agreement runs in two levels: hierarchical, with this host's shared-memory group
-  // and a cross context on every rank (the hosts hold the same number of ranks). The same on
-  // every rank.
-  bool two_level() const { return hierarchical_ && host_shm_ != nullptr && comm_.cross(); }
+  // it, and the agreement runs in two levels: where this host's shared-memory group for them
+  // exists, which set_up_host_shm makes only when hierarchical, with a cross context on every
+  // rank (the hosts hold the same number of ranks). The same on every rank.
+  bool two_level() const { return host_shm_ != nullptr; }
+  // How many parties the agreement's exchange over TCP has (its direct or ring form is chosen for
+  // that many): the hosts in two levels, else every rank.
+  int agreement_parties() const { return two_level() ? comm_.hosts() : comm_.size(); }
 
   void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
                  Request& request) const;
@@ -152,12 +155,11 @@ class Collectives {
   // The agreement's exchange, fixed for the instance: in two levels where two_level(), otherwise
   // over the world context.
   FrameExchange agreement_exchange() const {
+    const bool direct = config_.direct_agreement_for(agreement_parties());
     if (two_level()) {
-      return two_level_exchange(*host_shm_, comm_.cross(), grid_,
-                                config_.direct_agreement_for(comm_.hosts()), config_.timeout);
+      return two_level_exchange(*host_shm_, comm_.cross(), grid_, direct, config_.timeout);
     }
-    return world_exchange(comm_.world(), config_.direct_agreement_for(comm_.size()),
-                          config_.timeout);
+    return world_exchange(comm_.world(), direct, config_.timeout);
   }
   // In place on `data`: the whole job's reduction, flat or hierarchical (hierarchical()).
   void allreduce_in_place(void* data, size_t count, int32_t dtype, int32_t op) const;

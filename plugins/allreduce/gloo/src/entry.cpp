@@ -70,9 +70,7 @@ struct Boundary {
                    "gloo on (%d rank%s, %d host%s, %s, %s, %s%s); rank %d, local %d of %d; %s%s",
                    comm.size(), comm.size() == 1 ? "" : "s", comm.hosts(),
                    comm.hosts() == 1 ? "" : "s", where.c_str(), config.algorithm_name(),
-                   // Two levels: the exchange across hosts takes the form for that many.
-                   config.agreement_name(inst->collectives.two_level() ? comm.hosts()
-                                                                        : comm.size()),
+                   config.agreement_name(inst->collectives.agreement_parties()),
                    hierarchy(config, inst->collectives), comm.rank(), comm.local_rank(),
                    comm.local_size(), inst->shm.summary.c_str(), levels.c_str());
     return inst;

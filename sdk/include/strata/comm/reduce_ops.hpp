@@ -35,8 +35,8 @@ inline const char* op_name(int32_t op) {
   }
 }
 
-// "allreduce", "allgather", "allgatherv", "reduce_scatter", "broadcast", "barrier" (a
-// strata_collective), or "an unknown collective". The string is static.
+// "allreduce", "allgather", "allgatherv", "reduce_scatter", "broadcast", "barrier", "alltoallv"
+// (a strata_collective), or "an unknown collective". The string is static.
 inline const char* collective_name(int32_t collective) {
   switch (collective) {
     case STRATA_COLL_ALLREDUCE: return "allreduce";
@@ -45,6 +45,7 @@ inline const char* collective_name(int32_t collective) {
     case STRATA_COLL_REDUCE_SCATTER: return "reduce_scatter";
     case STRATA_COLL_BROADCAST: return "broadcast";
     case STRATA_COLL_BARRIER: return "barrier";
+    case STRATA_COLL_ALLTOALLV: return "alltoallv";
     default: return "an unknown collective";
   }
 }
