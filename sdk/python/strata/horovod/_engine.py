@@ -25,8 +25,9 @@ runtime directly then.
 
 An operation some ranks never submit cannot run: after STRATA_HOROVOD_STALL_SECONDS (60) the
 ranks waiting on it print which ranks have not submitted it, and after
-STRATA_HOROVOD_STALL_FAIL_SECONDS (300) it fails with that message; when a rank has shut
-strata.horovod down, what only the others submitted fails at once.
+STRATA_HOROVOD_STALL_FAIL_SECONDS (300) it fails with that message; when a rank it awaits (a
+member of its process set that has not submitted it) has shut strata.horovod down, it fails at
+once. A rank outside the set may shut down while the members are still submitting.
 """
 import collections
 import ctypes
@@ -364,10 +365,13 @@ class Engine:
                 continue
             waited = now - handle.since
             who = ", ".join(str(r) for r in missing)
-            if shut:
+            # Only a missing member that has shut down can never submit it: a rank outside the
+            # operation's process set may shut down while the set's members are still submitting.
+            gone = [r for r in missing if r in shut]
+            if gone:
                 self._finish(handle, error=RuntimeError(
                     "strata.horovod.%s (%s): rank(s) %s shut strata.horovod down without "
-                    "submitting it" % (handle.op.kind_name, handle.key, ", ".join(map(str, shut)))))
+                    "submitting it" % (handle.op.kind_name, handle.key, ", ".join(map(str, gone)))))
                 self._pending.remove(handle)
             elif waited > self.stall_fail > 0:
                 self._finish(handle, error=RuntimeError(
