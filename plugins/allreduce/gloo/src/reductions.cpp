@@ -32,9 +32,11 @@ void reduce_frames(const std::vector<Frame>& frames, void* base, size_t offset, 
 void Collectives::throw_if_failed(const char* call) const {
   std::lock_guard lock(failure_.mutex);
   if (failure_.message.empty()) return;
-  sdk::fail(STRATA_ERR_COMM, std::string(call) + ": an earlier collective failed, and " +
-                                 "Gloo's connections cannot be used after that (" +
-                                 failure_.message + ")");
+  // The failure may have been on Gloo's pairs or in the host's shared-memory group (two levels):
+  // either leaves the instance's collectives unusable.
+  sdk::fail(STRATA_ERR_COMM, std::string(call) + ": an earlier collective failed, and this " +
+                                 "communicator cannot be used after that (" + failure_.message +
+                                 ")");
 }
 
 void Collectives::latching(const std::function<void()>& exchange) const {
