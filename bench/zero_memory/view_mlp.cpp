@@ -4,6 +4,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <strata/half.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -13,7 +15,8 @@
 namespace strata::bench {
 namespace {
 
-using Half = _Float16;  // GCC/Clang on x86-64: IEEE binary16 with hardware-free conversions
+// f16 values are stored as their bits and converted by the SDK's scalar conversions
+// (strata/half.hpp): clang before 15 has no _Float16 on x86.
 
 int to_int(std::size_t n) { return static_cast<int>(n); }
 
@@ -35,7 +38,7 @@ void fill_uniform(PageBuffer& b, std::size_t count, int32_t dtype, double limit,
     const double unit = static_cast<double>(rng() >> 11) * 0x1.0p-53;
     const auto value = static_cast<float>((2.0 * unit - 1.0) * limit);
     if (dtype == STRATA_F16) {
-      static_cast<Half*>(b.data.get())[i] = static_cast<Half>(value);
+      static_cast<uint16_t*>(b.data.get())[i] = float_to_f16(value);
     } else {
       static_cast<float*>(b.data.get())[i] = value;
     }
@@ -94,15 +97,15 @@ const float* ViewMlp::widen(const ParamView& v, std::vector<float>& scratch) con
   if (v.data == nullptr) throw std::runtime_error("a gathered parameter has no data");
   if (dtype_ == STRATA_F32) return static_cast<const float*>(v.data);
   scratch.resize(v.count);
-  const Half* h = static_cast<const Half*>(v.data);
-  for (std::size_t i = 0; i < v.count; ++i) scratch[i] = static_cast<float>(h[i]);
+  const auto* h = static_cast<const uint16_t*>(v.data);
+  for (std::size_t i = 0; i < v.count; ++i) scratch[i] = f16_to_float(h[i]);
   return scratch.data();
 }
 
 void ViewMlp::add_grad(const ParamView& v, const float* grad, std::size_t count) const {
   if (v.grad == nullptr) throw std::runtime_error("a layer gathered for backward has no gradient");
-  Half* h = static_cast<Half*>(v.grad);
-  for (std::size_t i = 0; i < count; ++i) h[i] = static_cast<Half>(static_cast<float>(h[i]) + grad[i]);
+  auto* h = static_cast<uint16_t*>(v.grad);
+  for (std::size_t i = 0; i < count; ++i) h[i] = float_to_f16(f16_to_float(h[i]) + grad[i]);
 }
 
 double ViewMlp::train_batch(std::size_t n, float grad_multiplier) {

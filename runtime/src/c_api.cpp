@@ -332,6 +332,9 @@ strata_status strata_barrier(strata_runtime* rt, strata_error* err) {
   return translate(err, [&] { engine_of(rt, "barrier").host_barrier(); });
 }
 
+}  // extern "C"
+
+// Outside extern "C": C++ helpers (group_of returns a reference, which C linkage cannot express).
 namespace {
 
 // A strata_group handle is the address of the engine's HostGroup (the struct is never defined).
@@ -347,6 +350,8 @@ strata::rt::HostGroup& group_of(strata_group* group, const char* call) {
 }
 
 }  // namespace
+
+extern "C" {
 
 strata_status strata_group_create(strata_runtime* rt, int32_t color, int32_t key,
                                   strata_group** out, strata_error* err) {

@@ -134,7 +134,8 @@ void check_nesting(const json& events) {
     threads[{integer(e, "pid"), integer(e, "tid")}].push_back({ts, ts + dur});
     which[{integer(e, "pid"), integer(e, "tid")}].push_back(&e);
   }
-  for (auto& [track, spans] : threads) {
+  for (auto& [track, track_spans] : threads) {
+    auto& spans = track_spans;  // the sort's lambda captures it: C++20 for a structured binding
     std::vector<size_t> order(spans.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     // By start; of two starting together, the longer first (it holds the other).

@@ -48,7 +48,7 @@ class CopyPipe {
 
  private:
   struct Impl;
-  Impl* impl_;
+  [[maybe_unused]] Impl* impl_;  // only the CUDA build's functions read it
 };
 
 }  // namespace strata::offload::device

@@ -98,15 +98,20 @@ std::string first_difference(const std::vector<AgreementEntries>& per_rank) {
     }
   }
   for (const auto& [key, values] : table) {
-    if (std::all_of(values.begin(), values.end(), [&](const auto& v) { return v == values.front(); })) {
+    // Named references, not the structured binding, in the lambdas below: capturing a structured
+    // binding is C++20 (clang accepts it from 16 only).
+    const auto& by_rank = values;
+    if (std::all_of(by_rank.begin(), by_rank.end(),
+                    [&](const auto& v) { return v == by_rank.front(); })) {
       continue;
     }
     // Group the ranks by value, in order of each value's lowest rank.
     std::vector<std::pair<std::optional<std::string>, std::vector<int>>> groups;
-    for (size_t rank = 0; rank < values.size(); ++rank) {
+    for (size_t rank = 0; rank < by_rank.size(); ++rank) {
+      const auto& value = by_rank[rank];
       auto it = std::find_if(groups.begin(), groups.end(),
-                             [&](const auto& g) { return g.first == values[rank]; });
-      if (it == groups.end()) it = groups.insert(groups.end(), {values[rank], {}});
+                             [&](const auto& g) { return g.first == value; });
+      if (it == groups.end()) it = groups.insert(groups.end(), {value, {}});
       it->second.push_back(static_cast<int>(rank));
     }
     std::string text = key + ": ";

@@ -1,5 +1,7 @@
 #include "reference.hpp"
 
+#include "f16_reference.hpp"
+
 #include <strata/plugin.hpp>
 
 #include <algorithm>
@@ -14,9 +16,7 @@ int64_t input_value(int32_t dtype, int rank, uint64_t index) {
   return dtype == STRATA_U8 ? v : v - 5;
 }
 
-uint16_t reference_f16(float value) {
-  return std::bit_cast<uint16_t>(static_cast<_Float16>(value));
-}
+uint16_t reference_f16(float value) { return f16_nearest(value); }
 
 // bf16 `bits` as a double; the pattern after the largest finite magnitude counts as 2^128, so
 // that values past the last midpoint round to infinity as IEEE requires.

@@ -27,8 +27,8 @@ Bytes expected_reduction(int32_t dtype, int32_t op, int world, uint64_t count, u
 void put_integer(int32_t dtype, Bytes& bytes, uint64_t index, int64_t value);
 void put_float(int32_t dtype, Bytes& bytes, uint64_t index, float value);
 
-// Reference conversions written independently of the plugin's (f16 through the compiler's
-// _Float16, bf16 by picking the nearer neighbour in double precision).
+// Reference conversions written independently of the plugin's (f16 by tests/support's
+// f16_reference.hpp, bf16 by picking the nearer neighbour in double precision).
 uint16_t reference_f16(float value);
 uint16_t reference_bf16(float value);
 

@@ -17,6 +17,7 @@
 // creator's) but not live ones. The large-message tests (ShmLarge.*) run only with
 // STRATA_COMM_SLOW=1 (their own ctest entry, labelled "slow").
 #include "comm_backend.hpp"
+#include "f16_reference.hpp"
 #include "comm_env.hpp"
 
 #include <fcntl.h>
@@ -87,7 +88,7 @@ std::vector<Bytes> random_inputs(int32_t dtype, uint64_t count, uint64_t salt) {
 
 // ---- The fixed-order reference ------------------------------------------------------------------
 
-float widen_f16(uint16_t bits) { return static_cast<float>(std::bit_cast<_Float16>(bits)); }
+float widen_f16(uint16_t bits) { return f16_to_float(bits); }
 float widen_bf16(uint16_t bits) { return std::bit_cast<float>(uint32_t{bits} << 16); }
 
 template <class S, class A>

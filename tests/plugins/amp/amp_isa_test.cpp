@@ -96,7 +96,7 @@ std::string missing_features() {
     if (!has) out += std::string(out.empty() ? "" : " ") + name;
   };
   note(__builtin_cpu_supports("avx2"), "avx2");
-  note(__builtin_cpu_supports("f16c"), "f16c");
+  note(cpu_has_f16c(), "f16c");
   note(__builtin_cpu_supports("fma"), "fma");
   note(__builtin_cpu_supports("bmi"), "bmi");
   note(__builtin_cpu_supports("bmi2"), "bmi2");

@@ -77,7 +77,10 @@ using Param = std::tuple<Case, CpuIsa, HalfType>;
 class CpuKernelsMatchReference : public ::testing::TestWithParam<Param> {};
 
 TEST_P(CpuKernelsMatchReference, ThousandStepsWithinRelativeError) {
-  const auto& [c, isa, half] = GetParam();
+  // std::get, not a structured binding: the lambdas below capture `c` (C++20 for a binding).
+  const Case& c = std::get<0>(GetParam());
+  const CpuIsa isa = std::get<1>(GetParam());
+  const HalfType half = std::get<2>(GetParam());
   if (!common::cpu::isa_available(isa)) GTEST_SKIP() << isa_name(isa) << ": not on this CPU";
   const offload::OptimizerKernels& kernels = offload::kernels_for(isa);
 

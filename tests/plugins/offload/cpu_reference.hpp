@@ -9,6 +9,8 @@
 // several 1e-6 for Lion, whose equal-sized steps round the same way again and again.
 #pragma once
 
+#include "f16_reference.hpp"
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -111,14 +113,10 @@ class LionReference {
   std::vector<T> m_;
 };
 
-// The f16 nearest to x (ties to even), as bits: GCC's _Float16 conversion from double rounds once.
-inline uint16_t reference_f16_bits(double x) {
-  return std::bit_cast<uint16_t>(static_cast<_Float16>(x));
-}
+// The f16 nearest to x (ties to even), as bits, rounded once from double (f16_reference.hpp).
+inline uint16_t reference_f16_bits(double x) { return f16_nearest(x); }
 
-inline double f16_value(uint16_t bits) {
-  return static_cast<double>(std::bit_cast<_Float16>(bits));
-}
+inline double f16_value(uint16_t bits) { return static_cast<double>(f16_to_float(bits)); }
 
 inline double bf16_value(uint16_t bits) {
   return static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(bits) << 16));

@@ -1,5 +1,6 @@
 #include "comm_reference.hpp"
 
+#include <strata/half.hpp>
 #include <strata/plugin.hpp>
 
 #include <algorithm>
@@ -38,7 +39,7 @@ double get_double(int32_t dtype, const Bytes& bytes, uint64_t index) {
     case STRATA_F32: return load<float>(bytes, index);
     case STRATA_F64: return load<double>(bytes, index);
     case STRATA_F16:
-      return static_cast<float>(std::bit_cast<_Float16>(load<uint16_t>(bytes, index)));
+      return f16_to_float(load<uint16_t>(bytes, index));
     case STRATA_BF16: return std::bit_cast<float>(uint32_t{load<uint16_t>(bytes, index)} << 16);
     default: return static_cast<double>(get_integer(dtype, bytes, index));
   }
@@ -98,8 +99,7 @@ void put_value(int32_t dtype, Bytes& bytes, uint64_t index, double value) {
     case STRATA_F32: store(bytes, index, static_cast<float>(value)); return;
     case STRATA_F64: store(bytes, index, value); return;
     case STRATA_F16:
-      store(bytes, index,
-            std::bit_cast<uint16_t>(static_cast<_Float16>(static_cast<float>(value))));
+      store(bytes, index, float_to_f16(static_cast<float>(value)));
       return;
     case STRATA_BF16: store(bytes, index, round_to_bf16(static_cast<float>(value))); return;
     case STRATA_I32: store(bytes, index, static_cast<int32_t>(value)); return;

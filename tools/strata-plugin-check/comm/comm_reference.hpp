@@ -38,8 +38,9 @@ Bytes rank_input(int32_t dtype, int rank, uint64_t count, uint64_t first = 0);
 Bytes expected_reduction(int32_t dtype, int32_t op, int world, uint64_t count, uint64_t first = 0);
 
 // Writes `value` as element `index` of `bytes` in `dtype`: integers exactly, floating-point
-// values rounded to nearest even (f16 through the compiler's _Float16, bf16 by its own rounding,
-// independent of the SDK's and the plugins' conversions).
+// values rounded to nearest even (f16 by the SDK's scalar conversion, strata/half.hpp, which
+// tests/plugins/allreduce/half_test.cpp checks bit for bit against an independent reference; bf16
+// by its own rounding, independent of the SDK's and the plugins' conversions).
 void put_value(int32_t dtype, Bytes& bytes, uint64_t index, double value);
 
 // Element `index` of `bytes` as an integer (truncating), e.g. a rank id that travelled as `dtype`.

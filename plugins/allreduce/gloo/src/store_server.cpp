@@ -29,7 +29,7 @@ bool readable(int fd) {
 
 StoreServer::StoreServer(const std::string& ip, uint16_t port, const Secret& secret,
                          const sdk::Host& host)
-    : ip_(ip), port_(port), secret_(secret), host_(host) {
+    : ip_(ip), secret_(secret), host_(host) {
   try {
     listener_ = listen_on(ip, port);
   } catch (const SocketError& e) {

@@ -46,7 +46,6 @@ class StoreServer {
   bool handshake(const Socket& socket);
 
   std::string ip_;
-  uint16_t port_;
   Secret secret_;
   sdk::Host host_;
   Socket listener_;

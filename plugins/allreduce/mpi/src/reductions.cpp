@@ -111,7 +111,8 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   const auto [input, result] = reduction_buffers(call, send, recv, request);
   request.mpi_work = traced("mpi_allreduce", send.bytes(),
                             gated(send.bytes(),
-                                  [this, input, result, count = send.count, accumulate, op,
+                                  [this, input = input, result = result, count = send.count,
+                                   accumulate, op,
                                    two_level = two_level_on(send_arg, recv_arg)](
                                       MpiComm::Pending p) {
                                     chunked_allreduce(input, result, count, accumulate, op,
@@ -143,7 +144,7 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   const auto [input, result] = reduction_buffers(call, send, recv, request);
   request.mpi_work = traced(
       "mpi_reduce_scatter", send.bytes(),
-      gated(send.bytes(), [this, input, result, count, accumulate, op,
+      gated(send.bytes(), [this, input = input, result = result, count, accumulate, op,
                            two_level = two_level_on(send_arg, recv_arg)](MpiComm::Pending p) {
         if (p == nullptr && two_level) {
           two_level_reduce_scatter(input == MPI_IN_PLACE ? result : input, result,

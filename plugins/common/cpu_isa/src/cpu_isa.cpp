@@ -1,5 +1,7 @@
 #include <strata_common/cpu_isa.hpp>
 
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -9,9 +11,26 @@
 namespace strata::common::cpu {
 namespace {
 
+// F16C and AVX512-FP16 from CPUID (leaf 1 ECX bit 29; leaf 7 subleaf 0 EDX bit 23), because not
+// every compiler's __builtin_cpu_supports names them (clang 14 names neither). Their registers
+// are AVX's and AVX-512's, whose OS support (XCR0) the builtin's "avx" and "avx512f" check.
+bool cpuid_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0 &&
+         __builtin_cpu_supports("avx");
+}
+
+bool cpuid_avx512fp16() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (edx & (1u << 23)) != 0 &&
+         __builtin_cpu_supports("avx512f");
+}
+
 // Whether this CPU (and OS) has `feature`. __builtin_cpu_supports needs a literal, hence the list.
 bool has(std::string_view feature) {
   __builtin_cpu_init();
+  if (feature == "f16c") return cpuid_f16c();
+  if (feature == "avx512fp16") return cpuid_avx512fp16();
 #define STRATA_CPU_FEATURE(name) \
   if (feature == name) return __builtin_cpu_supports(name)
   STRATA_CPU_FEATURE("ssse3");
@@ -24,13 +43,11 @@ bool has(std::string_view feature) {
   STRATA_CPU_FEATURE("bmi");
   STRATA_CPU_FEATURE("bmi2");
   STRATA_CPU_FEATURE("fma");
-  STRATA_CPU_FEATURE("f16c");
   STRATA_CPU_FEATURE("avx512f");
   STRATA_CPU_FEATURE("avx512vl");
   STRATA_CPU_FEATURE("avx512dq");
   STRATA_CPU_FEATURE("avx512bw");
   STRATA_CPU_FEATURE("avx512bf16");
-  STRATA_CPU_FEATURE("avx512fp16");
 #undef STRATA_CPU_FEATURE
   return false;
 }

@@ -221,7 +221,8 @@ TEST(Gloo, VariantsEqualTheDefaultInstance) {
   }
   cases.push_back({STRATA_F32, STRATA_SUM, (uint64_t{2} << 20) / 4 + 7});
   for (void* variant : {chunked_instance(), shm_instance(), mpi_instance()}) {
-    for (const auto& [dtype, op, count] : cases) {
+    for (const auto& [dtype, op_binding, count] : cases) {
+      const int32_t op = op_binding;  // the lambdas capture it: C++20 for a structured binding
       SCOPED_TRACE(std::string(sdk::dtype_name(dtype)) + " " + op_label(op) + " count " +
                    std::to_string(count));
       Bytes flat = rank_input(dtype, rank(), count), other = flat;
