@@ -53,7 +53,7 @@ PROCESS_SETS = os.path.join(RANKS_DIR, "process_sets.py")
 @pytest.mark.parametrize("backend", ["mpi", "gloo"])
 @pytest.mark.parametrize("case, checks", [
     ("horovod", ["add", "concurrent", "collectives", "alltoall", "reducescatter", "not_a_member",
-                 "remove", "readd", "done"]),
+                 "remove", "readd", "member_shut_down", "done"]),
     ("groups", ["group.collectives", "group.alltoallv", "group.world_and_none", "group.bad_color",
                 "done"])])
 def test_process_sets_run_on_sub_groups(work_dir, backend, case, checks):

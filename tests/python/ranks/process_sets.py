@@ -94,6 +94,7 @@ def horovod_case():
     except ValueError as e:
         assert "was not added" in str(e)
     passed("remove")
+    pair = hvd.add_process_set([0, 3])
     again = hvd.add_process_set([0, 1, 2])  # ids go on; rank 3 takes part in the split only
     if rank < 3:
         if rank == 1:
@@ -103,6 +104,14 @@ def horovod_case():
         got = hvd.allreduce(torch.tensor([1.0]), op=hvd.Sum, process_set=again)
         assert float(got) == 3.0
     passed("readd")
+    if rank == 0:
+        # A member that shuts down without submitting the set's operation fails it at once.
+        try:
+            hvd.allreduce(torch.tensor([1.0]), process_set=pair)
+            raise AssertionError("an allreduce whose other member had shut down ran")
+        except RuntimeError as e:
+            assert "rank(s) 3 shut strata.horovod down without submitting it" in str(e), e
+    passed("member_shut_down")
     hvd.shutdown()
     passed("done")
     results.close()

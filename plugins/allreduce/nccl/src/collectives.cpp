@@ -39,7 +39,9 @@ void Collectives::launch(const char* call, Request& r, Enqueue&& enqueue) {
 
 void Collectives::allreduce(const strata_coll_args& a, Request& r) {
   const char* call = "allreduce";
-  const auto [send, recv] = check_device_pair(call, a.send, a.recv, comm_.device());
+  const BufferPair pair = check_device_pair(call, a.send, a.recv, comm_.device());
+  const Buffer& send = pair.send;  // named, not bound: the lambda captures them
+  const Buffer& recv = pair.recv;
   check_count(call, "recv", recv.count, send.count, "send.count");
   check_op(call, a.op);
   check_in_place(call, send, recv, recv.at(0), "send.data == recv.data");
@@ -53,7 +55,9 @@ void Collectives::allreduce(const strata_coll_args& a, Request& r) {
 
 void Collectives::allgather(const strata_coll_args& a, Request& r) {
   const char* call = "allgather";
-  const auto [send, recv] = check_device_pair(call, a.send, a.recv, comm_.device());
+  const BufferPair pair = check_device_pair(call, a.send, a.recv, comm_.device());
+  const Buffer& send = pair.send;  // named, not bound: the lambda captures them
+  const Buffer& recv = pair.recv;
   const auto size = static_cast<uint64_t>(comm_.size());
   check_count(call, "recv", recv.count, saturating_product(send.count, size), "send.count * size");
   const auto rank = static_cast<uint64_t>(comm_.rank());
@@ -70,7 +74,9 @@ void Collectives::allgather(const strata_coll_args& a, Request& r) {
 // NCCL runs them together.
 void Collectives::allgatherv(const strata_coll_args& a, Request& r) {
   const char* call = "allgatherv";
-  const auto [send, recv] = check_device_pair(call, a.send, a.recv, comm_.device());
+  const BufferPair pair = check_device_pair(call, a.send, a.recv, comm_.device());
+  const Buffer& send = pair.send;  // named, not bound: the lambda captures them
+  const Buffer& recv = pair.recv;
   check_counts_and_displs(call, a.recv_counts, a.displs);
   const int rank = comm_.rank();
   check_count(call, "send", send.count, a.recv_counts[rank], "recv_counts[rank]");
@@ -95,7 +101,9 @@ void Collectives::allgatherv(const strata_coll_args& a, Request& r) {
 
 void Collectives::reduce_scatter(const strata_coll_args& a, Request& r) {
   const char* call = "reduce_scatter";
-  const auto [send, recv] = check_device_pair(call, a.send, a.recv, comm_.device());
+  const BufferPair pair = check_device_pair(call, a.send, a.recv, comm_.device());
+  const Buffer& send = pair.send;  // named, not bound: the lambda captures them
+  const Buffer& recv = pair.recv;
   const auto size = static_cast<uint64_t>(comm_.size());
   check_count(call, "send", send.count, saturating_product(recv.count, size), "recv.count * size");
   check_op(call, a.op);
@@ -138,7 +146,9 @@ void Collectives::barrier(Request& r) {
 // left out: NCCL needs nothing from a peer that sends or receives nothing.
 void Collectives::alltoallv(const strata_coll_args& a, Request& r) {
   const char* call = "alltoallv";
-  const auto [send, recv] = check_device_alltoallv(a, comm_.size(), comm_.device());
+  const BufferPair pair = check_device_alltoallv(a, comm_.size(), comm_.device());
+  const Buffer& send = pair.send;  // named, not bound: the lambda captures them
+  const Buffer& recv = pair.recv;
   launch(call, r, [&](ncclComm_t c, cudaStream_t s) {
     const ncclDataType_t type = nccl_type(send.dtype);
     ncclResult_t first = ncclGroupStart();

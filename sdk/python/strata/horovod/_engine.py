@@ -178,7 +178,10 @@ class Engine:
         return handle
 
     def stop(self):
-        """Ends the thread once every rank has asked to (collective): what is pending fails."""
+        """Ends the thread once every rank has asked to (collective). Until then this rank's
+        pending operations still run once their other members submit them, and fail when a
+        member that has not submitted one shuts down; what is pending when every rank has asked
+        fails."""
         if not self._stopping.is_set():
             self._stopping.set()
             self._queue.put(None)  # wakes an idle thread
@@ -204,7 +207,11 @@ class Engine:
             # While process sets exist, every rank cycles even when idle (as Horovod's background
             # thread always does): a set's operation is negotiated in the world's cycle, which a
             # rank outside the set, idle in its script, must still join for the set to go on.
-            block = not self._pending and not self._stopping.is_set() and \
+            # Read before the queue is drained: whatever the script submitted before stop() is
+            # then in this cycle's count, so no rank is told that this one shut down without
+            # submitting an operation it did submit.
+            stopping = self._stopping.is_set()
+            block = not self._pending and not stopping and \
                 len(self.process_sets) == 1
             while True:
                 try:
@@ -221,7 +228,7 @@ class Engine:
                     handle.since = time.monotonic()
                     self._pending.append(handle)
             try:
-                progress, done = self._cycle()
+                progress, done = self._cycle(stopping)
             except BaseException as e:  # noqa: B902 - the runtime failed: every waiter hears it
                 for handle in self._pending:
                     self._finish(handle, error=e)
@@ -237,9 +244,10 @@ class Engine:
                 pause = min(self.IDLE_SLEEP_MAX, pause * 2 if pause else 0.0001)
                 time.sleep(pause)
 
-    def _cycle(self):
-        """One cycle; returns (whether any rank had work, whether every rank has shut down)."""
-        header = np.array([len(self._pending), 1 if self._stopping.is_set() else 0],
+    def _cycle(self, stopping):
+        """One cycle; returns (whether any rank had work, whether every rank has shut down).
+        `stopping`: whether this rank had asked to stop before its queue was drained."""
+        header = np.array([len(self._pending), 1 if stopping else 0],
                           dtype=np.int64)
         headers = np.empty((self.size, HEADER), dtype=np.int64)
         self.allgather(header.ctypes.data, headers.ctypes.data, HEADER, _capi.I64)
