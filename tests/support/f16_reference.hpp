@@ -1,10 +1,10 @@
-// The tests' own IEEE binary16 conversions, written apart from the code under test (the SDK's
+// The tests' own 16-bit float references, written apart from the code under test (the SDK's
 // strata/half.hpp and the plugins' vector kernels), for expected values: widening is exact, and
-// narrowing from double rounds once, to nearest even. They stand in for the compiler's _Float16,
-// which clang before 15 lacks on x86. NaNs come out quiet, as x86's conversions make them.
+// narrowing from double rounds once, to nearest even, by a search over the patterns (not by bit
+// arithmetic like the code under test). The f16 ones stand in for the compiler's _Float16, which
+// clang before 15 lacks on x86; NaNs come out quiet, as x86's conversions make them.
 #pragma once
 
-#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -27,29 +27,44 @@ inline uint32_t f16_to_f32_bits(uint16_t bits) {
 
 inline float f16_to_float(uint16_t bits) { return std::bit_cast<float>(f16_to_f32_bits(bits)); }
 
-// The f16 nearest to x (ties to even), rounded once, as bits.
+// Exact values of the 16-bit formats, from their definitions. The all-ones exponent with a zero
+// mantissa decodes to the power of two just past the largest finite value: rounding treats inf
+// as that number (NaN patterns are not values here).
+inline double f16_exact(uint16_t h) {
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  const double v = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+inline double bf16_exact(uint16_t h) {
+  const int e = (h >> 7) & 0xff, m = h & 0x7f;
+  const double v = e == 0 ? std::ldexp(m, -133) : std::ldexp(128 + m, e - 134);
+  return (h & 0x8000) ? -v : v;
+}
+
+// The 16-bit pattern nearest to finite x, ties to the even pattern, by bisection over the ordered
+// positive patterns [0, inf_bits] of the format `value` decodes.
+inline uint16_t nearest_pattern(double x, double (*value)(uint16_t), uint16_t inf_bits) {
+  const uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+  const double a = std::fabs(x);
+  if (a >= value(inf_bits)) return static_cast<uint16_t>(sign | inf_bits);
+  uint16_t lo = 0, hi = inf_bits;  // value(lo) <= a < value(hi)
+  while (hi - lo > 1) {
+    const auto mid = static_cast<uint16_t>((lo + hi) / 2);
+    (value(mid) <= a ? lo : hi) = mid;
+  }
+  const double halfway = (value(lo) + value(hi)) / 2;  // exact: both have <= 11 significant bits
+  const uint16_t pick = a < halfway ? lo : a > halfway ? hi : (lo % 2 == 0 ? lo : hi);
+  return static_cast<uint16_t>(sign | pick);
+}
+
+// The f16 nearest to x (ties to even), rounded once from double, as bits.
 inline uint16_t f16_nearest(double x) {
-  const uint16_t sign = std::signbit(x) ? 0x8000u : 0u;
   if (std::isnan(x)) {  // quiet, with the top of the payload (as x86's float conversion keeps it)
+    const uint16_t sign = std::signbit(x) ? 0x8000u : 0u;
     const uint32_t f = std::bit_cast<uint32_t>(static_cast<float>(x));
     return static_cast<uint16_t>(sign | 0x7e00u | ((f >> 13) & 0x3ffu));
   }
-  const double magnitude = std::fabs(x);
-  if (std::isinf(magnitude)) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (magnitude == 0) return sign;
-  int e = 0;
-  std::frexp(magnitude, &e);              // magnitude in [2^(e-1), 2^e)
-  int exponent = std::max(e - 1, -14);    // below 2^-14: subnormal, in units of 2^-24
-  // Exact scaling by a power of two; nearbyint rounds to nearest even (the default mode).
-  double units = std::nearbyint(std::ldexp(magnitude, 10 - exponent));
-  if (units >= 2048) {  // rounded up into the next binade
-    units /= 2;
-    ++exponent;
-  }
-  if (exponent > 15) return static_cast<uint16_t>(sign | 0x7c00u);
-  const auto u = static_cast<uint16_t>(units);
-  if (u < 1024) return static_cast<uint16_t>(sign | u);  // subnormal (exponent is -14)
-  return static_cast<uint16_t>(sign | ((exponent + 15) << 10) | (u - 1024));
+  return nearest_pattern(x, f16_exact, 0x7c00);
 }
 
 }  // namespace strata::test

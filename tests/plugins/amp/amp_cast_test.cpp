@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "f16_reference.hpp"
 #include "optim_harness.hpp"
 
 namespace strata::test {
@@ -21,36 +22,6 @@ float from_bits(uint32_t b) { return std::bit_cast<float>(b); }
 uint32_t bits(float f) { return std::bit_cast<uint32_t>(f); }
 const float kInf = std::numeric_limits<float>::infinity();
 const float kNan = std::numeric_limits<float>::quiet_NaN();
-
-// Exact values of the 16-bit formats, from their definitions. The all-ones exponent with a zero
-// mantissa decodes to the power of two just past the largest finite value: rounding treats inf
-// as that number.
-double f16_value(uint16_t h) {
-  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  const double v = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-double bf16_value(uint16_t h) {
-  const int e = (h >> 7) & 0xff, m = h & 0x7f;
-  const double v = e == 0 ? std::ldexp(m, -133) : std::ldexp(128 + m, e - 134);
-  return (h & 0x8000) ? -v : v;
-}
-
-// Nearest 16-bit pattern to finite x, ties to the even pattern, by bisection over the ordered
-// positive patterns [0, inf_bits].
-uint16_t nearest(double x, double (*value)(uint16_t), uint16_t inf_bits) {
-  const uint16_t sign = std::signbit(x) ? 0x8000 : 0;
-  const double a = std::fabs(x);
-  if (a >= value(inf_bits)) return sign | inf_bits;
-  uint16_t lo = 0, hi = inf_bits;  // value(lo) <= a < value(hi)
-  while (hi - lo > 1) {
-    const uint16_t mid = static_cast<uint16_t>((lo + hi) / 2);
-    (value(mid) <= a ? lo : hi) = mid;
-  }
-  const double halfway = (value(lo) + value(hi)) / 2;  // exact: both have <= 11 significant bits
-  const uint16_t pick = a < halfway ? lo : a > halfway ? hi : (lo % 2 == 0 ? lo : hi);
-  return sign | pick;
-}
 
 class AmpCast : public ::testing::Test {
  protected:
@@ -179,7 +150,7 @@ TEST_F(AmpCast, EverySixteenBitPatternRoundTrips) {
     uint16_t exp_mask;
   };
   for (const Format& f :
-       {Format{STRATA_F16, f16_value, 0x7c00}, Format{STRATA_BF16, bf16_value, 0x7f80}}) {
+       {Format{STRATA_F16, f16_exact, 0x7c00}, Format{STRATA_BF16, bf16_exact, 0x7f80}}) {
     std::vector<uint16_t> all(65536);
     for (uint32_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
     const std::vector<float> wide = from_16(all, f.dtype);
@@ -213,8 +184,8 @@ TEST_F(AmpCast, RandomValuesMatchTheReferenceRounding) {
     uint16_t inf_bits;
     int lo_exp, hi_exp;
   };
-  for (const Format& f : {Format{STRATA_F16, f16_value, 0x7c00, 95, 145},
-                          Format{STRATA_BF16, bf16_value, 0x7f80, 0, 255}}) {
+  for (const Format& f : {Format{STRATA_F16, f16_exact, 0x7c00, 95, 145},
+                          Format{STRATA_BF16, bf16_exact, 0x7f80, 0, 255}}) {
     std::uniform_int_distribution<uint32_t> exponent(f.lo_exp, f.hi_exp);
     std::vector<float> in;
     for (int i = 0; i < 200000; ++i) {
@@ -228,7 +199,7 @@ TEST_F(AmpCast, RandomValuesMatchTheReferenceRounding) {
     for (size_t i = 0; i < in.size(); ++i) {
       const uint16_t expected = std::isinf(in[i])
                                     ? static_cast<uint16_t>((in[i] < 0 ? 0x8000 : 0) | f.inf_bits)
-                                    : nearest(in[i], f.value, f.inf_bits);
+                                    : nearest_pattern(in[i], f.value, f.inf_bits);
       if (out[i] != expected && ++mismatches <= 5) {
         ADD_FAILURE() << "dtype " << f.dtype << std::hex << " input 0x" << bits(in[i]) << ": got 0x"
                       << out[i] << ", expected 0x" << expected;

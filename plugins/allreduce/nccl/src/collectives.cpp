@@ -40,7 +40,7 @@ void Collectives::launch(const char* call, Request& r, Enqueue&& enqueue) {
 void Collectives::allreduce(const strata_coll_args& a, Request& r) {
   const char* call = "allreduce";
   const BufferPair pair = check_device_pair(call, a.send, a.recv, comm_.device());
-  const Buffer& send = pair.send;  // named, not bound: the lambda captures them
+  const Buffer& send = pair.send;  // named, not bound: lambdas capture them (clang 14)
   const Buffer& recv = pair.recv;
   check_count(call, "recv", recv.count, send.count, "send.count");
   check_op(call, a.op);
@@ -56,7 +56,7 @@ void Collectives::allreduce(const strata_coll_args& a, Request& r) {
 void Collectives::allgather(const strata_coll_args& a, Request& r) {
   const char* call = "allgather";
   const BufferPair pair = check_device_pair(call, a.send, a.recv, comm_.device());
-  const Buffer& send = pair.send;  // named, not bound: the lambda captures them
+  const Buffer& send = pair.send;
   const Buffer& recv = pair.recv;
   const auto size = static_cast<uint64_t>(comm_.size());
   check_count(call, "recv", recv.count, saturating_product(send.count, size), "send.count * size");
@@ -75,7 +75,7 @@ void Collectives::allgather(const strata_coll_args& a, Request& r) {
 void Collectives::allgatherv(const strata_coll_args& a, Request& r) {
   const char* call = "allgatherv";
   const BufferPair pair = check_device_pair(call, a.send, a.recv, comm_.device());
-  const Buffer& send = pair.send;  // named, not bound: the lambda captures them
+  const Buffer& send = pair.send;
   const Buffer& recv = pair.recv;
   check_counts_and_displs(call, a.recv_counts, a.displs);
   const int rank = comm_.rank();
@@ -102,7 +102,7 @@ void Collectives::allgatherv(const strata_coll_args& a, Request& r) {
 void Collectives::reduce_scatter(const strata_coll_args& a, Request& r) {
   const char* call = "reduce_scatter";
   const BufferPair pair = check_device_pair(call, a.send, a.recv, comm_.device());
-  const Buffer& send = pair.send;  // named, not bound: the lambda captures them
+  const Buffer& send = pair.send;
   const Buffer& recv = pair.recv;
   const auto size = static_cast<uint64_t>(comm_.size());
   check_count(call, "send", send.count, saturating_product(recv.count, size), "recv.count * size");
@@ -147,7 +147,7 @@ void Collectives::barrier(Request& r) {
 void Collectives::alltoallv(const strata_coll_args& a, Request& r) {
   const char* call = "alltoallv";
   const BufferPair pair = check_device_alltoallv(a, comm_.size(), comm_.device());
-  const Buffer& send = pair.send;  // named, not bound: the lambda captures them
+  const Buffer& send = pair.send;
   const Buffer& recv = pair.recv;
   launch(call, r, [&](ncclComm_t c, cudaStream_t s) {
     const ncclDataType_t type = nccl_type(send.dtype);

@@ -362,7 +362,6 @@ class Engine:
     def _check_stalls(self, rows, headers):
         """Operations only some ranks submitted: a warning, then an error (see the module doc)."""
         now = time.monotonic()
-        shut = [r for r in range(self.size) if headers[r, SHUTDOWN]]
         for handle in list(self._pending):
             if handle.op.kind == JOIN:
                 continue
@@ -375,7 +374,7 @@ class Engine:
             who = ", ".join(str(r) for r in missing)
             # Only a missing member that has shut down can never submit it: a rank outside the
             # operation's process set may shut down while the set's members are still submitting.
-            gone = [r for r in missing if r in shut]
+            gone = [r for r in missing if headers[r, SHUTDOWN]]
             if gone:
                 self._finish(handle, error=RuntimeError(
                     "strata.horovod.%s (%s): rank(s) %s shut strata.horovod down without "
