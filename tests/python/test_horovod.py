@@ -87,6 +87,15 @@ def test_operations_only_some_ranks_submit_fail_on_every_rank(work_dir):
         assert f"rank {rank} after the stall: 2.0" in r.output
 
 
+def test_a_join_fails_when_a_rank_shuts_down_without_joining(work_dir):
+    r = run_python_ranks(3, FAULTS, ["join_after_shutdown"], timeout=60)
+    assert not r.timed_out and r.returncode == 0, str(r)
+    for rank in (0, 1):
+        assert (f"rank {rank} join error: strata.horovod.join: rank(s) 2 shut strata.horovod down "
+                f"without joining") in r.output, str(r)
+    assert "rank 2 shut down" in r.output
+
+
 def test_a_rank_that_dies_ends_the_others(work_dir):
     r = run_python_ranks(2, FAULTS, ["die"], timeout=60)
     assert not r.timed_out and r.returncode != 0, str(r)

@@ -415,7 +415,8 @@ def grouped_reducescatter(tensors, name=None, compression=Compression.none, op=A
 # ---- join and barrier -----------------------------------------------------------------------
 def join(device=-1):
     """This rank has no more work: it takes part in the others' allreduces with zeros until every
-    rank has joined. Returns the rank that joined last (the same on every rank)."""
+    rank has joined. Returns the rank that joined last (the same on every rank). Raises
+    RuntimeError, naming them, once a rank shuts strata.horovod down without joining."""
     engine = _state.engine()
     return synchronize(engine.submit(C.Join(engine)))
 

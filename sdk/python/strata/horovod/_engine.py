@@ -27,7 +27,9 @@ An operation some ranks never submit cannot run: after STRATA_HOROVOD_STALL_SECO
 ranks waiting on it print which ranks have not submitted it, and after
 STRATA_HOROVOD_STALL_FAIL_SECONDS (300) it fails with that message; when a rank it awaits (a
 member of its process set that has not submitted it) has shut strata.horovod down, it fails at
-once. A rank outside the set may shut down while the members are still submitting.
+once. A rank outside the set may shut down while the members are still submitting. A join has
+no stall limit (the others may train for long), but it too fails at once when a rank that has not
+joined shuts down.
 """
 import collections
 import ctypes
@@ -310,7 +312,7 @@ class Engine:
             finished.add(key_hash(handle.key))
         before = len(self._pending)
         self._pending = [h for h in self._pending if key_hash(h.key) not in finished]
-        self._check_stalls(rows, headers)
+        self._check_stalls(rows, headers, joined)
         return bool(finished) or mirrored or len(self._pending) != before
 
     def _ready(self, table, counts, rows, active, joined):
@@ -359,11 +361,19 @@ class Engine:
         except Exception as e:  # noqa: B902 - raised again in synchronize
             self._finish(handle, None, e, handle.since, start)
 
-    def _check_stalls(self, rows, headers):
-        """Operations only some ranks submitted: a warning, then an error (see the module doc)."""
+    def _check_stalls(self, rows, headers, joined):
+        """Operations only some ranks submitted: a warning, then an error (see the module doc).
+        A join waits as long as the others train, but fails once a rank that has not joined has
+        shut down: that rank never will."""
         now = time.monotonic()
         for handle in list(self._pending):
             if handle.op.kind == JOIN:
+                gone = [r for r in range(self.size) if r not in joined and headers[r, SHUTDOWN]]
+                if gone:
+                    self._finish(handle, error=RuntimeError(
+                        "strata.horovod.join: rank(s) %s shut strata.horovod down without joining"
+                        % ", ".join(map(str, gone))))
+                    self._pending.remove(handle)
                 continue
             key = key_hash(handle.key)
             members = self.process_sets.get(getattr(handle.op, "pset", 0), range(self.size))
