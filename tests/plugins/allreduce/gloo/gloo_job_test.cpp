@@ -88,6 +88,41 @@ TEST(Gloo, MismatchedBroadcastRootsAreNamed) {
       << err.message;
 }
 
+// Which ranks share a host, from every rank's CROSS_RANK (strata-run sets it; the multi-host
+// tests override it per rank; without it, every rank runs on this machine).
+struct HostLayout {
+  size_t hosts = 1;
+  int local_rank = 0;
+  int local_size = 0;
+  bool even = true;  // every host holds as many ranks as this one
+  // Across hosts: two levels where the hosts are even and hold more than one rank each, else
+  // through each host's first rank.
+  bool two_level() const { return hosts > 1 && even && local_size > 1; }
+};
+
+HostLayout host_layout() {
+  const char* cross = std::getenv("CROSS_RANK");
+  Bytes mine(sizeof(int32_t)), all(sizeof(int32_t) * world());
+  const int32_t host_index = cross == nullptr ? 0 : std::atoi(cross);
+  std::memcpy(mine.data(), &host_index, sizeof host_index);
+  strata_buffer send = view(mine, STRATA_I32), recv = view(all, STRATA_I32);
+  run(Mode::Blocking, instance(), [&](strata_request* req, strata_error* e) {
+    return abi::allgather(instance(), &send, &recv, req, e);
+  });
+  std::vector<int32_t> hosts(world());
+  std::memcpy(hosts.data(), all.data(), all.size());
+  HostLayout layout;
+  for (int r = 0; r < world(); ++r) {
+    layout.local_size += hosts[r] == host_index;
+    layout.local_rank += hosts[r] == host_index && r < rank();
+  }
+  layout.hosts = std::set<int32_t>(hosts.begin(), hosts.end()).size();
+  for (int32_t h : hosts) {
+    layout.even = layout.even && std::count(hosts.begin(), hosts.end(), h) == layout.local_size;
+  }
+  return layout;
+}
+
 TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
   const size_t mark = log_mark();
   strata_error err = sdk::make_error();
@@ -116,36 +151,14 @@ TEST(Gloo, CreateLogsOneLineAndCapsCountHosts) {
   ASSERT_EQ(ops().query(self, &caps, &err), STRATA_OK) << err.message;
   EXPECT_EQ(caps.rank, rank());
   EXPECT_EQ(caps.size, world());
-  // The ranks sharing a CROSS_RANK are one host (strata-run sets it; the two-host test overrides
-  // it per rank); without it, every rank runs on this machine. Expected grouping from everyone's.
-  const char* cross = std::getenv("CROSS_RANK");
-  Bytes mine(sizeof(int32_t)), all(sizeof(int32_t) * world());
-  const int32_t host_index = cross == nullptr ? 0 : std::atoi(cross);
-  std::memcpy(mine.data(), &host_index, sizeof host_index);
-  strata_buffer send = view(mine, STRATA_I32), recv = view(all, STRATA_I32);
-  run(Mode::Blocking, instance(), [&](strata_request* req, strata_error* e) {
-    return abi::allgather(instance(), &send, &recv, req, e);
-  });
-  std::vector<int32_t> hosts(world());
-  std::memcpy(hosts.data(), all.data(), all.size());
-  int local_rank = 0, local_size = 0;
-  for (int r = 0; r < world(); ++r) {
-    local_size += hosts[r] == host_index;
-    local_rank += hosts[r] == host_index && r < rank();
-  }
-  const size_t distinct = std::set<int32_t>(hosts.begin(), hosts.end()).size();
-  EXPECT_EQ(caps.local_size, local_size);
-  EXPECT_EQ(caps.local_rank, local_rank);
+  const HostLayout layout = host_layout();
+  const size_t distinct = layout.hosts;
+  EXPECT_EQ(caps.local_size, layout.local_size);
+  EXPECT_EQ(caps.local_rank, layout.local_rank);
   EXPECT_NE(lines[0].find(std::to_string(distinct) + (distinct == 1 ? " host," : " hosts,")),
             std::string::npos)
       << lines[0];
-  // Across hosts: two levels where every host holds as many ranks as this one (and more than
-  // one), else through each host's first rank.
-  bool even = true;
-  for (int32_t h : hosts) {
-    even = even && std::count(hosts.begin(), hosts.end(), h) == local_size;
-  }
-  const bool two_level = distinct > 1 && even && local_size > 1;
+  const bool two_level = layout.two_level();
   EXPECT_EQ(lines[0].find("; two-level allreduce: within hosts shm on (") != std::string::npos,
             two_level)
       << lines[0];
@@ -245,7 +258,7 @@ TEST(Gloo, VariantsEqualTheDefaultInstance) {
 // that another summation order (Gloo's bcube or ring) rounds differently. Payloads of at most
 // 1 KiB travel in the agreement frame instead, so the counts start just above it (257 f32): uneven
 // blocks at 3 ranks and more, and one above Gloo's 1 MiB segment. (Empty blocks, count < ranks,
-// reach the direct form only as the two-level path's tail between 3 or more hosts.)
+// reach the direct form only as the two-level path's tail between 3 or more hosts: the next test.)
 double direct_input(int rank, uint64_t i) {
   uint64_t h = (static_cast<uint64_t>(rank) + 1) * 0x9e3779b97f4a7c15ull ^ (i * 0xbf58476d1ce4e5b9ull);
   h ^= h >> 31;
@@ -299,6 +312,49 @@ TEST(Gloo, DirectAllreduceFoldsInRankOrder) {
   EXPECT_EQ(first_difference(data, expected_reduction(STRATA_I32, STRATA_MIN, world(), 1001),
                              STRATA_I32),
             "");
+  ops().destroy(self);
+}
+
+// Between 3 or more hosts of L ranks each (comm_gloo_three_hosts_np6: 3 x 2), the elements of a
+// two-level allreduce past its last whole block of L (fewer than L) cross the hosts through the
+// hosts' first ranks: there the direct allreduce has fewer elements than ranks, so some ranks'
+// blocks are empty (they send and fold nothing, and still receive the others'). Integers and
+// small-integer floats: every summation order is exact.
+TEST(Gloo, DirectAllreduceWithEmptyBlocksAcrossThreeHosts) {
+  const HostLayout layout = host_layout();
+  if (layout.hosts < 3 || !layout.two_level()) {
+    GTEST_SKIP() << "needs 3 or more hosts of as many ranks, 2 or more each (CROSS_RANK; "
+                    "comm_gloo_three_hosts_np6), not "
+                 << layout.hosts << " host(s) with " << layout.local_size << " rank(s) here";
+  }
+  const size_t mark = log_mark();
+  strata_error err = sdk::make_error();
+  void* self = nullptr;
+  ASSERT_EQ(abi::create(R"({"hierarchical": true, "algorithm": "direct", "timeout_ms": 20000})",
+                        &self, &err),
+            STRATA_OK)
+      << err.message;
+  const std::vector<std::string> lines = log_since(mark);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("; two-level allreduce: within hosts shm on ("), std::string::npos)
+      << lines[0];
+  const auto local = static_cast<uint64_t>(layout.local_size);
+  // Past the agreement frame's 1 KiB, with every tail from 1 to L - 1 elements (L < hosts at 3 x 2,
+  // so the direct form's blocks past the tail's are empty).
+  for (uint64_t tail = 1; tail < local; ++tail) {
+    const uint64_t count = 300 * local + tail;
+    SCOPED_TRACE("count " + std::to_string(count));
+    for (const auto& [dtype, op] : {std::pair{STRATA_I32, STRATA_SUM}, {STRATA_I32, STRATA_MIN},
+                                    {STRATA_I32, STRATA_MAX}, {STRATA_F32, STRATA_SUM}}) {
+      Bytes data = rank_input(dtype, rank(), count);
+      strata_buffer buffer = view(data, dtype);
+      run(Mode::Blocking, self, [&](strata_request* req, strata_error* e) {
+        return abi::allreduce(self, &buffer, &buffer, op, req, e);
+      });
+      EXPECT_EQ(first_difference(data, expected_reduction(dtype, op, world(), count), dtype), "")
+          << sdk::dtype_name(dtype) << " op " << op;
+    }
+  }
   ops().destroy(self);
 }
 
