@@ -134,6 +134,48 @@ TEST(Scratch, OwnsAndMovesItsMemory) {
   EXPECT_EQ(counting.live, 0);
 }
 
+// KeptScratch allocates once, lends that buffer to every call it holds, and gives a larger call a
+// buffer of its own for the lease only: what is allocated between calls stays the kept block.
+TEST(KeptScratch, LendsItsBufferAndAllocatesOnlyForLargerCalls) {
+  CountingHost counting;
+  const Host host(&counting.api);
+  {
+    const KeptScratch kept(host, 64);
+    EXPECT_EQ(kept.bytes(), 64u);
+    EXPECT_EQ(counting.live, 1);
+    void* first = nullptr;
+    {
+      const KeptScratch::Lease lease = kept.lease(64);
+      first = lease.data();
+      ASSERT_NE(first, nullptr);
+      static_cast<char*>(first)[63] = 7;
+      EXPECT_EQ(counting.live, 1);
+    }
+    {
+      const KeptScratch::Lease lease = kept.lease(16);
+      EXPECT_EQ(lease.data(), first);
+      EXPECT_EQ(static_cast<char*>(lease.data())[63], 7);  // the same pages, call after call
+    }
+    {
+      const KeptScratch::Lease lease = kept.lease(65);
+      ASSERT_NE(lease.data(), nullptr);
+      EXPECT_NE(lease.data(), first);
+      EXPECT_EQ(counting.live, 2);
+    }
+    EXPECT_EQ(counting.live, 1);
+    const KeptScratch none(host, 0);  // nothing kept: every lease is its own
+    EXPECT_EQ(counting.live, 1);
+    {
+      const KeptScratch::Lease lease = none.lease(8);
+      ASSERT_NE(lease.data(), nullptr);
+      EXPECT_EQ(counting.live, 2);
+    }
+    EXPECT_EQ(none.lease(0).data(), nullptr);
+    EXPECT_EQ(counting.live, 1);
+  }
+  EXPECT_EQ(counting.live, 0);
+}
+
 Buffer buffer_of(uint64_t count) {
   static float storage[8];
   return Buffer{storage, count, STRATA_F32, sizeof(float)};

@@ -27,6 +27,7 @@
 #include <strata_common/shm_group.hpp>
 #include <strata_common/shm_two_level.hpp>
 
+#include <strata/comm/scratch.hpp>
 #include <strata/plugin.hpp>
 
 #include <algorithm>
@@ -57,7 +58,8 @@ class Collectives {
         grid_{comm.hosts(), comm.local_size(), comm.host_grid()},
         hierarchical_(comm.hierarchical() &&
                       (host_shm != nullptr || config.hierarchical == Config::Hierarchy::on)),
-        agreement_(agreement_exchange()) {}
+        agreement_(agreement_exchange()),
+        exchange_scratch_(host, kept_exchange_bytes(comm, config, host_shm != nullptr)) {}
 
   // Whether collectives run hierarchically: comm.hierarchical(), except that "auto" stays flat
   // when the hosts' shared-memory groups could not be set up (then only the form through each
@@ -161,10 +163,24 @@ class Collectives {
     }
     return world_exchange(comm_.world(), direct, config_.timeout);
   }
-  // In place on `data`: the whole job's reduction, flat or hierarchical (hierarchical()).
-  void allreduce_in_place(void* data, size_t count, int32_t dtype, int32_t op) const;
+  // The whole job's reduction of `input` into `data` (they may be the same), flat or
+  // hierarchical (hierarchical()). The two-level form reads `input` where it is; the others copy
+  // it into `data` first and reduce there in place.
+  void allreduce_into(const void* input, void* data, size_t count, int32_t dtype,
+                      int32_t op) const;
   void flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count,
                       size_t element_size, const ReduceFn& fn) const;
+
+  // The direct allreduce's scratch that the two-level form's cross-host step needs when it takes
+  // that algorithm (two hosts under "auto", or "direct"): at most a block's bytes plus one
+  // element per host (uneven blocks). 0 otherwise: flat instances allocate per call.
+  static size_t kept_exchange_bytes(const GlooComm& comm, const Config& config, bool two_level) {
+    const bool direct = config.algorithm == Config::Algorithm::direct ||
+                        (config.algorithm == Config::Algorithm::automatic && comm.hosts() == 2);
+    if (!two_level || !direct) return 0;
+    return common::shm::two_level_block_bytes(config.chunk_bytes, comm.local_size()) +
+           sizeof(double) * static_cast<size_t>(comm.hosts());
+  }
 
   const GlooComm& comm_;
   common::shm::ShmGroup* shm_;
@@ -175,7 +191,10 @@ class Collectives {
   mutable Failure failure_;
   common::shm::HostGrid grid_;
   bool hierarchical_;
-  FrameExchange agreement_;  // last: agreement_exchange() reads the members above
+  FrameExchange agreement_;  // agreement_exchange() reads the members above
+  // Kept from create() to destroy() for the two-level allreduce's cross-host step when it takes the
+  // direct algorithm (KeptScratch: no fresh pages per call).
+  sdk::comm::KeptScratch exchange_scratch_;
 };
 
 // Points Gloo options at `data` as `count` elements of `element_size` bytes (Gloo takes the

@@ -75,8 +75,8 @@ void Collectives::flat_allreduce(const std::shared_ptr<gloo::Context>& context, 
                                  size_t element_size, const ReduceFn& fn) const {
   const Config::Algorithm algorithm = config_.algorithm_for(context->size, count * element_size);
   if (algorithm == Config::Algorithm::direct) {
-    const sdk::comm::Scratch scratch(
-        host_, direct_allreduce_scratch_bytes(context->size, count, element_size));
+    const sdk::comm::KeptScratch::Lease scratch =
+        exchange_scratch_.lease(direct_allreduce_scratch_bytes(context->size, count, element_size));
     return direct_allreduce(*context, data, count, element_size, fn, scratch.data(),
                             config_.timeout);
   }
@@ -95,18 +95,22 @@ void Collectives::flat_allreduce(const std::shared_ptr<gloo::Context>& context, 
 // reduce to each host's first rank, allreduce among those, broadcast within hosts. The broadcast
 // makes the result bitwise the same on every rank; it equals the flat result up to the order of
 // floating-point additions (integers exactly).
-void Collectives::allreduce_in_place(void* data, size_t count, int32_t dtype, int32_t op) const {
-  if (count == 0 || comm_.size() == 1) return;
+void Collectives::allreduce_into(const void* input, void* data, size_t count, int32_t dtype,
+                                 int32_t op) const {
+  if (count == 0) return;
   const size_t element_size = sdk::dtype_size(dtype);
   const ReduceFn fn = reduce_function(dtype, op);
-  if (!hierarchical_) return flat_allreduce(comm_.world(), data, count, element_size, fn);
-  if (two_level()) {
+  if (hierarchical_ && two_level()) {
     return common::shm::two_level_allreduce(
-        *host_shm_, host_, data, count, std::max<uint64_t>(1, config_.chunk_bytes / element_size),
-        dtype, op, [&](void* block, uint64_t elements) {
+        *host_shm_, input, data, count,
+        std::max<uint64_t>(1, config_.chunk_bytes / element_size), dtype, op,
+        [&](void* block, uint64_t elements) {
           flat_allreduce(comm_.cross(), block, elements, element_size, fn);
         });
   }
+  if (input != data) std::memcpy(data, input, count * element_size);
+  if (comm_.size() == 1) return;
+  if (!hierarchical_) return flat_allreduce(comm_.world(), data, count, element_size, fn);
   if (const auto& local = comm_.local()) {
     gloo::ReduceOptions reduce(local);
     set_output(reduce, data, count, element_size);
@@ -135,7 +139,7 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   const auto [send, recv] = check_pair(call, send_arg, recv_arg, kPluginName);
   check_count(call, "recv", recv.count, send.count, "send.count");
   check_op(call, op);
-  const bool in_place = check_in_place(call, send, recv, recv.at(0), "send.data == recv.data");
+  check_in_place(call, send, recv, recv.at(0), "send.data == recv.data");
   if (use_shm(send.bytes())) {
     on_shm(request, "shm_allreduce", send.bytes(),
            [in = send.data, out = recv.data, count = send.count, dtype = send.dtype,
@@ -147,25 +151,26 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   const CallHeader header{STRATA_COLL_ALLREDUCE, send.dtype, op, -1, send.count, 0};
   const int32_t accumulate = accumulate_dtype(send.dtype);
   const int world = comm_.size();
+  // The reduction reads `input` and leaves the result in `result` (allreduce_into).
+  const void* input = send.data;
   void* result = recv.data;
   if (is_half(send.dtype)) {
     // Halves are reduced in f32 (widened once here, rounded once in finish), as allreduce-mpi does.
     request.scratch = Scratch(host_, send.count * sizeof(float));
     half_to_f32(send.dtype, send.data, request.scratch.floats(), send.count);
     result = request.scratch.data();
-  } else if (!in_place && send.count > 0) {
-    std::memcpy(recv.data, send.data, send.bytes());
+    input = result;
   }
   const size_t accumulate_size = sdk::dtype_size(accumulate);
-  Fold fold{result, send.count * accumulate_size,
+  Fold fold{input, send.count * accumulate_size,
             [result, count = send.count, accumulate, accumulate_size,
              op](const std::vector<Frame>& frames) {
               reduce_frames(frames, result, 0, count, accumulate_size,
                             reduce_function(accumulate, op));
             }};
   request.work = guarded(call, "gloo_allreduce", send.bytes(), header,
-                         [this, result, count = send.count, accumulate, op] {
-    allreduce_in_place(result, count, accumulate, op);
+                         [this, input, result, count = send.count, accumulate, op] {
+    allreduce_into(input, result, count, accumulate, op);
   }, std::move(fold));
   if (op != STRATA_AVG && !is_half(send.dtype)) return;
   request.finish = [=, out = recv.data, dtype = send.dtype, count = send.count] {

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstring>
 #include <string>
 
 namespace strata::allreduce_mpi {
@@ -60,9 +59,9 @@ void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count
   const size_t element_size = sdk::dtype_size(dtype);
   const uint64_t piece = std::clamp<uint64_t>(config_.chunk_bytes / element_size, 1, INT_MAX);
   if (pending == nullptr && two_level_on) {
-    if (send != MPI_IN_PLACE && count > 0) std::memcpy(recv, send, count * element_size);
     // In the same pieces; a piece's cross-host slice is at most `piece` elements (an int).
-    shm::two_level_allreduce(*host_shm_, host_, recv, count, piece, dtype, op,
+    shm::two_level_allreduce(*host_shm_, send == MPI_IN_PLACE ? recv : send, recv, count, piece,
+                             dtype, op,
                              [&](void* block, uint64_t elements) {
                                comm_.allreduce_across_hosts(block, static_cast<int>(elements),
                                                             transfer_type(dtype), mpi_op(op));

@@ -8,7 +8,7 @@
 
 namespace strata::common::shm {
 
-void two_level_allreduce(ShmGroup& host, const sdk::Host& memory, void* data, uint64_t count,
+void two_level_allreduce(ShmGroup& host, const void* send, void* recv, uint64_t count,
                          uint64_t piece, int32_t dtype, int32_t op,
                          const std::function<void(void* data, uint64_t count)>& across) {
   if (count == 0) return;
@@ -17,26 +17,29 @@ void two_level_allreduce(ShmGroup& host, const sdk::Host& memory, void* data, ui
   const int32_t fold = op == STRATA_AVG ? STRATA_SUM : op;
   // Whole blocks in every piece but the last: only the message's own tail is left over.
   piece = std::min(std::max(piece - piece % local, local), count);
-  sdk::comm::Scratch slice;
-  if (piece / local > 0) slice = sdk::comm::Scratch(memory, piece / local * element_size);
   std::vector<uint64_t> counts(local), displs(local);
   for (uint64_t offset = 0; offset < count; offset += piece) {
     const uint64_t n = std::min(piece, count - offset);
-    char* first = static_cast<char*>(data) + offset * element_size;
+    const char* in = static_cast<const char*>(send) + offset * element_size;
+    char* first = static_cast<char*>(recv) + offset * element_size;
     const uint64_t block = n / local;
     if (block > 0) {
-      host.reduce_scatter(first, slice.data(), block, dtype, fold);
-      across(slice.data(), block);
+      // This rank's block of the piece, where the allgather would put it: the reduce-scatter
+      // writes it there, the cross-host step reduces it there, and the allgather then only
+      // stages it and copies the other blocks in (no scratch, no copy of this block).
+      char* mine = first + static_cast<uint64_t>(host.local_rank()) * block * element_size;
+      host.reduce_scatter(in, mine, block, dtype, fold);
+      across(mine, block);
       for (uint64_t r = 0; r < local; ++r) {
         counts[r] = block;
         displs[r] = r * block;
       }
-      host.allgatherv(slice.data(), first, counts.data(), displs.data(), dtype);
+      host.allgatherv(mine, first, counts.data(), displs.data(), dtype);
     }
     const uint64_t rest = n - block * local;
     if (rest == 0) continue;
     void* tail = first + block * local * element_size;
-    host.allreduce(tail, tail, rest, dtype, fold);
+    host.allreduce(in + block * local * element_size, tail, rest, dtype, fold);
     if (host.local_rank() == 0) across(tail, rest);
     host.broadcast(tail, rest, dtype, 0);
   }

@@ -44,4 +44,47 @@ class Scratch {
   void* data_ = nullptr;
 };
 
+// Scratch that an instance keeps from create() to destroy() for a step every call of some
+// collective takes (one at a time, by the instance's thread rules): `bytes` allocated once, so
+// each call writes pages already faulted in. A fresh allocation per call costs a page fault per
+// 4 KiB page and the kernel's zeroing of it (measured in bench/allreduce's 2 x 2 run, 2026-12-08:
+// about a tenth of a two-level 1 MiB allreduce's CPU time). The kept size never changes, so the
+// instance's STRATA_MEM_COMM_BUFFERS stays constant between create() and destroy(); a call that
+// needs more gets a buffer of its own for the call (lease()).
+class KeptScratch {
+ public:
+  // `bytes` may be 0: every lease is then a buffer of its own. The Host's table must outlive it.
+  // Throws sdk::Error (STRATA_ERR_OUT_OF_MEMORY) when the host refuses the allocation.
+  KeptScratch(const Host& host, size_t bytes)
+      : host_(host), kept_(bytes > 0 ? Scratch(host, bytes) : Scratch()), bytes_(bytes) {}
+
+  // `bytes` of scratch for one call: the kept buffer when it is that large, else one freed with
+  // the lease. One lease of the kept buffer at a time (the caller's collectives run one at a time).
+  class Lease {
+   public:
+    void* data() const { return data_; }
+
+   private:
+    friend class KeptScratch;
+    Scratch own_;
+    void* data_ = nullptr;
+  };
+  Lease lease(size_t bytes) const {
+    Lease lease;
+    if (bytes <= bytes_) {
+      lease.data_ = kept_.data();
+    } else {
+      lease.own_ = Scratch(host_, bytes);
+      lease.data_ = lease.own_.data();
+    }
+    return lease;
+  }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  Host host_;
+  Scratch kept_;
+  size_t bytes_ = 0;
+};
+
 }  // namespace strata::sdk::comm

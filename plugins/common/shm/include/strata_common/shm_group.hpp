@@ -89,8 +89,9 @@ class ShmGroup {
 
   // The collectives, on host memory. Arguments are validated by the caller (collectives.hpp)
   // except agreement across ranks, which they check. `element_size` is the dtype's.
-  // recv may equal send (allreduce), recv may be send's first block (reduce_scatter), send may be
-  // recv + displs[rank] (allgatherv).
+  // recv may equal send (allreduce), recv may be send's first block or this rank's own block
+  // (reduce_scatter: it stages the other blocks only, and reads its own where it folds it), send
+  // may be recv + displs[rank] (allgatherv).
   void allreduce(const void* send, void* recv, uint64_t count, int32_t dtype, int32_t op);
   void reduce_scatter(const void* send, void* recv, uint64_t recv_count, int32_t dtype,
                       int32_t op);

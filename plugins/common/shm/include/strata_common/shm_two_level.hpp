@@ -2,11 +2,13 @@
 // shared-memory group per host (`host`, the same number of ranks L on every host) and its own
 // transport across hosts: NCCL's and Horovod's split, where every local rank carries 1/L of the
 // message across the network instead of one leader per host carrying all of it.
-//  1. reduce-scatter within the host through shared memory: local rank r ends with block r of the
-//     host's sum (blocks of count / L elements);
+//  1. reduce-scatter of `send` within the host through shared memory: local rank r ends with
+//     block r of the host's sum (blocks of count / L elements);
 //  2. `across(block, n)`: the plugin allreduces those n elements in place with the same local rank
 //     on the other hosts (L cross-host allreduces at once);
-//  3. allgather of the blocks within the host through shared memory.
+//  3. allgather of the blocks within the host through shared memory, into `recv`.
+// `send` may equal `recv`. Reading `send` directly (rather than a copy of it in `recv`, which a
+// flat in-place allreduce needs) saves a copy of the whole message per rank.
 // The count % L elements after the last whole block are reduced within the host, across hosts by
 // local rank 0 and broadcast within the host. Every rank ends with the same bits (each block is
 // one cross-host allreduce's result, copied); the sum order differs from a flat allreduce's, so
@@ -17,23 +19,32 @@
 // so that a piece is still in cache when its next step reads it. Measured on 2 x 2 namespace
 // hosts (bench/allreduce run_multinode.sh, gloo-hier column, 2026-12-07): one 64 MiB piece spent
 // 20-85 ms in its reduce-scatter and 10-58 ms in its allgather, and ran at 0.55-0.71x the flat
-// ring; 1 MiB pieces at 0.93-1.66x it from 4 MiB up (4 MiB pieces 0.75-1.14x). Scratch for one
-// piece's block is accounted to `memory` (STRATA_MEM_COMM_BUFFERS) while the call runs.
+// ring; 1 MiB pieces at 0.93-1.66x it from 4 MiB up (4 MiB pieces 0.75-1.14x). Each rank's block
+// of a piece stays in `recv` from the reduce-scatter to the allgather: no scratch.
 #pragma once
 
 #include "shm_group.hpp"
 
 #include <strata/plugin.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 namespace strata::common::shm {
 
-void two_level_allreduce(ShmGroup& host, const sdk::Host& memory, void* data, uint64_t count,
+void two_level_allreduce(ShmGroup& host, const void* send, void* recv, uint64_t count,
                          uint64_t piece, int32_t dtype, int32_t op,
                          const std::function<void(void* data, uint64_t count)>& across);
+
+// The most bytes `across` gets at once in two_level_allreduce (one piece's block), for every
+// dtype, where `piece` is chunk_bytes / element size (at least 1) and the host holds `local`
+// ranks: what a plugin keeps for its cross-host step's scratch.
+inline uint64_t two_level_block_bytes(uint64_t chunk_bytes, int local) {
+  constexpr uint64_t kWidestElement = 8;  // f64, i64
+  return std::max<uint64_t>(chunk_bytes / static_cast<uint64_t>(local), kWidestElement);
+}
 
 // Where the job's ranks sit for reduce_scatter and allgather, whose blocks belong to global ranks:
 // `hosts` hosts of `local` ranks each; the rank of local rank l on the j-th host (in the order of
