@@ -1,11 +1,14 @@
 // Times the comm plugins' allreduce (f32 SUM, through their C ABI) against raw MPI_Allreduce on
 // the same buffers, 1 KiB to 256 MiB (x4 steps). Variants per size:
 //   mpi         raw MPI_Allreduce of the whole message;
-//   plugin-mpi  strata_allreduce_mpi with --config plus {"shm": false} (its pure-MPI path);
+//   plugin-mpi  strata_allreduce_mpi with --config plus {"shm": false, "hierarchical": false}
+//               (its pure-MPI path, flat);
 //   plugin-shm  strata_allreduce_mpi with --config plus {"shm_min_bytes": 0} plus --shm-config
 //               (every size through the shared-memory path when the ranks share a host);
 //   plugin-hier strata_allreduce_mpi with --config plus {"hierarchical": true} (across hosts: two
-//               levels, a shared-memory group per host; on one host the shared-memory path);
+//               levels, a shared-memory group per host, its default ("auto") where every host
+//               holds the same number of ranks, more than one; on one host the shared-memory
+//               path);
 //   gloo        strata_allreduce_gloo with --gloo-config plus {"hierarchical": false}: flat, what
 //               the Gloo backend does by default on one host (shared memory when the ranks share
 //               it; across hosts that each hold the same number of ranks, more than one, its
@@ -286,7 +289,7 @@ int main(int argc, char** argv) {
   std::string mpi_config, shm_full_config, mpi_hier_config, gloo_flat_config, gloo_hier_config,
       gloo_tcp_config;
   try {
-    mpi_config = merged(config, {{"shm", false}});
+    mpi_config = merged(config, {{"shm", false}, {"hierarchical", false}});
     shm_full_config =
         merged(merged(config, {{"shm_min_bytes", 0}}), nlohmann::json::parse(shm_config));
     mpi_hier_config = merged(config, {{"hierarchical", true}});

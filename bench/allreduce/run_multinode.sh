@@ -12,16 +12,17 @@
 #   headline hier_vs_flat_2x2_min=R mpi_hier_vs_flat_2x2_min=M gloo_vs_mpi_2x2_min=G
 #            gloo_flat_vs_mpi_2x2_min=F gloo_vs_torch_gloo_2x2_min=T mpi_plugin_vs_mpi_2x2_1kib=P
 # R: the lowest gloo-hier/gloo bus-bandwidth ratio from 64 KiB up; M: the same for plugin-hier/
-# plugin-mpi; G: the lowest ratio of the Gloo backend as configured by default to MPI from 64 KiB
-# up ("nan" when the gloo plugin is not built): on 2 x 2 the gloo plugin's default
+# plugin-mpi (plugin-hier's two levels are the MPI plugin's default on 2 x 2); G: the lowest ratio
+# of the Gloo backend as configured by default to MPI from 64 KiB up ("nan" when the gloo plugin
+# is not built): on 2 x 2 the gloo plugin's default
 # ("hierarchical": "auto") is the two-level form (every host holds the same number of ranks, more
 # than one; tests/multinode's strata_run_2x2.gloo_default_manifest checks its create line), so G
 # reads the gloo-hier column; F: the same for the flat gloo column; T: the lowest ratio of that
 # default form to torch.distributed's gloo over every size, torch's allreduce run by
 # peer_allreduce.py --impl torch-gloo under PEER_PYTHON (a Python with torch) right after the
 # bench on the same 2x2 ranks ("nan", saying why, without PEER_PYTHON); P: the MPI plugin's
-# 1 KiB allreduce (plugin-mpi: across hosts its default, shm off) over raw MPI's ("nan" when the
-# run has no 1 KiB row). Sizes run up to 64 MiB unless --max-bytes is given.
+# 1 KiB allreduce on its flat path (plugin-mpi: shm and hierarchical off) over raw MPI's ("nan"
+# when the run has no 1 KiB row). Sizes run up to 64 MiB unless --max-bytes is given.
 # With --collective reduce_scatter or allgather the keys start with rs_ or ag_ (no torch column). Needs root (network namespaces);
 # says SKIP and exits 77 otherwise.
 # On a shared machine run it as `chrt -r 1 bench/allreduce/run_multinode.sh build`.

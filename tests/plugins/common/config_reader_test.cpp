@@ -196,6 +196,22 @@ TEST(ConfigReader, OptionalKeysTakeNullInAReaderThatRefusesIt) {
             "zero_optimization.flag: expected true or false, got null");
 }
 
+TEST(ConfigReader, BooleanOrAutoReadsAbsentAndAutoAsNoAnswer) {
+  const json root = json::parse(
+      R"({"on": true, "off": false, "auto": "auto", "yes": "yes", "one": 1, "null": null})");
+  ObjectReader r(root, "comm config", ": ", Nulls::refused);
+  EXPECT_EQ(r.boolean_or_auto("on"), true);
+  EXPECT_EQ(r.boolean_or_auto("off"), false);
+  EXPECT_EQ(r.boolean_or_auto("auto"), std::nullopt);
+  EXPECT_EQ(r.boolean_or_auto("absent"), std::nullopt);
+  EXPECT_EQ(error_of([&] { r.boolean_or_auto("yes"); }),
+            R"(comm config: yes: expected true, false or "auto", got "yes")");
+  EXPECT_EQ(error_of([&] { r.boolean_or_auto("one"); }),
+            R"(comm config: one: expected true, false or "auto", got 1)");
+  EXPECT_EQ(error_of([&] { r.boolean_or_auto("null"); }),
+            R"(comm config: null: expected true, false or "auto", got null)");
+}
+
 TEST(ConfigReader, ALongListOfKnownKeysIsLeftOutButTheNearestIsNamed) {
   const json root = json::parse(R"({"kee_10": 1})");
   ObjectReader r(root, "zero_optimization");

@@ -3,6 +3,7 @@
 #include <strata_common/config_reader.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,13 +46,8 @@ Config parse_config(const char* config_json) {
       at<Config::Algorithm>(kAlgorithms, c.choice("algorithm", "auto", kAlgorithms));
   config.agreement =
       at<Config::Agreement>(kAgreements, c.choice("agreement", "auto", kAgreements));
-  if (const common::config::json* h = c.find("hierarchical")) {
-    if (h->is_boolean()) {
-      config.hierarchical = h->get<bool>() ? Config::Hierarchy::on : Config::Hierarchy::off;
-    } else if (!(h->is_string() && h->get<std::string>() == "auto")) {
-      c.invalid("hierarchical",
-                "expected true, false or \"auto\", got " + common::config::shown(*h));
-    }
+  if (const std::optional<bool> h = c.boolean_or_auto("hierarchical")) {
+    config.hierarchical = *h ? Config::Hierarchy::on : Config::Hierarchy::off;
   }
   config.chunk_bytes = c.unsigned_integer("chunk_bytes", Config::kDefaultChunkBytes, 1,
                                           UINT64_MAX, "a positive integer");

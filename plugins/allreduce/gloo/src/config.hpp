@@ -65,10 +65,10 @@ struct Config {
   // host holding the same number of ranks, more than one, with shared memory allowed; off
   // elsewhere, where only the form through each host's first rank would remain (measured slower
   // than the flat ring, issue 32). Collectives::hierarchical() is the answer in effect. Measured on
-  // 2 x 2 namespace hosts (bench/allreduce run_multinode.sh, 2 runs, 2026-12-07, the agreement in
-  // two levels too): the two-level allreduce 1.8-2.4x the flat one from 1 to 64 KiB, 1.6-1.7x at
-  // 256 KiB, 1.15-1.25x at 1 MiB, 0.97-1.35x from 4 MiB up (3 earlier runs, with the agreement
-  // over the world: 1.15-1.44x from 4 MiB up).
+  // 2 x 2 namespace hosts (bench/allreduce run_multinode.sh, 3 runs, 2026-12-08, the send buffer
+  // read in place and no scratch per call: shm_two_level.hpp): the two-level allreduce 1.25-2.2x
+  // the flat one from 1 to 64 KiB, 1.44-1.58x at 256 KiB, 0.99-1.25x at 1 MiB, 1.21-1.84x from
+  // 4 MiB up.
   enum class Hierarchy { off, on, automatic };  // config.cpp spells them in order
   Hierarchy hierarchical = Hierarchy::automatic;
   // The two-level collectives work through a message in pieces of this many bytes (of the type

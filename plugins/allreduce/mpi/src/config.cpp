@@ -1,7 +1,9 @@
 #include "config.hpp"
 
-#include <cstdint>
 #include <strata_common/config_reader.hpp>
+
+#include <cstdint>
+#include <optional>
 
 namespace strata::allreduce_mpi {
 namespace {
@@ -28,11 +30,15 @@ constexpr uint64_t kDefaultArrivalGateMinBytes = uint64_t{1} << 20;
 
 }  // namespace
 
+const char* hierarchy_name(Config::Hierarchy h) {
+  return h == Config::Hierarchy::on ? "true" : h == Config::Hierarchy::off ? "false" : "auto";
+}
+
 std::string wire_summary(const Config& config) {
   return "chunk_bytes " + std::to_string(config.chunk_bytes) + ", arrival_gate " +
          (config.arrival_gate ? "true" : "false") + ", arrival_gate_min_bytes " +
          std::to_string(config.arrival_gate_min_bytes) + ", hierarchical " +
-         (config.hierarchical ? "true" : "false") + ", " + common::shm::summary(config.shm);
+         hierarchy_name(config.hierarchical) + ", " + common::shm::summary(config.shm);
 }
 
 Config parse_config(const char* config_json) {
@@ -48,7 +54,9 @@ Config parse_config(const char* config_json) {
       c.unsigned_integer("arrival_gate_min_bytes", kDefaultArrivalGateMinBytes, 0, UINT64_MAX,
                          "a non-negative integer");
   config.shm = common::shm::read_settings(c);
-  config.hierarchical = c.boolean("hierarchical", false);
+  if (const std::optional<bool> h = c.boolean_or_auto("hierarchical")) {
+    config.hierarchical = *h ? Config::Hierarchy::on : Config::Hierarchy::off;
+  }
   c.reject_unknown();
   return config;
 }

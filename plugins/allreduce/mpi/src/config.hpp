@@ -26,9 +26,22 @@ struct Config {
   // see Collectives) go through shared memory (plugins/common/shm) instead of MPI, in rounds of
   // shm.chunk_bytes per rank. shm.enabled false: MPI only.
   common::shm::Settings shm;
-  // Over several hosts, allreduce within each host first (MpiComm::hierarchical_allreduce).
-  bool hierarchical;
+  // Over several hosts, allreduce, reduce_scatter and allgather in two levels (within hosts through
+  // shared memory, across hosts by every local rank: plugins/common/shm's shm_two_level.hpp), or
+  // through each host's first rank where the hosts hold different numbers of ranks
+  // (MpiComm::hierarchical_allreduce). "on" (true), "off" (false), or "auto" (the default): the
+  // two-level form where it runs (every host holding the same number of ranks, more than one,
+  // shm not false, the host's shared-memory group set up), flat elsewhere (never through the
+  // hosts' first ranks). Measured on 2 x 2 namespace hosts (bench/allreduce run_multinode.sh,
+  // plugin-hier against plugin-mpi, 3 runs, 2026-12-08): the two-level allreduce 1.05-1.84x the
+  // flat one from 1 MiB to 64 MiB. Below arrival_gate_min_bytes (1 MiB) blocking calls skip the
+  // gate and run flat as MPI_I* calls either way.
+  enum class Hierarchy { off, on, automatic };
+  Hierarchy hierarchical = Hierarchy::automatic;
 };
+
+// "true", "false" or "auto", as the config spells it.
+const char* hierarchy_name(Config::Hierarchy h);
 
 // The keys that decide what goes on the wire, as "chunk_bytes 1048576, arrival_gate true, ...":
 // the same on every rank or create() fails (config::require_same_on_every_rank).

@@ -13,10 +13,15 @@ namespace {
 
 std::string hierarchy_note(const Instance& inst) {
   const MpiComm& comm = inst.comm;
+  const bool automatic = inst.config.hierarchical == Config::Hierarchy::automatic;
   if (comm.hierarchical()) {
     if (inst.host_shm.group) {
-      return ", hierarchical allreduce (two-level: within hosts " + inst.host_shm.summary +
-             ", across " + std::to_string(comm.hosts()) + " hosts by every local rank)";
+      return ", hierarchical allreduce (" + std::string(automatic ? "auto: " : "") +
+             "two-level: within hosts " + inst.host_shm.summary + ", across " +
+             std::to_string(comm.hosts()) + " hosts by every local rank)";
+    }
+    if (automatic) {  // the host's shared-memory group could not be set up: flat
+      return ", hierarchical allreduce off (auto: within hosts " + inst.host_shm.summary + ")";
     }
     if (comm.two_level()) {
       return ", hierarchical allreduce (through each host's first rank: within hosts " +
@@ -25,7 +30,14 @@ std::string hierarchy_note(const Instance& inst) {
     return ", hierarchical allreduce (through each host's first rank: the hosts hold different "
            "numbers of ranks)";
   }
-  return inst.config.hierarchical ? ", hierarchical allreduce off (one host)" : "";
+  if (comm.local_size() == comm.size()) {
+    return inst.config.hierarchical == Config::Hierarchy::on
+               ? ", hierarchical allreduce off (one host)"
+               : "";
+  }
+  if (!automatic) return "";
+  return ", hierarchical allreduce off (auto: " +
+         (comm.declined().empty() ? std::string("shm false") : comm.declined()) + ")";
 }
 
 // What this plugin's table does beyond the common boundary (strata/comm/ops_table.hpp).
@@ -72,7 +84,7 @@ struct Boundary {
       return nullptr;
     }
     Config config = inst.config;
-    config.hierarchical = false;  // sub-groups are flat
+    config.hierarchical = Config::Hierarchy::off;  // sub-groups are flat
     auto sub = std::make_unique<Instance>(inst.host.raw(), config, child);
     sub->host.log(STRATA_LOG_INFO,
                   "allreduce-mpi: split: rank %d of %d in color %d (key %d, parent rank %d of %d, "

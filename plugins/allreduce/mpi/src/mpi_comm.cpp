@@ -60,18 +60,18 @@ MpiComm::MpiComm(Adopt, MPI_Comm split) : comm_(split) {
   }
 }
 
-MpiComm::MpiComm(bool hierarchical, const std::string& config_summary) {
+MpiComm::MpiComm(Config::Hierarchy hierarchy, const std::string& config_summary) {
   check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup(MPI_COMM_WORLD)");
   // A constructor that throws runs no destructor: what set_up made is freed here.
   try {
-    set_up(hierarchical, config_summary);
+    set_up(hierarchy, config_summary);
   } catch (...) {
     free_communicators();
     throw;
   }
 }
 
-void MpiComm::set_up(bool hierarchical, const std::string& config_summary) {
+void MpiComm::set_up(Config::Hierarchy hierarchy, const std::string& config_summary) {
   learn_ranks();
   refuse_singleton_in_a_larger_job();
   // Before the splits below, which ranks given different configs would enter differently.
@@ -84,16 +84,24 @@ void MpiComm::set_up(bool hierarchical, const std::string& config_summary) {
   // must give every rank the same answer, since MPI_Comm_split below is collective: local_size_
   // equals size_ on all ranks or on none. A host with one rank takes part with a node
   // communicator of one.
-  if (!hierarchical || local_size_ == size_) {
+  if (hierarchy == Config::Hierarchy::off || local_size_ == size_) {
+    MPI_Comm_free(&node);
+    return;
+  }
+  int sizes[2] = {local_size_, -local_size_};  // the largest and the smallest host
+  const int rc = MPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, comm_);
+  if (rc != MPI_SUCCESS) MPI_Comm_free(&node);
+  check(rc, "MPI_Allreduce(host sizes)");
+  const bool even = sizes[0] == -sizes[1];
+  if (hierarchy == Config::Hierarchy::automatic && !(even && local_size_ > 1)) {
+    declined_ = even ? "one rank per host" : "the hosts hold different numbers of ranks";
     MPI_Comm_free(&node);
     return;
   }
   node_ = node;
   check(MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  int sizes[2] = {local_size_, -local_size_};  // the largest and the smallest host
-  check(MPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, comm_),
-        "MPI_Allreduce(host sizes)");
-  two_level_ = sizes[0] == -sizes[1];
+  two_level_ = even;
+  through_leaders_ = hierarchy == Config::Hierarchy::on;
   // Two-level: every local rank allreduces across hosts with its namesakes. Uneven hosts: only
   // the hosts' first ranks do; the others get no cross communicator.
   const int color = two_level_ ? local_rank_ : (local_rank_ == 0 ? 0 : MPI_UNDEFINED);
@@ -147,7 +155,9 @@ void MpiComm::hierarchical_allreduce(const void* send, void* recv, int count, MP
 void MpiComm::allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
                         Pending pending) const {
   if (pending == nullptr) {
-    if (hierarchical()) return hierarchical_allreduce(send, recv, count, type, op);
+    if (hierarchical() && through_leaders_) {
+      return hierarchical_allreduce(send, recv, count, type, op);
+    }
     check(MPI_Allreduce(send, recv, count, type, op, comm_), "MPI_Allreduce");
     return;
   }

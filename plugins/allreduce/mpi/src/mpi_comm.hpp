@@ -6,6 +6,8 @@
 // appends its request to *pending. Failures throw sdk::Error(STRATA_ERR_COMM) with MPI's text.
 #pragma once
 
+#include "config.hpp"
+
 #include <mpi.h>
 
 #include <string>
@@ -15,20 +17,21 @@ namespace strata::allreduce_mpi {
 
 class MpiComm {
  public:
-  // MPI must be initialised. `hierarchical`, with ranks on several hosts: node() is this host's
+  // MPI must be initialised. `hierarchy` on, with ranks on several hosts: node() is this host's
   // ranks and cross() the ranks of the same local rank on the other hosts, for the two-level
   // allreduce (Collectives: reduce-scatter within the host, every local rank allreduces its slice
   // across hosts, allgather within the host). Where the hosts hold different numbers of ranks the
   // slices would not line up: cross() then exists on each host's first rank only, and blocking
   // allreduces reduce to that rank, allreduce among the hosts' first ranks and broadcast within
-  // the host (hierarchical_allreduce).
+  // the host (hierarchical_allreduce). `hierarchy` auto: the same where every host holds the same
+  // number of ranks, more than one (else flat, declined() saying why), and allreduces that do
+  // not take the two levels stay flat instead of going through the hosts' first ranks.
   // `config_summary`: this rank's wire-relevant config (config.hpp's wire_summary), checked to be
   // the same on every rank before anything depends on it.
-  MpiComm(bool hierarchical, const std::string& config_summary);
+  MpiComm(Config::Hierarchy hierarchy, const std::string& config_summary);
   // A sub-group's communicator (split()), already made: this object owns and frees it, also when
   // the constructor throws. Sets MPI_ERRORS_RETURN on it and learns its local ranks with
-  // MPI_Comm_split_type; never hierarchical. The tag keeps it apart from the bool constructor
-  // (MPICH's MPI_Comm is an int).
+  // MPI_Comm_split_type; never hierarchical. The tag keeps it apart from the other constructor.
   struct Adopt {};
   MpiComm(Adopt, MPI_Comm split);
   ~MpiComm();
@@ -41,6 +44,9 @@ class MpiComm {
   int local_size() const { return local_size_; }
   // Whether allreduce runs hierarchically (asked for, and ranks on more than one host).
   bool hierarchical() const { return node_ != MPI_COMM_NULL; }
+  // Why "auto" stayed flat across hosts ("the hosts hold different numbers of ranks", "one rank
+  // per host"), or "".
+  const std::string& declined() const { return declined_; }
   // Hierarchical with the same number of ranks on every host: every rank has a cross().
   bool two_level() const { return two_level_; }
   int hosts() const { return hosts_; }
@@ -86,7 +92,7 @@ class MpiComm {
 
  private:
   // The constructor's work after MPI_Comm_dup; on a throw the constructor frees what it made.
-  void set_up(bool hierarchical, const std::string& config_summary);
+  void set_up(Config::Hierarchy hierarchy, const std::string& config_summary);
   // Frees the communicators this object holds (while MPI is usable).
   void free_communicators();
   void refuse_singleton_in_a_larger_job() const;
@@ -107,6 +113,10 @@ class MpiComm {
   MPI_Comm node_ = MPI_COMM_NULL;
   MPI_Comm cross_ = MPI_COMM_NULL;
   bool two_level_ = false;
+  // Blocking allreduces outside the two levels go through the hosts' first ranks (hierarchy on)
+  // rather than flat (auto).
+  bool through_leaders_ = false;
+  std::string declined_;
   std::vector<int> host_grid_;
   int hosts_ = 1;
   int rank_ = 0;

@@ -185,6 +185,13 @@ ObjectReader ObjectReader::object(const std::string& key) {
   return ObjectReader(v != nullptr ? *v : kAbsent, path(key), separator_, nulls_, strings_);
 }
 
+std::optional<bool> ObjectReader::boolean_or_auto(const std::string& key) {
+  const json* v = find(key);
+  if (v == nullptr || (v->is_string() && v->get<std::string>() == "auto")) return std::nullopt;
+  if (!v->is_boolean()) invalid(key, "expected true, false or \"auto\", got " + shown(*v));
+  return v->get<bool>();
+}
+
 std::optional<bool> ObjectReader::boolean_or_null(const std::string& key) {
   const json* v = find_unless_null(key);
   if (v == nullptr) return std::nullopt;

@@ -160,7 +160,7 @@ TEST(Config, BadValuesAndUnknownKeysAreNamed) {
                          "shm_min_bytes: expected a non-negative integer, got -1");
   expect_config_rejected(R"({"shm_min_bytes": "64KiB"})", "shm_min_bytes");
   expect_config_rejected(R"({"hierarchical": "yes"})",
-                         "hierarchical: expected true or false, got \"yes\"");
+                         "hierarchical: expected true, false or \"auto\", got \"yes\"");
   expect_config_rejected(R"({"chunk_size": 4096})",
                          "chunk_size: unknown key; expected one of chunk_bytes, arrival_gate");
   expect_config_rejected(R"([1, 2])", "expected a JSON object");
@@ -187,11 +187,14 @@ TEST(Config, MoreInstancesCanLiveSideBySide) {
 // hierarchical: on when the ranks span several hosts (tests/multinode's 2 x 2 and 2 + 1), off on
 // one host, as the create line says; in two levels (a shared-memory group per host) where every
 // host holds the same number of ranks and shared memory is on, else through each host's first
-// rank. The conformance tests' chunked instance checks results at every size.
+// rank. "auto" (the default, {}) takes the two levels where they run and is flat elsewhere, the
+// create line saying why. The conformance tests' chunked instance checks results at every size.
 TEST(Config, HierarchicalAllreduceIsOnOnlyAcrossHosts) {
   for (const char* config :
-       {R"({"hierarchical": true})", R"({"hierarchical": true, "shm": false})"}) {
+       {R"({"hierarchical": true})", R"({"hierarchical": true, "shm": false})", "{}",
+        R"({"hierarchical": "auto", "shm": false})"}) {
     SCOPED_TRACE(config);
+    const bool automatic = std::string(config).find("true") == std::string::npos;
     const size_t mark = log_mark();
     strata_error err = sdk::make_error();
     void* self = nullptr;
@@ -212,21 +215,30 @@ TEST(Config, HierarchicalAllreduceIsOnOnlyAcrossHosts) {
     std::memcpy(extremes, sizes.data(), sizeof extremes);
     const bool even = extremes[0] == -extremes[1];
     const bool shm = std::string(config).find("false") == std::string::npos;
-    bool on = false, off = false, two_level = false, leaders = false;
+    bool on = false, off = false, two_level = false, leaders = false, auto_off = false;
     for (const std::string& line : log_since(mark)) {
       off = off || line.find(", hierarchical allreduce off (one host)") != std::string::npos;
+      auto_off = auto_off || line.find(", hierarchical allreduce off (auto: ") != std::string::npos;
       on = on || (line.find(", hierarchical allreduce") != std::string::npos &&
                   line.find("hierarchical allreduce off") == std::string::npos);
       two_level = two_level ||
-                  line.find("hierarchical allreduce (two-level: within hosts shm on (") !=
-                      std::string::npos;
+                  line.find(std::string("hierarchical allreduce (") + (automatic ? "auto: " : "") +
+                            "two-level: within hosts shm on (") != std::string::npos;
       leaders = leaders || line.find("hierarchical allreduce (through each host's first rank") !=
                                std::string::npos;
     }
-    EXPECT_EQ(on, spans);
-    EXPECT_EQ(off, !spans);
-    EXPECT_EQ(two_level, spans && even && shm && caps.local_size > 1);
-    EXPECT_EQ(leaders, spans && !two_level);
+    const bool runs_two_level = spans && even && shm && caps.local_size > 1;
+    EXPECT_EQ(two_level, runs_two_level);
+    if (automatic) {
+      EXPECT_EQ(on, runs_two_level);
+      EXPECT_EQ(off, false);
+      EXPECT_EQ(auto_off, spans && !runs_two_level);
+      EXPECT_EQ(leaders, false);
+    } else {
+      EXPECT_EQ(on, spans);
+      EXPECT_EQ(off, !spans);
+      EXPECT_EQ(leaders, spans && !two_level);
+    }
     for (uint64_t count : {uint64_t{1000}, uint64_t{1001}}) {  // 1001: a tail after the slices
       Bytes data = rank_input(STRATA_F32, rank(), count);
       strata_buffer buffer = view(data, STRATA_F32);

@@ -76,6 +76,9 @@ class ObjectReader {
   int64_t whole_number(const std::string& key, int64_t fallback, int64_t least, int64_t most,
                        const std::string& expected);
   bool boolean(const std::string& key, bool fallback);
+  // true, false or "auto" (absent reads as "auto": nullopt), for a switch whose default the plugin
+  // decides per job: `expected true, false or "auto", got ...`.
+  std::optional<bool> boolean_or_auto(const std::string& key);
   // One of `allowed` (exactly as written): `expected "a" or "b", got ...`. `synonyms` are other
   // spellings of allowed values ({"half", "fp16"}), accepted as that value but not listed.
   std::string choice(const std::string& key, const std::string& fallback,
