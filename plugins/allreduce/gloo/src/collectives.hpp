@@ -59,7 +59,10 @@ class Collectives {
         hierarchical_(comm.hierarchical() &&
                       (host_shm != nullptr || config.hierarchical == Config::Hierarchy::on)),
         agreement_(agreement_exchange()),
-        exchange_scratch_(host, kept_exchange_bytes(comm, config, host_shm != nullptr)) {}
+        exchange_scratch_(host, kept_exchange_bytes(comm, config, host_shm != nullptr)),
+        round_scratch_(host, host_shm != nullptr
+                                 ? common::shm::two_level_round_bytes(config.chunk_bytes, grid_)
+                                 : 0) {}
 
   // Whether collectives run hierarchically: comm.hierarchical(), except that "auto" stays flat
   // when the hosts' shared-memory groups could not be set up (then only the form through each
@@ -192,9 +195,11 @@ class Collectives {
   common::shm::HostGrid grid_;
   bool hierarchical_;
   FrameExchange agreement_;  // agreement_exchange() reads the members above
-  // Kept from create() to destroy() for the two-level allreduce's cross-host step when it takes the
-  // direct algorithm (KeptScratch: no fresh pages per call).
+  // Kept from create() to destroy() (KeptScratch: no fresh pages per call): for the two-level
+  // allreduce's cross-host step when it takes the direct algorithm, and for a round of the
+  // two-level reduce_scatter and allgather.
   sdk::comm::KeptScratch exchange_scratch_;
+  sdk::comm::KeptScratch round_scratch_;
 };
 
 // Points Gloo options at `data` as `count` elements of `element_size` bytes (Gloo takes the

@@ -48,7 +48,7 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
       // Two levels: among the same local rank's ranks on the cross context (this rank's block
       // at its host index), then within the host through shared memory.
       return common::shm::two_level_allgather(
-          *host_shm_, host_, grid_, mine, recv.data, send.count,
+          *host_shm_, round_scratch_, grid_, mine, recv.data, send.count,
           config_.chunk_bytes, send.dtype,
           [&](const void* block, void* slice, uint64_t elements) {
             const auto& cross = comm_.cross();

@@ -226,7 +226,7 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
     if (two_level()) {
       // Across hosts: a ring in the slice, then this host's block (cross rank = host index).
       return common::shm::two_level_reduce_scatter(
-          *host_shm_, host_, grid_, all, static_cast<char*>(all) + mine_at, block,
+          *host_shm_, round_scratch_, grid_, all, static_cast<char*>(all) + mine_at, block,
           config_.chunk_bytes, accumulate, op, [&](void* slice, void* out, uint64_t elements) {
             gloo::Context& cross = *comm_.cross();
             ring_reduce_scatter(cross, slice, incoming, elements, accumulate_size, fn,

@@ -34,6 +34,7 @@
 #include <strata_common/shm_two_level.hpp>
 #include "validate.hpp"
 
+#include <strata/comm/scratch.hpp>
 #include <strata/plugin.hpp>
 
 #include <functional>
@@ -54,7 +55,10 @@ class Collectives {
               const sdk::Host& host, const Config& config, uint32_t device_mask)
       : comm_(comm), shm_(shm), host_shm_(host_shm), host_(host), config_(config), tracer_(host),
         device_mask_(device_mask),
-        grid_{comm.hosts(), comm.local_size(), comm.host_grid()} {}
+        grid_{comm.hosts(), comm.local_size(), comm.host_grid()},
+        round_scratch_(host, host_shm != nullptr
+                                 ? shm::two_level_round_bytes(config.chunk_bytes, grid_)
+                                 : 0) {}
 
   void allreduce(const strata_buffer* send, const strata_buffer* recv, int32_t op,
                  Request& request) const;
@@ -166,6 +170,9 @@ class Collectives {
   sdk::Tracer tracer_;
   uint32_t device_mask_;
   shm::HostGrid grid_;
+  // A round of the two-level reduce_scatter and allgather, kept from create() to destroy()
+  // (KeptScratch: no fresh pages per call).
+  sdk::comm::KeptScratch round_scratch_;
 };
 
 }  // namespace strata::allreduce_mpi

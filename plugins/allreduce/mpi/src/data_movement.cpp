@@ -45,8 +45,9 @@ void Collectives::allgather(const strata_buffer* send_arg, const strata_buffer* 
 
 void Collectives::two_level_allgather(const void* send, void* recv, uint64_t count,
                                       int32_t dtype) const {
-  shm::two_level_allgather(*host_shm_, host_, grid_, send, recv, count, config_.chunk_bytes,
-                           dtype, [&](const void* block, void* slice, uint64_t elements) {
+  shm::two_level_allgather(*host_shm_, round_scratch_, grid_, send, recv, count,
+                           config_.chunk_bytes, dtype,
+                           [&](const void* block, void* slice, uint64_t elements) {
                              comm_.allgather_across_hosts(block, slice, static_cast<int>(elements),
                                                           transfer_type(dtype));
                            });

@@ -80,7 +80,7 @@ void Collectives::chunked_allreduce(const void* send, void* recv, uint64_t count
 
 void Collectives::two_level_reduce_scatter(const void* send, void* recv, uint64_t count,
                                            int32_t dtype, int32_t op) const {
-  shm::two_level_reduce_scatter(*host_shm_, host_, grid_, send, recv, count,
+  shm::two_level_reduce_scatter(*host_shm_, round_scratch_, grid_, send, recv, count,
                                 config_.chunk_bytes, dtype, op,
                                 [&](void* slice, void* block, uint64_t elements) {
                                   comm_.reduce_scatter_across_hosts(

@@ -70,15 +70,15 @@ size_t global_at(const HostGrid& grid, int l, int j, size_t stride_bytes) {
 }  // namespace
 
 void two_level_reduce_scatter(
-    ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send, void* recv,
-    uint64_t count, uint64_t chunk_bytes, int32_t dtype, int32_t op,
+    ShmGroup& host, const sdk::comm::KeptScratch& scratch, const HostGrid& grid, const void* send,
+    void* recv, uint64_t count, uint64_t chunk_bytes, int32_t dtype, int32_t op,
     const std::function<void(void* slice, void* block, uint64_t count)>& across) {
   if (count == 0) return;
   const size_t element_size = sdk::dtype_size(dtype);
   const uint64_t round = round_elements(grid, chunk_bytes, element_size, count);
   const auto hosts = static_cast<uint64_t>(grid.hosts);
-  sdk::comm::Scratch packed(memory, static_cast<size_t>(grid.local) * hosts * round * element_size);
-  sdk::comm::Scratch slice(memory, hosts * round * element_size);
+  const sdk::comm::KeptScratch::Lease packed =
+      scratch.lease(static_cast<size_t>(grid.local) * hosts * round * element_size);
   auto* packed_bytes = static_cast<char*>(packed.data());
   for (uint64_t offset = 0; offset < count; offset += round) {
     const uint64_t n = std::min(round, count - offset);
@@ -90,34 +90,37 @@ void two_level_reduce_scatter(
                     first + global_at(grid, l, j, count * element_size), bytes);
       }
     }
-    host.reduce_scatter(packed.data(), slice.data(), hosts * n, dtype,
-                        op == STRATA_AVG ? STRATA_SUM : op);
-    across(slice.data(), static_cast<char*>(recv) + offset * element_size, n);
+    // This rank's slice is reduced where it lies in the packing (the group stages the others).
+    char* slice = packed_bytes + packed_at(grid, host.local_rank(), 0, bytes);
+    host.reduce_scatter(packed_bytes, slice, hosts * n, dtype, op == STRATA_AVG ? STRATA_SUM : op);
+    across(slice, static_cast<char*>(recv) + offset * element_size, n);
   }
 }
 
 void two_level_allgather(
-    ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send, void* recv,
-    uint64_t count, uint64_t chunk_bytes, int32_t dtype,
+    ShmGroup& host, const sdk::comm::KeptScratch& scratch, const HostGrid& grid, const void* send,
+    void* recv, uint64_t count, uint64_t chunk_bytes, int32_t dtype,
     const std::function<void(const void* block, void* slice, uint64_t count)>& across) {
   if (count == 0) return;
   const size_t element_size = sdk::dtype_size(dtype);
   const uint64_t round = round_elements(grid, chunk_bytes, element_size, count);
   const auto hosts = static_cast<uint64_t>(grid.hosts);
   const auto local = static_cast<uint64_t>(grid.local);
-  sdk::comm::Scratch slice(memory, hosts * round * element_size);
-  sdk::comm::Scratch packed(memory, local * hosts * round * element_size);
-  const auto* packed_bytes = static_cast<const char*>(packed.data());
+  const sdk::comm::KeptScratch::Lease packed = scratch.lease(local * hosts * round * element_size);
+  auto* packed_bytes = static_cast<char*>(packed.data());
   std::vector<uint64_t> counts(local), displs(local);
   for (uint64_t offset = 0; offset < count; offset += round) {
     const uint64_t n = std::min(round, count - offset);
     const size_t bytes = n * element_size;
-    across(static_cast<const char*>(send) + offset * element_size, slice.data(), n);
+    // The cross-host step writes this rank's slice where it goes in the packing, so that the
+    // group's allgather only stages it (no copy of the own slice).
+    char* slice = packed_bytes + packed_at(grid, host.local_rank(), 0, bytes);
+    across(static_cast<const char*>(send) + offset * element_size, slice, n);
     for (uint64_t l = 0; l < local; ++l) {
       counts[l] = hosts * n;
       displs[l] = l * hosts * n;
     }
-    host.allgatherv(slice.data(), packed.data(), counts.data(), displs.data(), dtype);
+    host.allgatherv(slice, packed_bytes, counts.data(), displs.data(), dtype);
     char* first = static_cast<char*>(recv) + offset * element_size;
     for (int l = 0; l < grid.local; ++l) {
       for (int j = 0; j < grid.hosts; ++j) {

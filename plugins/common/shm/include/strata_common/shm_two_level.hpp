@@ -25,6 +25,7 @@
 
 #include "shm_group.hpp"
 
+#include <strata/comm/scratch.hpp>
 #include <strata/plugin.hpp>
 
 #include <algorithm>
@@ -58,32 +59,45 @@ struct HostGrid {
 
 // reduce_scatter in two levels: global rank g's block is elements [g * count, (g + 1) * count) of
 // `send`; this rank's ends in `recv`. The blocks go in rounds that move at most `chunk_bytes` of
-// the whole message (the plugin's chunk_bytes; at least one element of each block per round), with
-// the scratch allocated once. Each rank sends about (hosts - 1) / hosts of its slice, 1/L of the
-// input, across hosts, where a flat ring sends (n - 1) / n of the whole input over the network.
+// the whole message (the plugin's chunk_bytes; at least one element of each block per round),
+// through `scratch` (one round's packed blocks: two_level_round_bytes() holds any round; the
+// plugin keeps it from create() to destroy(), so that no call allocates). Each rank sends about
+// (hosts - 1) / hosts of its slice, 1/L of the input, across hosts, where a flat ring sends
+// (n - 1) / n of the whole input over the network.
 // Per round:
 //  1. the blocks are packed so that local rank l's slice holds the blocks of the ranks of local
 //     rank l, in host order (one copy), and reduce-scattered within the host through shared memory
-//     (`op` AVG summed, as in the allreduce);
+//     (`op` AVG summed, as in the allreduce), this rank's slice left in place in the packing;
 //  2. `across(slice, recv, n)`: the plugin reduce-scatters the slice (hosts blocks of n; it may
 //     reduce in it) with the same local rank on the other hosts into `recv`: the j-th host's rank
 //     gets block j, its own.
 // Sum order: within the host in rank order, then the plugin's across hosts (as the two-level
 // allreduce). `recv` may be this rank's block of `send` (in place): a round writes only elements
-// the packing already read. Scratch of one round (chunk_bytes and a slice) is accounted to `memory`.
+// the packing already read.
 void two_level_reduce_scatter(
-    ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send, void* recv,
+    ShmGroup& host, const sdk::comm::KeptScratch& scratch, const HostGrid& grid, const void* send,
+    void* recv,
     uint64_t count, uint64_t chunk_bytes, int32_t dtype, int32_t op,
     const std::function<void(void* slice, void* block, uint64_t count)>& across);
 
 // allgather in two levels, the reverse, in the same rounds: `across(block, slice, n)` allgathers
 // this rank's n elements with the same local rank on the other hosts (slice: hosts blocks, host
-// order), the slices are allgathered within the host through shared memory and unpacked into
-// `recv`, where global rank g's block is elements [g * count, (g + 1) * count). `send` may be this
-// rank's block in `recv` (in place). Scratch of one round, as there.
+// order, written where this rank's slice goes in the packing), the slices are allgathered within
+// the host through shared memory and unpacked into `recv`, where global rank g's block is elements
+// [g * count, (g + 1) * count). `send` may be this rank's block in `recv` (in place). `scratch`
+// as there.
 void two_level_allgather(
-    ShmGroup& host, const sdk::Host& memory, const HostGrid& grid, const void* send, void* recv,
+    ShmGroup& host, const sdk::comm::KeptScratch& scratch, const HostGrid& grid, const void* send,
+    void* recv,
     uint64_t count, uint64_t chunk_bytes, int32_t dtype,
     const std::function<void(const void* block, void* slice, uint64_t count)>& across);
+
+// The bytes of one round's packing in two_level_reduce_scatter and two_level_allgather, for every
+// dtype: a round moves at most chunk_bytes of the whole message, or one element per rank.
+inline uint64_t two_level_round_bytes(uint64_t chunk_bytes, const HostGrid& grid) {
+  constexpr uint64_t kWidestElement = 8;  // f64, i64
+  const auto ranks = static_cast<uint64_t>(grid.hosts) * static_cast<uint64_t>(grid.local);
+  return std::max<uint64_t>(chunk_bytes, ranks * kWidestElement);
+}
 
 }  // namespace strata::common::shm
