@@ -174,13 +174,12 @@ class Collectives {
   void flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count,
                       size_t element_size, const ReduceFn& fn) const;
 
-  // The direct allreduce's scratch that the two-level form's cross-host step needs when it takes
-  // that algorithm (two hosts under "auto", or "direct"): at most a block's bytes plus one
-  // element per host (uneven blocks). 0 otherwise: flat instances allocate per call.
+  // The two-level collectives' cross-host scratch: the direct allreduce's (when the allreduce's
+  // step takes that algorithm), at most a block's bytes plus one element per host (uneven
+  // blocks), or the reduce_scatter ring's incoming block (at most a round's bytes / L, which is
+  // less). 0 for flat instances, which allocate per call.
   static size_t kept_exchange_bytes(const GlooComm& comm, const Config& config, bool two_level) {
-    const bool direct = config.algorithm == Config::Algorithm::direct ||
-                        (config.algorithm == Config::Algorithm::automatic && comm.hosts() == 2);
-    if (!two_level || !direct) return 0;
+    if (!two_level) return 0;
     return common::shm::two_level_block_bytes(config.chunk_bytes, comm.local_size()) +
            sizeof(double) * static_cast<size_t>(comm.hosts());
   }
@@ -196,8 +195,8 @@ class Collectives {
   bool hierarchical_;
   FrameExchange agreement_;  // agreement_exchange() reads the members above
   // Kept from create() to destroy() (KeptScratch: no fresh pages per call): for the two-level
-  // allreduce's cross-host step when it takes the direct algorithm, and for a round of the
-  // two-level reduce_scatter and allgather.
+  // collectives' cross-host steps (kept_exchange_bytes), and for a round of the two-level
+  // reduce_scatter and allgather.
   sdk::comm::KeptScratch exchange_scratch_;
   sdk::comm::KeptScratch round_scratch_;
 };

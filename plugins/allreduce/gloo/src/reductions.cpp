@@ -16,13 +16,11 @@ namespace strata::allreduce_gloo {
 
 namespace {
 
-// The `count` elements at `offset` bytes of `base` = the same elements of every frame's payload,
-// reduced by `fn` in rank order: the same on every rank. Nothing when `count` is 0 (`base` may
-// then be null).
-void reduce_frames(const std::vector<Frame>& frames, void* base, size_t offset, size_t count,
-                   size_t element_size, const ReduceFn& fn) {
+// `out` = the `count` elements at `offset` bytes of every frame's payload, reduced by `fn` in rank
+// order: the same on every rank. Nothing when `count` is 0 (`out` may then be null).
+void reduce_frames(const std::vector<Frame>& frames, size_t offset, size_t count,
+                   size_t element_size, const ReduceFn& fn, void* out) {
   if (count == 0) return;
-  void* out = static_cast<char*>(base) + offset;
   std::memcpy(out, frames[0].payload + offset, count * element_size);
   for (size_t r = 1; r < frames.size(); ++r) fn(out, out, frames[r].payload + offset, count);
 }
@@ -165,8 +163,8 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
   Fold fold{input, send.count * accumulate_size,
             [result, count = send.count, accumulate, accumulate_size,
              op](const std::vector<Frame>& frames) {
-              reduce_frames(frames, result, 0, count, accumulate_size,
-                            reduce_function(accumulate, op));
+              reduce_frames(frames, 0, count, accumulate_size, reduce_function(accumulate, op),
+                            result);
             }};
   request.work = guarded(call, "gloo_allreduce", send.bytes(), header,
                          [this, input, result, count = send.count, accumulate, op] {
@@ -184,7 +182,8 @@ void Collectives::allreduce(const strata_buffer* send_arg, const strata_buffer* 
 // and even hosts) it runs in two levels (plugins/common/shm's two_level_reduce_scatter): within
 // the host through shared memory, then a ring among the same local rank's ranks on the cross
 // context, which carries about 1/L of the bytes per rank over TCP where a flat ring carries
-// (N - 1)/N of them.
+// (N - 1)/N of them. The two levels read the send buffer where it is and leave this rank's block
+// in recv (halves: in their f32 widening), the ring's incoming block in the kept scratch.
 void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buffer* recv_arg,
                                  int32_t op, Request& request) const {
   const char* call = "reduce_scatter";
@@ -204,49 +203,58 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   const CallHeader header{STRATA_COLL_REDUCE_SCATTER, send.dtype, op, -1, recv.count, 0};
   const int32_t accumulate = accumulate_dtype(send.dtype);
   const size_t accumulate_size = sdk::dtype_size(accumulate);
-  request.scratch = Scratch(host_, (send.count + recv.count) * accumulate_size);
-  void* all = request.scratch.data();
-  if (is_half(send.dtype)) {
-    half_to_f32(send.dtype, send.data, request.scratch.floats(), send.count);
-  } else if (send.count > 0) {
-    std::memcpy(all, send.data, send.bytes());
-  }
   const size_t mine_at = recv.count * static_cast<size_t>(comm_.rank()) * accumulate_size;
-  Fold fold{all, send.count * accumulate_size,
-            [all, mine_at, block = recv.count, accumulate, accumulate_size,
+  // What the reduction reads, and where this rank's block of the result lands: the caller's
+  // buffers in two levels; else a scratch copy of the input (the flat ring reduces in it, with
+  // its incoming block after it), or halves' f32 widening, this rank's block in place there.
+  const void* input = send.data;
+  void* mine = recv.data;
+  void* all = nullptr;
+  if (is_half(send.dtype) || !two_level()) {
+    request.scratch = Scratch(host_, (send.count + recv.count) * accumulate_size);
+    all = request.scratch.data();
+    if (is_half(send.dtype)) {
+      half_to_f32(send.dtype, send.data, request.scratch.floats(), send.count);
+    } else if (send.count > 0) {
+      std::memcpy(all, send.data, send.bytes());
+    }
+    input = all;
+    mine = static_cast<char*>(all) + mine_at;
+  }
+  Fold fold{input, send.count * accumulate_size,
+            [mine, mine_at, block = recv.count, accumulate, accumulate_size,
              op](const std::vector<Frame>& frames) {
-              reduce_frames(frames, all, mine_at, block, accumulate_size,
-                            reduce_function(accumulate, op));
+              reduce_frames(frames, mine_at, block, accumulate_size,
+                            reduce_function(accumulate, op), mine);
             }};
   request.work = guarded(call, "gloo_reduce_scatter", send.bytes(), header,
-                         [this, all, mine_at, count = send.count, block = recv.count, accumulate,
-                          accumulate_size, op] {
-    void* incoming = static_cast<char*>(all) + count * accumulate_size;
+                         [this, input, mine, all, count = send.count, block = recv.count,
+                          accumulate, accumulate_size, op] {
     const ReduceFn fn = reduce_function(accumulate, op);
     if (two_level()) {
       // Across hosts: a ring in the slice, then this host's block (cross rank = host index).
       return common::shm::two_level_reduce_scatter(
-          *host_shm_, round_scratch_, grid_, all, static_cast<char*>(all) + mine_at, block,
-          config_.chunk_bytes, accumulate, op, [&](void* slice, void* out, uint64_t elements) {
+          *host_shm_, round_scratch_, grid_, input, mine, block, config_.chunk_bytes, accumulate,
+          op, [&](void* slice, void* out, uint64_t elements) {
             gloo::Context& cross = *comm_.cross();
-            ring_reduce_scatter(cross, slice, incoming, elements, accumulate_size, fn,
+            const sdk::comm::KeptScratch::Lease incoming =
+                exchange_scratch_.lease(elements * accumulate_size);
+            ring_reduce_scatter(cross, slice, incoming.data(), elements, accumulate_size, fn,
                                 config_.timeout);
             std::memcpy(out, static_cast<char*>(slice) + elements * accumulate_size * cross.rank,
                         elements * accumulate_size);
           });
     }
     if (comm_.size() == 1) return;
-    ring_reduce_scatter(*comm_.world(), all, incoming, block, accumulate_size, fn,
-                        config_.timeout);
+    ring_reduce_scatter(*comm_.world(), all, static_cast<char*>(all) + count * accumulate_size,
+                        block, accumulate_size, fn, config_.timeout);
   }, std::move(fold));
   const int world = comm_.size();
-  request.finish = [=, out = recv.data, dtype = send.dtype, count = recv.count,
-                    rank = comm_.rank()] {
-    void* mine = static_cast<char*>(all) + count * static_cast<size_t>(rank) * accumulate_size;
+  request.finish = [=, out = recv.data, dtype = send.dtype, count = recv.count] {
     if (op == STRATA_AVG && world > 1) divide_in_place(mine, count, accumulate, world);
     if (is_half(dtype)) {
       f32_to_half(dtype, static_cast<const float*>(mine), out, count);
-    } else if (count > 0) {
+    } else if (mine != out && count > 0) {
       std::memcpy(out, mine, count * accumulate_size);
     }
   };

@@ -72,8 +72,8 @@ struct HostGrid {
 //     reduce in it) with the same local rank on the other hosts into `recv`: the j-th host's rank
 //     gets block j, its own.
 // Sum order: within the host in rank order, then the plugin's across hosts (as the two-level
-// allreduce). `recv` may be this rank's block of `send` (in place): a round writes only elements
-// the packing already read.
+// allreduce). `recv` may be a block of `send` (in place: this rank's, or the first): a round writes
+// only elements the packing already read.
 void two_level_reduce_scatter(
     ShmGroup& host, const sdk::comm::KeptScratch& scratch, const HostGrid& grid, const void* send,
     void* recv,
