@@ -1,7 +1,8 @@
 # Included by CMakeLists.txt in every pass, the sanitizer pass included.
 # The comm conformance suites (tests/plugins/allreduce) across the two hosts, 2 ranks each: every collective,
-# dtype and op through each plugin's instances, hierarchical ones included (allreduce-mpi's
-# chunked instance, allreduce-gloo's hierarchical ones), now with a real host boundary.
+# dtype and op through each plugin's instances, hierarchical ones included (on 2 x 2 both plugins'
+# default instances are two-level, "hierarchical": "auto"; allreduce-mpi's chunked instance and
+# allreduce-gloo's hierarchical ones take "true"), now with a real host boundary.
 if(TARGET strata-run)
   set(mn_here ${CMAKE_CURRENT_SOURCE_DIR})
   set(mn_run2x2 ${mn_here}/with_topology.sh -- ${mn_here}/strata_run_2x2.sh $<TARGET_FILE:strata-run>)

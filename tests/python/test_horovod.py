@@ -5,6 +5,7 @@ ranks/horovod_api.py; ranks that submit different operations end with an error, 
 that dies ends the others. The Horovod-style training script (train.py --mode horovod) is compared
 with strata.torch and DDP in test_torch_equivalence.py."""
 import os
+import re
 
 import pytest
 
@@ -94,6 +95,15 @@ def test_a_join_fails_when_a_rank_shuts_down_without_joining(work_dir):
         assert (f"rank {rank} join error: strata.horovod.join: rank(s) 2 shut strata.horovod down "
                 f"without joining") in r.output, str(r)
     assert "rank 2 shut down" in r.output
+
+
+def test_a_join_waits_for_what_a_shut_down_rank_still_has_pending(work_dir):
+    r = run_python_ranks(3, FAULTS, ["join_after_shutdown_with_pending"], timeout=60)
+    assert not r.timed_out and r.returncode == 0, str(r)
+    for rank in (1, 2):
+        assert f"rank {rank} late: 5.0" in r.output, str(r)
+    assert re.search(r"rank 0 join error: strata.horovod.join: rank\(s\) (1, )?2 shut "
+                     r"strata.horovod down without joining", r.output), str(r)
 
 
 def test_a_rank_that_dies_ends_the_others(work_dir):

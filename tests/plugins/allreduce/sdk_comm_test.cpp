@@ -172,6 +172,15 @@ TEST(KeptScratch, LendsItsBufferAndAllocatesOnlyForLargerCalls) {
     }
     EXPECT_EQ(none.lease(0).data(), nullptr);
     EXPECT_EQ(counting.live, 1);
+    {
+      // One lease of the kept buffer at a time: a nested one is a plugin bug, said at once.
+      const KeptScratch::Lease outer = kept.lease(8);
+      EXPECT_EQ(message_of([&] { (void)kept.lease(8); }),
+                "KeptScratch: leased again while leased");
+      const KeptScratch::Lease larger = kept.lease(128);  // its own buffer: allowed
+      EXPECT_NE(larger.data(), outer.data());
+    }
+    EXPECT_EQ(kept.lease(8).data(), first);  // released with the lease
   }
   EXPECT_EQ(counting.live, 0);
 }

@@ -174,14 +174,25 @@ class Collectives {
   void flat_allreduce(const std::shared_ptr<gloo::Context>& context, void* data, size_t count,
                       size_t element_size, const ReduceFn& fn) const;
 
-  // The two-level collectives' cross-host scratch: the direct allreduce's (when the allreduce's
-  // step takes that algorithm), at most a block's bytes plus one element per host (uneven
-  // blocks), or the reduce_scatter ring's incoming block (at most a round's bytes / L, which is
-  // less). 0 for flat instances, which allocate per call.
+  // The two-level collectives' cross-host scratch: the direct allreduce's, at most a block's bytes
+  // plus one element per host (uneven blocks), where the allreduce's step may take it ("direct";
+  // under "auto" only at 2 hosts and below kAutoDirectBelowBytes), and the reduce_scatter ring's
+  // incoming block (at most chunk_bytes / ranks). 0 for flat instances, which allocate per call.
   static size_t kept_exchange_bytes(const GlooComm& comm, const Config& config, bool two_level) {
     if (!two_level) return 0;
-    return common::shm::two_level_block_bytes(config.chunk_bytes, comm.local_size()) +
-           sizeof(double) * static_cast<size_t>(comm.hosts());
+    const size_t hosts = static_cast<size_t>(comm.hosts());
+    const size_t block =
+        common::shm::two_level_block_bytes(config.chunk_bytes, comm.local_size()) +
+        sizeof(double) * hosts;
+    size_t direct = 0;
+    if (config.algorithm == Config::Algorithm::direct) {
+      direct = block;
+    } else if (config.algorithm == Config::Algorithm::automatic && hosts == 2) {
+      direct = std::min<size_t>(block, Config::kAutoDirectBelowBytes);
+    }
+    const size_t ring_block = std::max<size_t>(
+        config.chunk_bytes / (hosts * static_cast<size_t>(comm.local_size())), sizeof(double));
+    return std::max(direct, ring_block);
   }
 
   const GlooComm& comm_;

@@ -34,8 +34,10 @@ struct Config {
   // shm not false, the host's shared-memory group set up), flat elsewhere (never through the
   // hosts' first ranks). Measured on 2 x 2 namespace hosts (bench/allreduce run_multinode.sh,
   // plugin-hier against plugin-mpi, 3 runs, 2026-12-08): the two-level allreduce 1.05-1.84x the
-  // flat one from 1 MiB to 64 MiB. Below arrival_gate_min_bytes (1 MiB) blocking calls skip the
-  // gate and run flat as MPI_I* calls either way.
+  // flat one from 1 MiB to 64 MiB. With the arrival gate on (the default), blocking calls below
+  // arrival_gate_min_bytes (1 MiB) skip it and run flat as MPI_I* calls either way. Where "auto"
+  // stays flat because the host's shared-memory group could not be set up, the host and cross
+  // communicators MpiComm made are kept, unused.
   enum class Hierarchy { off, on, automatic };
   Hierarchy hierarchical = Hierarchy::automatic;
 };

@@ -49,8 +49,8 @@ class Scratch {
 // each call writes pages already faulted in. A fresh allocation per call costs a page fault per
 // 4 KiB page and the kernel's zeroing of it (measured in bench/allreduce's 2 x 2 run, 2026-12-08:
 // about a tenth of a two-level 1 MiB allreduce's CPU time). The kept size never changes, so the
-// instance's STRATA_MEM_COMM_BUFFERS stays constant between create() and destroy(); a call that
-// needs more gets a buffer of its own for the call (lease()).
+// instance's STRATA_MEM_COMM_BUFFERS is the same between calls from create() to destroy(); a call
+// that needs more gets a buffer of its own for the call (lease()).
 class KeptScratch {
  public:
   // `bytes` may be 0: every lease is then a buffer of its own. The Host's table must outlive it.
@@ -59,32 +59,42 @@ class KeptScratch {
       : host_(host), kept_(bytes > 0 ? Scratch(host, bytes) : Scratch()), bytes_(bytes) {}
 
   // `bytes` of scratch for one call: the kept buffer when it is that large, else one freed with
-  // the lease. One lease of the kept buffer at a time (the caller's collectives run one at a time).
+  // the lease. One lease of the kept buffer at a time (the caller's collectives run one at a time):
+  // a second while the first lives throws sdk::Error (STRATA_ERR_INTERNAL).
   class Lease {
    public:
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() {
+      if (owner_ != nullptr) owner_->leased_ = false;
+    }
     void* data() const { return data_; }
 
    private:
     friend class KeptScratch;
+    Lease(const KeptScratch& owner, size_t bytes) {
+      if (bytes <= owner.bytes_) {
+        if (owner.leased_) fail(STRATA_ERR_INTERNAL, "KeptScratch: leased again while leased");
+        owner.leased_ = true;
+        owner_ = &owner;
+        data_ = owner.kept_.data();
+      } else {
+        own_ = Scratch(owner.host_, bytes);
+        data_ = own_.data();
+      }
+    }
+    const KeptScratch* owner_ = nullptr;
     Scratch own_;
     void* data_ = nullptr;
   };
-  Lease lease(size_t bytes) const {
-    Lease lease;
-    if (bytes <= bytes_) {
-      lease.data_ = kept_.data();
-    } else {
-      lease.own_ = Scratch(host_, bytes);
-      lease.data_ = lease.own_.data();
-    }
-    return lease;
-  }
+  Lease lease(size_t bytes) const { return Lease(*this, bytes); }
   size_t bytes() const { return bytes_; }
 
  private:
   Host host_;
   Scratch kept_;
   size_t bytes_ = 0;
+  mutable bool leased_ = false;
 };
 
 }  // namespace strata::sdk::comm

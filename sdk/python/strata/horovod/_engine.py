@@ -368,7 +368,10 @@ class Engine:
         now = time.monotonic()
         for handle in list(self._pending):
             if handle.op.kind == JOIN:
-                gone = [r for r in range(self.size) if r not in joined and headers[r, SHUTDOWN]]
+                # A rank that shut down with operations still pending runs them (this joined
+                # rank takes part with zeros) before it is gone.
+                gone = [r for r in range(self.size)
+                        if r not in joined and headers[r, SHUTDOWN] and not headers[r, PENDING]]
                 if gone:
                     self._finish(handle, error=RuntimeError(
                         "strata.horovod.join: rank(s) %s shut strata.horovod down without joining"

@@ -346,13 +346,21 @@ TEST(Gloo, DirectAllreduceWithEmptyBlocksAcrossThreeHosts) {
     SCOPED_TRACE("count " + std::to_string(count));
     for (const auto& [dtype, op] : {std::pair{STRATA_I32, STRATA_SUM}, {STRATA_I32, STRATA_MIN},
                                     {STRATA_I32, STRATA_MAX}, {STRATA_F32, STRATA_SUM}}) {
-      Bytes data = rank_input(dtype, rank(), count);
-      strata_buffer buffer = view(data, dtype);
-      run(Mode::Blocking, self, [&](strata_request* req, strata_error* e) {
-        return abi::allreduce(self, &buffer, &buffer, op, req, e);
-      });
-      EXPECT_EQ(first_difference(data, expected_reduction(dtype, op, world(), count), dtype), "")
-          << sdk::dtype_name(dtype) << " op " << op;
+      for (const bool in_place : {true, false}) {
+        const Bytes input = rank_input(dtype, rank(), count);
+        Bytes data = input, out(input.size());
+        strata_buffer send = view(data, dtype), recv = view(in_place ? data : out, dtype);
+        run(Mode::Blocking, self, [&](strata_request* req, strata_error* e) {
+          return abi::allreduce(self, &send, &recv, op, req, e);
+        });
+        EXPECT_EQ(first_difference(in_place ? data : out,
+                                   expected_reduction(dtype, op, world(), count), dtype),
+                  "")
+            << sdk::dtype_name(dtype) << " op " << op << (in_place ? " in place" : "");
+        if (!in_place) {
+          EXPECT_EQ(data, input) << "the send buffer changed";
+        }
+      }
     }
   }
   ops().destroy(self);
