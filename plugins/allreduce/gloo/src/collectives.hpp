@@ -183,15 +183,16 @@ class Collectives {
     const size_t hosts = static_cast<size_t>(comm.hosts());
     const size_t block =
         common::shm::two_level_block_bytes(config.chunk_bytes, comm.local_size()) +
-        sizeof(double) * hosts;
+        common::shm::kWidestElementBytes * hosts;
     size_t direct = 0;
     if (config.algorithm == Config::Algorithm::direct) {
       direct = block;
     } else if (config.algorithm == Config::Algorithm::automatic && hosts == 2) {
       direct = std::min<size_t>(block, Config::kAutoDirectBelowBytes);
     }
-    const size_t ring_block = std::max<size_t>(
-        config.chunk_bytes / (hosts * static_cast<size_t>(comm.local_size())), sizeof(double));
+    const size_t ring_block =
+        std::max<size_t>(config.chunk_bytes / (hosts * static_cast<size_t>(comm.local_size())),
+                         common::shm::kWidestElementBytes);
     return std::max(direct, ring_block);
   }
 

@@ -98,7 +98,7 @@ void Collectives::allreduce_into(const void* input, void* data, size_t count, in
   if (count == 0) return;
   const size_t element_size = sdk::dtype_size(dtype);
   const ReduceFn fn = reduce_function(dtype, op);
-  if (hierarchical_ && two_level()) {
+  if (two_level()) {  // implies hierarchical_
     return common::shm::two_level_allreduce(
         *host_shm_, input, data, count,
         std::max<uint64_t>(1, config_.chunk_bytes / element_size), dtype, op,
@@ -206,12 +206,14 @@ void Collectives::reduce_scatter(const strata_buffer* send_arg, const strata_buf
   const size_t mine_at = recv.count * static_cast<size_t>(comm_.rank()) * accumulate_size;
   // What the reduction reads, and where this rank's block of the result lands: the caller's
   // buffers in two levels; else a scratch copy of the input (the flat ring reduces in it, with
-  // its incoming block after it), or halves' f32 widening, this rank's block in place there.
+  // its incoming block after it), or halves' f32 widening, this rank's block in place there (in
+  // two levels the ring's incoming block is in the kept scratch instead).
   const void* input = send.data;
   void* mine = recv.data;
   void* all = nullptr;
   if (is_half(send.dtype) || !two_level()) {
-    request.scratch = Scratch(host_, (send.count + recv.count) * accumulate_size);
+    const uint64_t incoming = two_level() ? 0 : recv.count;
+    request.scratch = Scratch(host_, (send.count + incoming) * accumulate_size);
     all = request.scratch.data();
     if (is_half(send.dtype)) {
       half_to_f32(send.dtype, send.data, request.scratch.floats(), send.count);

@@ -28,11 +28,12 @@ constexpr uint64_t kDefaultChunkBytes = uint64_t{1} << 20;
 // non-blocking allreduce of a large message is slow here), so from 1 MiB the gate stays.
 constexpr uint64_t kDefaultArrivalGateMinBytes = uint64_t{1} << 20;
 
-}  // namespace
-
+// "true", "false" or "auto", as the config spells it.
 const char* hierarchy_name(Config::Hierarchy h) {
   return h == Config::Hierarchy::on ? "true" : h == Config::Hierarchy::off ? "false" : "auto";
 }
+
+}  // namespace
 
 std::string wire_summary(const Config& config) {
   return "chunk_bytes " + std::to_string(config.chunk_bytes) + ", arrival_gate " +

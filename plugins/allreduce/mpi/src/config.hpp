@@ -42,9 +42,6 @@ struct Config {
   Hierarchy hierarchical = Hierarchy::automatic;
 };
 
-// "true", "false" or "auto", as the config spells it.
-const char* hierarchy_name(Config::Hierarchy h);
-
 // The keys that decide what goes on the wire, as "chunk_bytes 1048576, arrival_gate true, ...":
 // the same on every rank or create() fails (config::require_same_on_every_rank).
 std::string wire_summary(const Config& config);

@@ -36,8 +36,7 @@ std::string hierarchy_note(const Instance& inst) {
                : "";
   }
   if (!automatic) return "";
-  return ", hierarchical allreduce off (auto: " +
-         (comm.declined().empty() ? std::string("shm false") : comm.declined()) + ")";
+  return ", hierarchical allreduce off (auto: " + comm.declined() + ")";
 }
 
 // What this plugin's table does beyond the common boundary (strata/comm/ops_table.hpp).

@@ -30,13 +30,6 @@ inline uint32_t device_mask(const CudaAwareness& cuda) {
          (cuda.aware ? STRATA_DEVICE_BIT(STRATA_DEVICE_CUDA) : 0u);
 }
 
-// The hierarchy MpiComm sets up: "auto" is off without shared memory, which its two levels need.
-inline Config::Hierarchy comm_hierarchy(const Config& config) {
-  return config.hierarchical == Config::Hierarchy::automatic && !config.shm.enabled
-             ? Config::Hierarchy::off
-             : config.hierarchical;
-}
-
 struct Instance {
   Instance(const strata_host_api* api, const Config& cfg)
       : host(api), config(cfg), progress(idle_progress_thread()),
@@ -69,7 +62,7 @@ struct Instance {
   Config config;
   MpiProcess process;
   std::shared_ptr<ProgressThread> progress;
-  MpiComm comm{comm_hierarchy(config), wire_summary(config)};
+  MpiComm comm{config};
   shm::Setup shm;  // set up with the communicator; its group is used by collectives
   shm::Setup host_shm;  // this host's ranks, for the two-level allreduce across hosts
   CudaAwareness cuda;  // after MPI_Init

@@ -60,44 +60,47 @@ MpiComm::MpiComm(Adopt, MPI_Comm split) : comm_(split) {
   }
 }
 
-MpiComm::MpiComm(Config::Hierarchy hierarchy, const std::string& config_summary) {
+MpiComm::MpiComm(const Config& config) {
   check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup(MPI_COMM_WORLD)");
   // A constructor that throws runs no destructor: what set_up made is freed here.
   try {
-    set_up(hierarchy, config_summary);
+    set_up(config);
   } catch (...) {
     free_communicators();
     throw;
   }
 }
 
-void MpiComm::set_up(Config::Hierarchy hierarchy, const std::string& config_summary) {
+void MpiComm::set_up(const Config& config) {
+  const Config::Hierarchy hierarchy = config.hierarchical;
   learn_ranks();
   refuse_singleton_in_a_larger_job();
   // Before the splits below, which ranks given different configs would enter differently.
   const MpiChannel channel(comm_, "comparing the ranks' configs");
   common::config::require_same_on_every_rank(
-      "allreduce-mpi", config_summary, size_,
+      "allreduce-mpi", wire_summary(config), size_,
       [&](const void* mine, void* all, size_t bytes) { channel.allgather(mine, all, bytes); });
   MPI_Comm node = learn_local_ranks();
   // On one host there is nothing to save (and the shared-memory path takes the work). The test
   // must give every rank the same answer, since MPI_Comm_split below is collective: local_size_
   // equals size_ on all ranks or on none. A host with one rank takes part with a node
   // communicator of one.
-  if (hierarchy == Config::Hierarchy::off || local_size_ == size_) {
+  // Flat: the node communicator goes; `why` says why "auto" stayed flat across hosts.
+  const auto stay_flat = [&](const char* why) {
+    declined_ = why;
     MPI_Comm_free(&node);
-    return;
-  }
+  };
+  if (hierarchy == Config::Hierarchy::off || local_size_ == size_) return stay_flat("");
+  const bool automatic = hierarchy == Config::Hierarchy::automatic;
+  // "auto" takes only the two levels, which need the host's shared memory.
+  if (automatic && !config.shm.enabled) return stay_flat("shm false");
   int sizes[2] = {local_size_, -local_size_};  // the largest and the smallest host
   const int rc = MPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, comm_);
-  if (rc != MPI_SUCCESS) MPI_Comm_free(&node);
+  if (rc != MPI_SUCCESS) stay_flat("");
   check(rc, "MPI_Allreduce(host sizes)");
   const bool even = sizes[0] == -sizes[1];
-  if (hierarchy == Config::Hierarchy::automatic && !(even && local_size_ > 1)) {
-    declined_ = even ? "one rank per host" : "the hosts hold different numbers of ranks";
-    MPI_Comm_free(&node);
-    return;
-  }
+  if (automatic && !even) return stay_flat("the hosts hold different numbers of ranks");
+  if (automatic && local_size_ == 1) return stay_flat("one rank per host");
   node_ = node;
   check(MPI_Comm_set_errhandler(node_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   two_level_ = even;

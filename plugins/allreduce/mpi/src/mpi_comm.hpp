@@ -17,18 +17,18 @@ namespace strata::allreduce_mpi {
 
 class MpiComm {
  public:
-  // MPI must be initialised. `hierarchy` on, with ranks on several hosts: node() is this host's
-  // ranks and cross() the ranks of the same local rank on the other hosts, for the two-level
+  // MPI must be initialised. config.hierarchical on, with ranks on several hosts: node() is this
+  // host's ranks and cross() the ranks of the same local rank on the other hosts, for the two-level
   // allreduce (Collectives: reduce-scatter within the host, every local rank allreduces its slice
   // across hosts, allgather within the host). Where the hosts hold different numbers of ranks the
   // slices would not line up: cross() then exists on each host's first rank only, and blocking
   // allreduces reduce to that rank, allreduce among the hosts' first ranks and broadcast within
-  // the host (hierarchical_allreduce). `hierarchy` auto: the same where every host holds the same
-  // number of ranks, more than one (else flat, declined() saying why), and allreduces that do
-  // not take the two levels stay flat instead of going through the hosts' first ranks.
-  // `config_summary`: this rank's wire-relevant config (config.hpp's wire_summary), checked to be
-  // the same on every rank before anything depends on it.
-  MpiComm(Config::Hierarchy hierarchy, const std::string& config_summary);
+  // the host (hierarchical_allreduce). Auto: the same where every host holds the same number of
+  // ranks, more than one, and shm is not false (else flat, declined() saying why), and allreduces
+  // that do not take the two levels stay flat instead of going through the hosts' first ranks.
+  // The config's wire-relevant keys (wire_summary) are checked to be the same on every rank
+  // before anything depends on them.
+  explicit MpiComm(const Config& config);
   // A sub-group's communicator (split()), already made: this object owns and frees it, also when
   // the constructor throws. Sets MPI_ERRORS_RETURN on it and learns its local ranks with
   // MPI_Comm_split_type; never hierarchical. The tag keeps it apart from the other constructor.
@@ -44,8 +44,8 @@ class MpiComm {
   int local_size() const { return local_size_; }
   // Whether allreduce runs hierarchically (asked for, and ranks on more than one host).
   bool hierarchical() const { return node_ != MPI_COMM_NULL; }
-  // Why "auto" stayed flat across hosts ("the hosts hold different numbers of ranks", "one rank
-  // per host"), or "".
+  // Why "auto" stayed flat across hosts ("shm false", "the hosts hold different numbers of
+  // ranks", "one rank per host"), or "".
   const std::string& declined() const { return declined_; }
   // Hierarchical with the same number of ranks on every host: every rank has a cross().
   bool two_level() const { return two_level_; }
@@ -92,7 +92,7 @@ class MpiComm {
 
  private:
   // The constructor's work after MPI_Comm_dup; on a throw the constructor frees what it made.
-  void set_up(Config::Hierarchy hierarchy, const std::string& config_summary);
+  void set_up(const Config& config);
   // Frees the communicators this object holds (while MPI is usable).
   void free_communicators();
   void refuse_singleton_in_a_larger_job() const;

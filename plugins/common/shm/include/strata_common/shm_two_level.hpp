@@ -35,6 +35,9 @@
 
 namespace strata::common::shm {
 
+// The widest element of any dtype (f64, i64): the scratch bounds below hold at least one.
+inline constexpr uint64_t kWidestElementBytes = 8;
+
 void two_level_allreduce(ShmGroup& host, const void* send, void* recv, uint64_t count,
                          uint64_t piece, int32_t dtype, int32_t op,
                          const std::function<void(void* data, uint64_t count)>& across);
@@ -43,8 +46,7 @@ void two_level_allreduce(ShmGroup& host, const void* send, void* recv, uint64_t 
 // dtype, where `piece` is chunk_bytes / element size (at least 1) and the host holds `local`
 // ranks: what a plugin keeps for its cross-host step's scratch.
 inline uint64_t two_level_block_bytes(uint64_t chunk_bytes, int local) {
-  constexpr uint64_t kWidestElement = 8;  // f64, i64
-  return std::max<uint64_t>(chunk_bytes / static_cast<uint64_t>(local), kWidestElement);
+  return std::max<uint64_t>(chunk_bytes / static_cast<uint64_t>(local), kWidestElementBytes);
 }
 
 // Where the job's ranks sit for reduce_scatter and allgather, whose blocks belong to global ranks:
@@ -76,8 +78,7 @@ struct HostGrid {
 // only elements the packing already read.
 void two_level_reduce_scatter(
     ShmGroup& host, const sdk::comm::KeptScratch& scratch, const HostGrid& grid, const void* send,
-    void* recv,
-    uint64_t count, uint64_t chunk_bytes, int32_t dtype, int32_t op,
+    void* recv, uint64_t count, uint64_t chunk_bytes, int32_t dtype, int32_t op,
     const std::function<void(void* slice, void* block, uint64_t count)>& across);
 
 // allgather in two levels, the reverse, in the same rounds: `across(block, slice, n)` allgathers
@@ -88,16 +89,14 @@ void two_level_reduce_scatter(
 // as there.
 void two_level_allgather(
     ShmGroup& host, const sdk::comm::KeptScratch& scratch, const HostGrid& grid, const void* send,
-    void* recv,
-    uint64_t count, uint64_t chunk_bytes, int32_t dtype,
+    void* recv, uint64_t count, uint64_t chunk_bytes, int32_t dtype,
     const std::function<void(const void* block, void* slice, uint64_t count)>& across);
 
 // The bytes of one round's packing in two_level_reduce_scatter and two_level_allgather, for every
 // dtype: a round moves at most chunk_bytes of the whole message, or one element per rank.
 inline uint64_t two_level_round_bytes(uint64_t chunk_bytes, const HostGrid& grid) {
-  constexpr uint64_t kWidestElement = 8;  // f64, i64
   const auto ranks = static_cast<uint64_t>(grid.hosts) * static_cast<uint64_t>(grid.local);
-  return std::max<uint64_t>(chunk_bytes, ranks * kWidestElement);
+  return std::max<uint64_t>(chunk_bytes, ranks * kWidestElementBytes);
 }
 
 }  // namespace strata::common::shm
